@@ -1,0 +1,18 @@
+//! # rfx-core
+//!
+//! The pieces every rfx crate shares:
+//!
+//! * [`Kernel`]: an exact positive-definite kernel $k(x, y)$ with a (blocked) Gram matrix;
+//! * [`FeatureMap`]: a fitted random-feature map $z : \mathbb{R}^d \to \mathbb{R}^m$ with
+//!   $\langle z(x), z(y) \rangle \approx k(x, y)$;
+//! * [`RfxError`], the error type of every fallible call (invalid parameters are errors, never panics);
+//! * [`rng`]: reproducible random streams derived from an experiment seed and a key, so that results do
+//!   not depend on thread count or execution order.
+
+pub mod error;
+pub mod rng;
+pub mod traits;
+
+pub use error::{Result, RfxError};
+pub use rng::{rng_stream, stream_seed, RfxRng};
+pub use traits::{FeatureMap, Kernel};

@@ -1,0 +1,1 @@
+//! Data sets (placeholder, see issue 2).

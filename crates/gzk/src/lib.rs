@@ -1,0 +1,1 @@
+//! Gegenbauer polynomials and series (placeholder, see issue 2).

@@ -1,0 +1,1 @@
+//! rfx experiments library.

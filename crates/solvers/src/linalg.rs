@@ -1,0 +1,597 @@
+//! Dense linear-algebra helpers on top of OpenBLAS / LAPACK.
+//!
+//! * [`Cholesky`]: $A = L L^\top$ by LAPACK `dpotrf`, solves by two triangular solves (`cblas_dtrsm`);
+//! * [`eigh`] / [`eigvalsh`]: symmetric eigendecomposition $A = V \Lambda V^\top$ by the divide-and-conquer
+//!   driver `dsyevd` (6× faster than `dsyev`, which ndarray-linalg's `eigh` uses; see
+//!   `shared/research/dependencies.md`, pitfall 4);
+//! * [`gram_cols`] ($Z^\top Z$) and [`gram_rows`] ($Z Z^\top$) by `cblas_dsyrk`, which does half the flops of a
+//!   GEMM (pitfall 6), with $Z^\top Z$ accumulated over row blocks ([`NormalEquations`]) so that feature
+//!   blocks can be streamed and the $n \times m$ matrix never has to be held twice;
+//! * [`check_memory`]: a memory estimate compared against a cap before large allocations, returning
+//!   [`RfxError::OutOfMemory`] (reported as "(-)" by the experiments, as the papers do).
+//!
+//! All matrices are row-major (`ndarray` standard layout) on the Rust side. A row-major buffer read as
+//! column-major is the transpose, which is harmless for symmetric inputs; triangles are swapped accordingly.
+
+use cblas_sys::{
+    cblas_dsyrk, cblas_dtrsm, CBLAS_DIAG, CBLAS_LAYOUT, CBLAS_SIDE, CBLAS_TRANSPOSE, CBLAS_UPLO,
+};
+use ndarray::{s, Array1, Array2, ArrayView2, Axis, ShapeBuilder};
+use rfx_core::{Result, RfxError};
+use std::os::raw::{c_char, c_int};
+
+/// Default memory cap for [`check_memory`]: 8 GiB (a third of the 24 GB reference machine).
+pub const DEFAULT_MEMORY_CAP: u64 = 8 << 30;
+
+/// Bytes taken by `count` `f64` values (saturating).
+pub fn f64_bytes(count: u128) -> u64 {
+    u64::try_from(count.saturating_mul(8)).unwrap_or(u64::MAX)
+}
+
+/// Returns [`RfxError::OutOfMemory`] if `needed_bytes > cap_bytes`; call it *before* allocating.
+pub fn check_memory(what: &str, needed_bytes: u64, cap_bytes: u64) -> Result<()> {
+    if needed_bytes > cap_bytes {
+        Err(RfxError::OutOfMemory {
+            what: what.to_string(),
+            needed_bytes,
+            cap_bytes,
+        })
+    } else {
+        Ok(())
+    }
+}
+
+extern "C" {
+    fn openblas_set_num_threads(num_threads: c_int);
+    fn openblas_get_num_threads() -> c_int;
+}
+
+/// Sets the number of OpenBLAS threads. Use 1 inside rayon parallel loops to avoid oversubscription
+/// (`dependencies.md`, pitfall 5).
+pub fn set_blas_threads(n: usize) {
+    let n = c_int::try_from(n.max(1)).unwrap_or(c_int::MAX);
+    // SAFETY: plain setter exported by libopenblas.
+    unsafe { openblas_set_num_threads(n) }
+}
+
+/// The current number of OpenBLAS threads.
+pub fn blas_threads() -> usize {
+    // SAFETY: plain getter exported by libopenblas.
+    let n = unsafe { openblas_get_num_threads() };
+    usize::try_from(n).unwrap_or(1)
+}
+
+pub(crate) fn to_int(v: usize, what: &str) -> Result<c_int> {
+    c_int::try_from(v).map_err(|_| RfxError::invalid(what, v, "at most 2^31 - 1 (LP64 BLAS)"))
+}
+
+fn check_square(a: &ArrayView2<'_, f64>, what: &str) -> Result<usize> {
+    if a.nrows() != a.ncols() {
+        return Err(RfxError::DimensionMismatch(format!(
+            "{what}: matrix must be square, got {} x {}",
+            a.nrows(),
+            a.ncols()
+        )));
+    }
+    Ok(a.nrows())
+}
+
+fn check_finite(a: &ArrayView2<'_, f64>, what: &str) -> Result<()> {
+    if a.iter().all(|v| v.is_finite()) {
+        Ok(())
+    } else {
+        Err(RfxError::Numerical(format!("{what}: input has non-finite entries")))
+    }
+}
+
+/// Copies the upper triangle into the lower one (row-major), making `a` exactly symmetric.
+pub fn symmetrize_from_upper(a: &mut Array2<f64>) {
+    let n = a.nrows();
+    for i in 0..n {
+        for j in 0..i {
+            a[[i, j]] = a[[j, i]];
+        }
+    }
+}
+
+/// Replaces `a` by $(A + A^\top)/2$.
+pub fn symmetrize(a: &mut Array2<f64>) {
+    let n = a.nrows();
+    for i in 0..n {
+        for j in 0..i {
+            let v = 0.5 * (a[[i, j]] + a[[j, i]]);
+            a[[i, j]] = v;
+            a[[j, i]] = v;
+        }
+    }
+}
+
+/// Adds `v` to the diagonal.
+pub fn add_diag(a: &mut Array2<f64>, v: f64) {
+    a.diag_mut().mapv_inplace(|d| d + v);
+}
+
+/// Cholesky factor $A = L L^\top$ of a symmetric positive-definite matrix ($L$ lower triangular, row-major,
+/// strict upper triangle zero).
+#[derive(Clone, Debug)]
+pub struct Cholesky {
+    l: Array2<f64>,
+}
+
+impl Cholesky {
+    /// Factors `a` in place (only its lower triangle is read). Fails with [`RfxError::Numerical`] if `a` is
+    /// not numerically positive definite (LAPACK `dpotrf` `info > 0`).
+    pub fn factor(a: Array2<f64>) -> Result<Self> {
+        let n = check_square(&a.view(), "cholesky")?;
+        check_finite(&a.view(), "cholesky")?;
+        let mut a = if a.is_standard_layout() {
+            a
+        } else {
+            a.as_standard_layout().to_owned()
+        };
+        if n > 0 {
+            let nn = to_int(n, "n")?;
+            let mut info: c_int = 0;
+            // Row-major lower L is column-major upper U = L^T, and A = U^T U.
+            let uplo = b'U' as c_char;
+            let buf = a.as_slice_mut().expect("standard layout");
+            // SAFETY: buf holds n*n f64 in contiguous storage, lda = n.
+            unsafe { lapack_sys::dpotrf_(&uplo, &nn, buf.as_mut_ptr(), &nn, &mut info) };
+            if info > 0 {
+                return Err(RfxError::Numerical(format!(
+                    "cholesky: matrix is not positive definite (leading minor {info} of {n})"
+                )));
+            } else if info < 0 {
+                return Err(RfxError::Numerical(format!(
+                    "cholesky: dpotrf argument {} invalid",
+                    -info
+                )));
+            }
+        }
+        for i in 0..n {
+            for j in i + 1..n {
+                a[[i, j]] = 0.0;
+            }
+        }
+        Ok(Cholesky { l: a })
+    }
+
+    /// Factors a copy of `a`.
+    pub fn factor_view(a: ArrayView2<'_, f64>) -> Result<Self> {
+        Self::factor(a.to_owned())
+    }
+
+    /// The lower-triangular factor $L$.
+    pub fn l(&self) -> &Array2<f64> {
+        &self.l
+    }
+
+    /// Order $n$ of the factored matrix.
+    pub fn n(&self) -> usize {
+        self.l.nrows()
+    }
+
+    /// $\log\det A = 2 \sum_i \log L_{ii}$.
+    pub fn log_det(&self) -> f64 {
+        2.0 * self.l.diag().iter().map(|v| v.ln()).sum::<f64>()
+    }
+
+    fn check_rhs(&self, b: &Array2<f64>, side: &str) -> Result<()> {
+        let len = if side == "left" { b.nrows() } else { b.ncols() };
+        if len != self.n() {
+            return Err(RfxError::DimensionMismatch(format!(
+                "cholesky solve: factor is {} x {}, right-hand side is {} x {}",
+                self.n(),
+                self.n(),
+                b.nrows(),
+                b.ncols()
+            )));
+        }
+        Ok(())
+    }
+
+    fn trsm(&self, b: &mut Array2<f64>, side: CBLAS_SIDE, trans: CBLAS_TRANSPOSE) -> Result<()> {
+        let (rows, cols) = b.dim();
+        if rows == 0 || cols == 0 {
+            return Ok(());
+        }
+        let n = to_int(self.n(), "n")?;
+        let (mi, ni) = (to_int(rows, "rows")?, to_int(cols, "cols")?);
+        let ldb = ni;
+        let bs = b.as_slice_mut().expect("standard layout");
+        // SAFETY: row-major L (n x n, lda n) and B (rows x cols, ldb cols), both contiguous.
+        unsafe {
+            cblas_dtrsm(
+                CBLAS_LAYOUT::CblasRowMajor,
+                side,
+                CBLAS_UPLO::CblasLower,
+                trans,
+                CBLAS_DIAG::CblasNonUnit,
+                mi,
+                ni,
+                1.0,
+                self.l.as_ptr(),
+                n,
+                bs.as_mut_ptr(),
+                ldb,
+            )
+        };
+        Ok(())
+    }
+
+    /// Overwrites `b` ($n \times k$) with $L^{-1} B$.
+    pub fn solve_lower_inplace(&self, b: &mut Array2<f64>) -> Result<()> {
+        self.check_rhs(b, "left")?;
+        ensure_standard(b);
+        self.trsm(b, CBLAS_SIDE::CblasLeft, CBLAS_TRANSPOSE::CblasNoTrans)
+    }
+
+    /// Overwrites `b` ($n \times k$) with $A^{-1} B = L^{-\top} L^{-1} B$.
+    pub fn solve_inplace(&self, b: &mut Array2<f64>) -> Result<()> {
+        self.check_rhs(b, "left")?;
+        ensure_standard(b);
+        self.trsm(b, CBLAS_SIDE::CblasLeft, CBLAS_TRANSPOSE::CblasNoTrans)?;
+        self.trsm(b, CBLAS_SIDE::CblasLeft, CBLAS_TRANSPOSE::CblasTrans)
+    }
+
+    /// $A^{-1} B$ for $B$ of shape $n \times k$.
+    pub fn solve(&self, b: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        let mut x = b.as_standard_layout().to_owned();
+        self.solve_inplace(&mut x)?;
+        Ok(x)
+    }
+
+    /// The congruence $L^{-1} S L^{-\top}$ of a symmetric $S$ (two triangular solves, no inverse formed);
+    /// the result is symmetrized.
+    pub fn whiten(&self, s: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        let mut x = s.as_standard_layout().to_owned();
+        self.check_rhs(&x, "left")?;
+        self.check_rhs(&x, "right")?;
+        self.trsm(&mut x, CBLAS_SIDE::CblasLeft, CBLAS_TRANSPOSE::CblasNoTrans)?;
+        self.trsm(&mut x, CBLAS_SIDE::CblasRight, CBLAS_TRANSPOSE::CblasTrans)?;
+        symmetrize(&mut x);
+        Ok(x)
+    }
+}
+
+fn ensure_standard(b: &mut Array2<f64>) {
+    if !b.is_standard_layout() {
+        *b = b.as_standard_layout().to_owned();
+    }
+}
+
+/// Symmetric eigendecomposition $A = V \operatorname{diag}(\lambda) V^\top$.
+#[derive(Clone, Debug)]
+pub struct SymEig {
+    /// Eigenvalues in ascending order.
+    pub values: Array1<f64>,
+    /// Orthonormal eigenvectors as columns (`vectors.column(i)` belongs to `values[i]`).
+    pub vectors: Array2<f64>,
+}
+
+fn syevd(a: ArrayView2<'_, f64>, vectors: bool) -> Result<(Array1<f64>, Option<Array2<f64>>)> {
+    let n = check_square(&a, "eigh")?;
+    check_finite(&a, "eigh")?;
+    if n == 0 {
+        return Ok((Array1::zeros(0), vectors.then(|| Array2::zeros((0, 0)))));
+    }
+    let nn = to_int(n, "n")?;
+    let mut buf: Vec<f64> = a.as_standard_layout().iter().copied().collect();
+    let mut w = vec![0.0; n];
+    let jobz = if vectors { b'V' } else { b'N' } as c_char;
+    // The row-major upper triangle is the column-major lower triangle.
+    let uplo = b'L' as c_char;
+    let mut info: c_int = 0;
+    let mut work_q = [0.0f64; 1];
+    let mut iwork_q: [c_int; 1] = [0];
+    let minus1: c_int = -1;
+    // SAFETY: workspace query (lwork = liwork = -1) with valid pointers.
+    unsafe {
+        lapack_sys::dsyevd_(
+            &jobz,
+            &uplo,
+            &nn,
+            buf.as_mut_ptr(),
+            &nn,
+            w.as_mut_ptr(),
+            work_q.as_mut_ptr(),
+            &minus1,
+            iwork_q.as_mut_ptr(),
+            &minus1,
+            &mut info,
+        )
+    };
+    if info != 0 {
+        return Err(RfxError::Numerical(format!("dsyevd workspace query failed: info = {info}")));
+    }
+    let lwork = (work_q[0].ceil() as usize).max(1);
+    let liwork = (iwork_q[0] as usize).max(1);
+    let mut work = vec![0.0; lwork];
+    let mut iwork: Vec<c_int> = vec![0; liwork];
+    let (lw, liw) = (to_int(lwork, "lwork")?, to_int(liwork, "liwork")?);
+    // SAFETY: buffers sized as LAPACK requested.
+    unsafe {
+        lapack_sys::dsyevd_(
+            &jobz,
+            &uplo,
+            &nn,
+            buf.as_mut_ptr(),
+            &nn,
+            w.as_mut_ptr(),
+            work.as_mut_ptr(),
+            &lw,
+            iwork.as_mut_ptr(),
+            &liw,
+            &mut info,
+        )
+    };
+    if info != 0 {
+        return Err(RfxError::Numerical(format!("dsyevd failed to converge: info = {info}")));
+    }
+    let v = if vectors {
+        // Eigenvectors come back column-major.
+        let v = Array2::from_shape_vec((n, n).f(), buf).expect("n*n buffer");
+        Some(v.as_standard_layout().to_owned())
+    } else {
+        None
+    };
+    Ok((Array1::from(w), v))
+}
+
+/// Eigenvalues and eigenvectors of a symmetric matrix by LAPACK `dsyevd` (lower triangle of the row-major
+/// input is not read; the upper one is). Cost $\approx \tfrac{9}{3}n^3$ flops; 0.7 s at $n = 2000$ on 2 cores.
+pub fn eigh(a: ArrayView2<'_, f64>) -> Result<SymEig> {
+    let (values, vectors) = syevd(a, true)?;
+    Ok(SymEig {
+        values,
+        vectors: vectors.expect("requested vectors"),
+    })
+}
+
+/// Eigenvalues (ascending) of a symmetric matrix by `dsyevd` without vectors.
+pub fn eigvalsh(a: ArrayView2<'_, f64>) -> Result<Array1<f64>> {
+    Ok(syevd(a, false)?.0)
+}
+
+/// Row-major `cblas_dsyrk` into the upper triangle of `c`: $C \leftarrow C + A^\top A$ (`cols = true`, $A$ is
+/// $k \times m$) or $C \leftarrow C + A A^\top$ (`cols = false`).
+fn syrk_upper(a: ArrayView2<'_, f64>, c: &mut Array2<f64>, cols: bool) -> Result<()> {
+    let a = a.as_standard_layout();
+    let (r, k) = a.dim();
+    let (n, kk, trans) = if cols {
+        (k, r, CBLAS_TRANSPOSE::CblasTrans)
+    } else {
+        (r, k, CBLAS_TRANSPOSE::CblasNoTrans)
+    };
+    if n == 0 || kk == 0 {
+        return Ok(());
+    }
+    let (ni, ki, lda) = (to_int(n, "n")?, to_int(kk, "k")?, to_int(k.max(1), "lda")?);
+    ensure_standard(c);
+    let cs = c.as_slice_mut().expect("standard layout");
+    // SAFETY: A is contiguous row-major r x k (lda = k); C is contiguous n x n.
+    unsafe {
+        cblas_dsyrk(
+            CBLAS_LAYOUT::CblasRowMajor,
+            CBLAS_UPLO::CblasUpper,
+            trans,
+            ni,
+            ki,
+            1.0,
+            a.as_ptr(),
+            lda,
+            1.0,
+            cs.as_mut_ptr(),
+            ni,
+        )
+    };
+    Ok(())
+}
+
+/// Default number of rows per block when accumulating $Z^\top Z$.
+pub const DEFAULT_ROW_BLOCK: usize = 8192;
+
+/// $Z^\top Z$ ($m \times m$) for $Z$ of shape $n \times m$, accumulated over row blocks by `dsyrk`
+/// ($n m^2$ flops).
+pub fn gram_cols(z: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+    let m = z.ncols();
+    let mut c = Array2::zeros((m, m));
+    for start in (0..z.nrows()).step_by(DEFAULT_ROW_BLOCK) {
+        let end = (start + DEFAULT_ROW_BLOCK).min(z.nrows());
+        syrk_upper(z.slice(s![start..end, ..]), &mut c, true)?;
+    }
+    symmetrize_from_upper(&mut c);
+    Ok(c)
+}
+
+/// $Z Z^\top$ ($n \times n$) for $Z$ of shape $n \times m$ by `dsyrk` ($n^2 m$ flops).
+pub fn gram_rows(z: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+    let n = z.nrows();
+    let mut c = Array2::zeros((n, n));
+    syrk_upper(z, &mut c, false)?;
+    symmetrize_from_upper(&mut c);
+    Ok(c)
+}
+
+/// Streaming normal equations of least squares on features: $G = Z^\top Z$ and $B = Z^\top Y$ accumulated
+/// over row blocks $(Z_b, Y_b)$, so that features can be generated block by block and the full $n \times m$
+/// feature matrix is never held twice (issue 3; `ntk-random-features.md` §3.9).
+#[derive(Clone, Debug)]
+pub struct NormalEquations {
+    gram: Array2<f64>,
+    zty: Array2<f64>,
+    n: usize,
+}
+
+impl NormalEquations {
+    /// Empty accumulator for $m$ features and $k$ outputs.
+    pub fn new(m: usize, k: usize) -> Result<Self> {
+        if m == 0 {
+            return Err(RfxError::invalid("m", m, "at least 1 feature"));
+        }
+        if k == 0 {
+            return Err(RfxError::invalid("k", k, "at least 1 output"));
+        }
+        Ok(NormalEquations {
+            gram: Array2::zeros((m, m)),
+            zty: Array2::zeros((m, k)),
+            n: 0,
+        })
+    }
+
+    /// Adds a block: $G \mathrel{+}= Z_b^\top Z_b$, $B \mathrel{+}= Z_b^\top Y_b$.
+    pub fn push(&mut self, zb: ArrayView2<'_, f64>, yb: ArrayView2<'_, f64>) -> Result<()> {
+        let (m, k) = self.zty.dim();
+        if zb.ncols() != m || yb.ncols() != k || zb.nrows() != yb.nrows() {
+            return Err(RfxError::DimensionMismatch(format!(
+                "normal equations for m = {m}, k = {k}: got Z {:?}, Y {:?}",
+                zb.dim(),
+                yb.dim()
+            )));
+        }
+        check_finite(&zb, "features")?;
+        check_finite(&yb, "targets")?;
+        syrk_upper(zb, &mut self.gram, true)?;
+        ndarray::linalg::general_mat_mul(1.0, &zb.t(), &yb, 1.0, &mut self.zty);
+        self.n += zb.nrows();
+        Ok(())
+    }
+
+    /// Adds all rows of $(Z, Y)$ in blocks of [`DEFAULT_ROW_BLOCK`].
+    pub fn push_all(&mut self, z: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<()> {
+        if z.nrows() != y.nrows() {
+            return Err(RfxError::DimensionMismatch(format!(
+                "Z has {} rows, Y has {}",
+                z.nrows(),
+                y.nrows()
+            )));
+        }
+        for start in (0..z.nrows()).step_by(DEFAULT_ROW_BLOCK) {
+            let end = (start + DEFAULT_ROW_BLOCK).min(z.nrows());
+            self.push(z.slice(s![start..end, ..]), y.slice(s![start..end, ..]))?;
+        }
+        Ok(())
+    }
+
+    /// Number of rows accumulated.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Returns $(Z^\top Z, Z^\top Y)$ with $Z^\top Z$ made exactly symmetric.
+    pub fn finish(mut self) -> (Array2<f64>, Array2<f64>) {
+        symmetrize_from_upper(&mut self.gram);
+        (self.gram, self.zty)
+    }
+}
+
+/// Frobenius norm.
+pub fn fro_norm(a: ArrayView2<'_, f64>) -> f64 {
+    a.iter().map(|v| v * v).sum::<f64>().sqrt()
+}
+
+/// Column-wise scaling $A \operatorname{diag}(d)$ in place.
+pub(crate) fn scale_cols(a: &mut Array2<f64>, d: &Array1<f64>) {
+    for mut row in a.axis_iter_mut(Axis(0)) {
+        row.zip_mut_with(d, |x, s| *x *= s);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{max_abs, randn};
+
+    #[test]
+    fn cholesky_reconstructs_and_solves() {
+        let z = randn(60, 40, 1);
+        let mut a = z.t().dot(&z);
+        add_diag(&mut a, 0.5);
+        let ch = Cholesky::factor_view(a.view()).unwrap();
+        let l = ch.l();
+        let rec = l.dot(&l.t());
+        assert!(max_abs(&(&rec - &a)) < 1e-12 * max_abs(&a));
+        let b = randn(40, 3, 2);
+        let x = ch.solve(b.view()).unwrap();
+        let r = a.dot(&x) - &b;
+        assert!(max_abs(&r) < 1e-10, "residual {}", max_abs(&r));
+        // whiten: L^{-1} A L^{-T} = I
+        let w = ch.whiten(a.view()).unwrap();
+        assert!(max_abs(&(&w - &Array2::<f64>::eye(40))) < 1e-10);
+        // log det against eigenvalues
+        let ev = eigvalsh(a.view()).unwrap();
+        assert!((ch.log_det() - ev.iter().map(|v| v.ln()).sum::<f64>()).abs() < 1e-9);
+    }
+
+    #[test]
+    fn cholesky_rejects_indefinite_and_bad_shapes() {
+        let a = ndarray::arr2(&[[1.0, 2.0], [2.0, 1.0]]);
+        assert!(matches!(Cholesky::factor(a), Err(RfxError::Numerical(_))));
+        let r = Array2::<f64>::zeros((2, 3));
+        assert!(matches!(Cholesky::factor(r), Err(RfxError::DimensionMismatch(_))));
+        let mut nan = Array2::<f64>::eye(2);
+        nan[[0, 0]] = f64::NAN;
+        assert!(Cholesky::factor(nan).is_err());
+        let ch = Cholesky::factor(Array2::eye(3)).unwrap();
+        assert!(ch.solve(Array2::zeros((2, 1)).view()).is_err());
+    }
+
+    #[test]
+    fn eigh_matches_definition() {
+        let z = randn(50, 50, 3);
+        let a = &z + &z.t();
+        let e = eigh(a.view()).unwrap();
+        assert!(e.values.windows(2).into_iter().all(|w| w[0] <= w[1]));
+        let v = &e.vectors;
+        let av = a.dot(v);
+        let mut vl = v.clone();
+        scale_cols(&mut vl, &e.values);
+        assert!(max_abs(&(&av - &vl)) < 1e-11 * max_abs(&a));
+        assert!(max_abs(&(v.t().dot(v) - Array2::<f64>::eye(50))) < 1e-12);
+        let vals = eigvalsh(a.view()).unwrap();
+        assert!((&vals - &e.values).iter().all(|d| d.abs() < 1e-10));
+        // a non-contiguous view works too
+        let sub = a.slice(s![..;2, ..;2]);
+        let es = eigh(sub).unwrap();
+        let rec = es.vectors.dot(&Array2::from_diag(&es.values)).dot(&es.vectors.t());
+        assert!(max_abs(&(&rec - &sub)) < 1e-11 * max_abs(&a));
+    }
+
+    #[test]
+    fn syrk_grams_and_streaming_normal_equations() {
+        let z = randn(70, 9, 4);
+        let y = randn(70, 2, 5);
+        let g = gram_cols(z.view()).unwrap();
+        assert!(max_abs(&(&g - &z.t().dot(&z))) < 1e-12 * max_abs(&g));
+        let k = gram_rows(z.view()).unwrap();
+        assert!(max_abs(&(&k - &z.dot(&z.t()))) < 1e-12 * max_abs(&k));
+        // strided (non-standard) input
+        let zt = z.t().to_owned();
+        let g2 = gram_rows(zt.t()).unwrap();
+        assert!(max_abs(&(&g2 - &k)) < 1e-12 * max_abs(&k));
+        let mut ne = NormalEquations::new(9, 2).unwrap();
+        for start in (0..70).step_by(16) {
+            let end = (start + 16).min(70);
+            ne.push(z.slice(s![start..end, ..]), y.slice(s![start..end, ..])).unwrap();
+        }
+        assert_eq!(ne.n(), 70);
+        let (g3, b) = ne.finish();
+        assert!(max_abs(&(&g3 - &g)) < 1e-12 * max_abs(&g));
+        assert!(max_abs(&(&b - &z.t().dot(&y))) < 1e-12 * max_abs(&b));
+        assert!(NormalEquations::new(0, 1).is_err());
+        let mut ne = NormalEquations::new(3, 1).unwrap();
+        assert!(ne.push(z.view(), y.view()).is_err());
+    }
+
+    #[test]
+    fn memory_cap() {
+        assert!(check_memory("x", 10, 10).is_ok());
+        match check_memory("gram", f64_bytes(5000 * 5000), 1 << 20) {
+            Err(RfxError::OutOfMemory { needed_bytes, .. }) => assert_eq!(needed_bytes, 200_000_000),
+            other => panic!("expected OutOfMemory, got {other:?}"),
+        }
+        set_blas_threads(1);
+        assert_eq!(blas_threads(), 1);
+        set_blas_threads(2);
+    }
+}

@@ -15,3 +15,5 @@ pub mod linalg;
 
 #[cfg(test)]
 mod testutil;
+pub mod metrics;
+pub mod ridge;

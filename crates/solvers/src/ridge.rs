@@ -1,0 +1,828 @@
+//! Ridge regression and classification on features, λ selection, and exact kernel ridge regression.
+//!
+//! ## The λ convention
+//! The papers disagree on how the ridge parameter enters, so every entry point takes a [`LambdaScale`]:
+//!
+//! | paper / code | equation | here |
+//! |---|---|---|
+//! | NTK random features (Zandieh et al.), eq. 19: $\hat y = K(x, X)(K + \lambda n I)^{-1} y$ | $\lambda n$ | [`LambdaScale::TimesN`] |
+//! | RF survey (Liu et al.), §2.1: $\beta_\lambda = (Z^\top Z + n\lambda I)^{-1} Z^\top y$ | $n\lambda$ | [`LambdaScale::TimesN`] |
+//! | NTK sketching code and Gegenbauer features (§9): $w = (Z^\top Z + \lambda I)^{-1} Z^\top y$ | $\lambda$ | [`LambdaScale::Plain`] |
+//!
+//! With [`LambdaScale::TimesN`], $n$ is the number of rows the model is *fitted* on (the fold's training
+//! size during cross-validation, the full training size at refit). The NTK-sketching reference code's
+//! double scaling at refit ($\lambda_\text{final} = e^i n_{tr}^2$, `reference-implementations.md`) is not
+//! reproduced: pass the grid value and the scale, and the scale is applied once.
+
+use crate::linalg::{
+    add_diag, check_memory, eigh, f64_bytes, gram_cols, gram_rows, Cholesky,
+    NormalEquations, DEFAULT_MEMORY_CAP,
+};
+use ndarray::{s, Array2, ArrayView1, ArrayView2, Axis};
+use rand::seq::SliceRandom;
+use rfx_core::{rng_stream, Kernel, Result, RfxError};
+
+/// How the user-facing ridge parameter $\lambda$ becomes the penalty added to the diagonal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LambdaScale {
+    /// Penalty $\lambda$: $(Z^\top Z + \lambda I)$, $(K + \lambda I)$.
+    #[default]
+    Plain,
+    /// Penalty $\lambda n$ with $n$ the number of fitting rows: $(Z^\top Z + n\lambda I)$, $(K + \lambda n I)$.
+    TimesN,
+}
+
+impl LambdaScale {
+    /// The diagonal penalty for $\lambda$ and $n$ fitting rows.
+    pub fn effective(self, lambda: f64, n: usize) -> f64 {
+        match self {
+            LambdaScale::Plain => lambda,
+            LambdaScale::TimesN => lambda * n as f64,
+        }
+    }
+}
+
+/// Which linear system a ridge fit solves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum RidgeForm {
+    /// Primal when $m \le n$, dual otherwise.
+    #[default]
+    Auto,
+    /// $W = (Z^\top Z + \lambda I_m)^{-1} Z^\top Y$: $O(nm^2 + m^3)$.
+    Primal,
+    /// $W = Z^\top (Z Z^\top + \lambda I_n)^{-1} Y$: $O(n^2 m + n^3)$.
+    Dual,
+}
+
+/// Parameters of a ridge fit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RidgeParams {
+    /// The ridge parameter $\lambda \ge 0$ (before [`LambdaScale`]).
+    pub lambda: f64,
+    /// How $\lambda$ enters the system.
+    pub scale: LambdaScale,
+    /// Primal, dual or automatic.
+    pub form: RidgeForm,
+}
+
+impl RidgeParams {
+    /// $\lambda$ with [`LambdaScale::Plain`] and [`RidgeForm::Auto`].
+    pub fn new(lambda: f64) -> Self {
+        RidgeParams {
+            lambda,
+            scale: LambdaScale::Plain,
+            form: RidgeForm::Auto,
+        }
+    }
+
+    /// Sets the λ convention.
+    pub fn scale(mut self, scale: LambdaScale) -> Self {
+        self.scale = scale;
+        self
+    }
+
+    /// Sets the form.
+    pub fn form(mut self, form: RidgeForm) -> Self {
+        self.form = form;
+        self
+    }
+
+    /// Checks $\lambda$ is finite and $\ge 0$.
+    pub fn validate(&self) -> Result<()> {
+        if !(self.lambda.is_finite() && self.lambda >= 0.0) {
+            return Err(RfxError::invalid("lambda", self.lambda, "a finite value >= 0"));
+        }
+        Ok(())
+    }
+}
+
+fn check_xy(z: &ArrayView2<'_, f64>, y: &ArrayView2<'_, f64>) -> Result<()> {
+    if z.nrows() != y.nrows() {
+        return Err(RfxError::DimensionMismatch(format!(
+            "features have {} rows, targets {}",
+            z.nrows(),
+            y.nrows()
+        )));
+    }
+    if z.nrows() == 0 || z.ncols() == 0 || y.ncols() == 0 {
+        return Err(RfxError::invalid(
+            "shape",
+            format!("Z {:?}, Y {:?}", z.dim(), y.dim()),
+            "at least one row, feature and output",
+        ));
+    }
+    if !z.iter().chain(y.iter()).all(|v| v.is_finite()) {
+        return Err(RfxError::Numerical("ridge: non-finite features or targets".into()));
+    }
+    Ok(())
+}
+
+/// A fitted (multi-output) ridge regression $\hat Y = Z W$, $W \in \mathbb{R}^{m \times k}$.
+///
+/// Minimizes $\|Z W - Y\|_F^2 + \lambda_\text{eff} \|W\|_F^2$, whose normal equations are
+/// $(Z^\top Z + \lambda_\text{eff} I) W = Z^\top Y$; the dual form solves the same problem through
+/// $W = Z^\top (Z Z^\top + \lambda_\text{eff} I)^{-1} Y$ (push-through identity).
+#[derive(Clone, Debug)]
+pub struct Ridge {
+    weights: Array2<f64>,
+    lambda_eff: f64,
+    form: RidgeForm,
+}
+
+impl Ridge {
+    /// Fits on features $Z$ ($n \times m$) and targets $Y$ ($n \times k$), by Cholesky.
+    pub fn fit(z: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>, params: &RidgeParams) -> Result<Self> {
+        params.validate()?;
+        check_xy(&z, &y)?;
+        let (n, m) = z.dim();
+        let lam = params.scale.effective(params.lambda, n);
+        let form = match params.form {
+            RidgeForm::Auto if m <= n => RidgeForm::Primal,
+            RidgeForm::Auto => RidgeForm::Dual,
+            f => f,
+        };
+        let weights = if form == RidgeForm::Primal {
+            let mut ne = NormalEquations::new(m, y.ncols())?;
+            ne.push_all(z, y)?;
+            let (mut g, b) = ne.finish();
+            add_diag(&mut g, lam);
+            Cholesky::factor(g)?.solve(b.view())?
+        } else {
+            let mut k = gram_rows(z)?;
+            add_diag(&mut k, lam);
+            let alpha = Cholesky::factor(k)?.solve(y)?;
+            z.t().dot(&alpha)
+        };
+        Ok(Ridge {
+            weights,
+            lambda_eff: lam,
+            form,
+        })
+    }
+
+    /// Fits a one-output model from a target vector.
+    pub fn fit_vec(z: ArrayView2<'_, f64>, y: ArrayView1<'_, f64>, params: &RidgeParams) -> Result<Self> {
+        Self::fit(z, y.insert_axis(Axis(1)), params)
+    }
+
+    /// Primal fit from streamed normal equations ([`NormalEquations`]), for features generated in row
+    /// blocks; [`LambdaScale::TimesN`] uses the accumulated row count.
+    pub fn fit_normal_equations(ne: NormalEquations, params: &RidgeParams) -> Result<Self> {
+        params.validate()?;
+        let n = ne.n();
+        if n == 0 {
+            return Err(RfxError::invalid("n", 0, "at least one accumulated row"));
+        }
+        let lam = params.scale.effective(params.lambda, n);
+        let (mut g, b) = ne.finish();
+        add_diag(&mut g, lam);
+        let weights = Cholesky::factor(g)?.solve(b.view())?;
+        Ok(Ridge {
+            weights,
+            lambda_eff: lam,
+            form: RidgeForm::Primal,
+        })
+    }
+
+    /// The weights $W$ ($m \times k$).
+    pub fn weights(&self) -> &Array2<f64> {
+        &self.weights
+    }
+
+    /// The penalty actually added to the diagonal.
+    pub fn lambda_eff(&self) -> f64 {
+        self.lambda_eff
+    }
+
+    /// The form that was solved (never [`RidgeForm::Auto`]).
+    pub fn form(&self) -> RidgeForm {
+        self.form
+    }
+
+    /// Predictions $Z W$ ($n \times k$).
+    pub fn predict(&self, z: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        if z.ncols() != self.weights.nrows() {
+            return Err(RfxError::DimensionMismatch(format!(
+                "ridge fitted on m = {} features, applied to {}",
+                self.weights.nrows(),
+                z.ncols()
+            )));
+        }
+        Ok(z.dot(&self.weights))
+    }
+}
+
+/// One-hot targets $T_{ic} = [c = y_i] - \text{offset}$; `center = true` subtracts $1/C$ so that every row
+/// has zero mean (the NTK-sketching protocol, "one-hot − 0.1" for 10 classes).
+pub fn one_hot(labels: &[usize], n_classes: usize, center: bool) -> Result<Array2<f64>> {
+    if n_classes < 2 {
+        return Err(RfxError::invalid("n_classes", n_classes, "at least 2"));
+    }
+    if let Some(&bad) = labels.iter().find(|&&c| c >= n_classes) {
+        return Err(RfxError::invalid("label", bad, format!("0..{n_classes}")));
+    }
+    let off = if center { 1.0 / n_classes as f64 } else { 0.0 };
+    let mut t = Array2::from_elem((labels.len(), n_classes), -off);
+    for (i, &c) in labels.iter().enumerate() {
+        t[[i, c]] += 1.0;
+    }
+    Ok(t)
+}
+
+/// Row-wise argmax (first maximum on ties).
+pub fn argmax_rows(p: ArrayView2<'_, f64>) -> Vec<usize> {
+    p.rows()
+        .into_iter()
+        .map(|r| {
+            let mut best = 0;
+            for (j, &v) in r.iter().enumerate() {
+                if v > r[best] {
+                    best = j;
+                }
+            }
+            best
+        })
+        .collect()
+}
+
+/// Ridge classifier: ridge regression on one-hot targets ([`one_hot`]), prediction by argmax.
+#[derive(Clone, Debug)]
+pub struct RidgeClassifier {
+    ridge: Ridge,
+}
+
+impl RidgeClassifier {
+    /// Fits on labels in `0..n_classes`.
+    pub fn fit(
+        z: ArrayView2<'_, f64>,
+        labels: &[usize],
+        n_classes: usize,
+        center: bool,
+        params: &RidgeParams,
+    ) -> Result<Self> {
+        let t = one_hot(labels, n_classes, center)?;
+        Ok(RidgeClassifier {
+            ridge: Ridge::fit(z, t.view(), params)?,
+        })
+    }
+
+    /// The underlying multi-output regression.
+    pub fn ridge(&self) -> &Ridge {
+        &self.ridge
+    }
+
+    /// Predicted labels.
+    pub fn predict(&self, z: ArrayView2<'_, f64>) -> Result<Vec<usize>> {
+        Ok(argmax_rows(self.ridge.predict(z)?.view()))
+    }
+}
+
+/// How held-out error is measured during λ selection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CvScore {
+    /// Mean squared error over all entries of $\hat Y - Y$.
+    #[default]
+    Mse,
+    /// Classification error $1 - \text{accuracy}$ of the row argmax against the argmax of the (one-hot)
+    /// targets.
+    ClassificationError,
+}
+
+/// Which held-out rows are used for λ selection.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Validation {
+    /// $k$-fold cross-validation on a seeded random permutation (2-fold = the Gegenbauer paper's protocol).
+    KFold {
+        /// Number of folds, $\ge 2$.
+        folds: usize,
+        /// Seed of the permutation stream.
+        seed: u64,
+    },
+    /// A single random split; `fraction` of the rows are held out.
+    Holdout {
+        /// Held-out fraction in $(0, 1)$.
+        fraction: f64,
+        /// Seed of the permutation stream.
+        seed: u64,
+    },
+    /// Explicit index sets (e.g. the NTK-sketching protocol: fit on 1,000 rows, validate on the next 10,000).
+    Split {
+        /// Fitting rows.
+        train: Vec<usize>,
+        /// Held-out rows.
+        valid: Vec<usize>,
+    },
+}
+
+/// A λ search: grid, convention, validation scheme and score.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LambdaSearch {
+    /// Candidate λ values (all $> 0$, before [`LambdaScale`]).
+    pub grid: Vec<f64>,
+    /// λ convention; with [`LambdaScale::TimesN`] each fold uses its own fitting size.
+    pub scale: LambdaScale,
+    /// Held-out scheme.
+    pub validation: Validation,
+    /// Held-out score.
+    pub score: CvScore,
+}
+
+/// $\text{num}$ points $10^{e}$ evenly spaced in $e \in [\text{lo}, \text{hi}]$.
+pub fn log10_grid(lo: f64, hi: f64, num: usize) -> Result<Vec<f64>> {
+    if num == 0 || !lo.is_finite() || !hi.is_finite() || hi < lo {
+        return Err(RfxError::invalid(
+            "log10_grid",
+            format!("lo = {lo}, hi = {hi}, num = {num}"),
+            "finite lo <= hi and num >= 1",
+        ));
+    }
+    if num == 1 {
+        return Ok(vec![10f64.powf(lo)]);
+    }
+    Ok((0..num)
+        .map(|i| 10f64.powf(lo + (hi - lo) * i as f64 / (num - 1) as f64))
+        .collect())
+}
+
+/// Outcome of [`select_lambda`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct CvResult {
+    /// The grid searched.
+    pub grid: Vec<f64>,
+    /// Mean held-out score per grid value (averaged over folds).
+    pub scores: Vec<f64>,
+    /// Index of the minimum (first one on ties).
+    pub best_index: usize,
+    /// `grid[best_index]`.
+    pub best_lambda: f64,
+}
+
+fn folds(n: usize, v: &Validation) -> Result<Vec<(Vec<usize>, Vec<usize>)>> {
+    match v {
+        Validation::KFold { folds, seed } => {
+            if *folds < 2 || *folds > n {
+                return Err(RfxError::invalid("folds", folds, format!("2..={n}")));
+            }
+            let mut perm: Vec<usize> = (0..n).collect();
+            perm.shuffle(&mut rng_stream(*seed, "ridge-cv-kfold"));
+            Ok((0..*folds)
+                .map(|f| {
+                    let (lo, hi) = (f * n / folds, (f + 1) * n / folds);
+                    let valid = perm[lo..hi].to_vec();
+                    let train = perm[..lo].iter().chain(&perm[hi..]).copied().collect();
+                    (train, valid)
+                })
+                .collect())
+        }
+        Validation::Holdout { fraction, seed } => {
+            let nv = (fraction * n as f64).round() as usize;
+            if !(*fraction > 0.0 && *fraction < 1.0) || nv == 0 || nv >= n {
+                return Err(RfxError::invalid("fraction", fraction, "in (0, 1), leaving both sets non-empty"));
+            }
+            let mut perm: Vec<usize> = (0..n).collect();
+            perm.shuffle(&mut rng_stream(*seed, "ridge-cv-holdout"));
+            Ok(vec![(perm[nv..].to_vec(), perm[..nv].to_vec())])
+        }
+        Validation::Split { train, valid } => {
+            if train.is_empty() || valid.is_empty() {
+                return Err(RfxError::invalid("split", "empty set", "non-empty train and valid"));
+            }
+            if let Some(&bad) = train.iter().chain(valid).find(|&&i| i >= n) {
+                return Err(RfxError::invalid("split index", bad, format!("0..{n}")));
+            }
+            Ok(vec![(train.clone(), valid.clone())])
+        }
+    }
+}
+
+fn score(pred: &Array2<f64>, y: &ArrayView2<'_, f64>, s: CvScore) -> f64 {
+    match s {
+        CvScore::Mse => {
+            pred.iter().zip(y.iter()).map(|(p, t)| (p - t) * (p - t)).sum::<f64>() / pred.len() as f64
+        }
+        CvScore::ClassificationError => {
+            let a = argmax_rows(pred.view());
+            let b = argmax_rows(y.view());
+            a.iter().zip(&b).filter(|(x, y)| x != y).count() as f64 / a.len() as f64
+        }
+    }
+}
+
+/// Selects λ on a grid by held-out error, reusing **one eigendecomposition per fold for all λ**.
+///
+/// Primal ($m \le n_{tr}$): $G = Z_{tr}^\top Z_{tr} = V \Lambda V^\top$, then for every λ
+/// $\hat Y_{va} = (Z_{va} V)\,(\Lambda + \lambda I)^{-1} (V^\top Z_{tr}^\top Y_{tr})$ costs only
+/// $O(n_{va} m k)$ (`random-gegenbauer-features.md` §9). Dual ($m > n_{tr}$):
+/// $Z_{tr} Z_{tr}^\top = U \Sigma U^\top$ and
+/// $\hat Y_{va} = (Z_{va} Z_{tr}^\top U)(\Sigma + \lambda I)^{-1} U^\top Y_{tr}$.
+/// Refit on all rows with [`Ridge::fit`] and `best_lambda` afterwards.
+pub fn select_lambda(
+    z: ArrayView2<'_, f64>,
+    y: ArrayView2<'_, f64>,
+    search: &LambdaSearch,
+) -> Result<CvResult> {
+    check_xy(&z, &y)?;
+    if search.grid.is_empty() {
+        return Err(RfxError::invalid("grid", "[]", "at least one λ"));
+    }
+    if let Some(bad) = search.grid.iter().find(|l| !(l.is_finite() && **l > 0.0)) {
+        return Err(RfxError::invalid("grid value", bad, "finite and > 0"));
+    }
+    let n = z.nrows();
+    let mut totals = vec![0.0; search.grid.len()];
+    let splits = folds(n, &search.validation)?;
+    for (train, valid) in &splits {
+        let ztr = z.select(Axis(0), train);
+        let ytr = y.select(Axis(0), train);
+        let zva = z.select(Axis(0), valid);
+        let yva = y.select(Axis(0), valid);
+        let ntr = train.len();
+        // (P, Λ, C) with predictions P diag(1/(Λ+λ)) C
+        let (p, evals, c) = if z.ncols() <= ntr {
+            let e = eigh(gram_cols(ztr.view())?.view())?;
+            let c = e.vectors.t().dot(&ztr.t().dot(&ytr));
+            (zva.dot(&e.vectors), e.values, c)
+        } else {
+            let e = eigh(gram_rows(ztr.view())?.view())?;
+            let c = e.vectors.t().dot(&ytr);
+            (zva.dot(&ztr.t()).dot(&e.vectors), e.values, c)
+        };
+        for (li, &lam) in search.grid.iter().enumerate() {
+            let lam = search.scale.effective(lam, ntr);
+            let mut d = c.clone();
+            for (mut row, &ev) in d.axis_iter_mut(Axis(0)).zip(evals.iter()) {
+                // eigenvalues of a Gram are >= 0 up to rounding
+                row /= ev.max(0.0) + lam;
+            }
+            let pred = p.dot(&d);
+            totals[li] += score(&pred, &yva.view(), search.score);
+        }
+    }
+    let scores: Vec<f64> = totals.iter().map(|t| t / splits.len() as f64).collect();
+    let mut best = 0;
+    for (i, &s) in scores.iter().enumerate() {
+        if s < scores[best] {
+            best = i;
+        }
+    }
+    Ok(CvResult {
+        grid: search.grid.clone(),
+        scores,
+        best_index: best,
+        best_lambda: search.grid[best],
+    })
+}
+
+/// Parameters of exact kernel ridge regression.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KrrParams {
+    /// Ridge parameter $\lambda \ge 0$ (before [`LambdaScale`]).
+    pub lambda: f64,
+    /// λ convention (NTK-RF eq. 19 uses [`LambdaScale::TimesN`]).
+    pub scale: LambdaScale,
+    /// Memory cap in bytes for the Gram matrices; above it, [`RfxError::OutOfMemory`].
+    pub memory_cap: u64,
+}
+
+impl KrrParams {
+    /// λ with [`LambdaScale::Plain`] and [`DEFAULT_MEMORY_CAP`].
+    pub fn new(lambda: f64) -> Self {
+        KrrParams {
+            lambda,
+            scale: LambdaScale::Plain,
+            memory_cap: DEFAULT_MEMORY_CAP,
+        }
+    }
+
+    /// Sets the λ convention.
+    pub fn scale(mut self, scale: LambdaScale) -> Self {
+        self.scale = scale;
+        self
+    }
+
+    /// Sets the memory cap in bytes.
+    pub fn memory_cap(mut self, bytes: u64) -> Self {
+        self.memory_cap = bytes;
+        self
+    }
+
+    /// Checks λ.
+    pub fn validate(&self) -> Result<()> {
+        RidgeParams::new(self.lambda).validate()
+    }
+}
+
+/// Bytes exact KRR needs for $n$ training rows and $k$ outputs: the $n \times n$ Gram (factored in place)
+/// plus $\alpha$ and a copy of $Y$ ($2nk$).
+pub fn krr_memory_bytes(n: usize, k: usize) -> u64 {
+    f64_bytes((n as u128) * (n as u128) + 2 * (n as u128) * (k as u128))
+}
+
+/// Rows of test points per block in [`KernelRidge::predict_kernel`] so that a block's cross-Gram stays
+/// under the cap (at least 1).
+fn test_block_rows(n_train: usize, cap: u64) -> usize {
+    ((cap / 8) as usize / n_train.max(1)).clamp(1, 4096)
+}
+
+/// Exact kernel ridge regression $\hat f(x) = K(x, X)\,\alpha$, $\alpha = (K + \lambda_\text{eff} I)^{-1} Y$
+/// (dual Cholesky; NTK-RF eq. 19 with [`LambdaScale::TimesN`]).
+#[derive(Clone, Debug)]
+pub struct KernelRidge {
+    alpha: Array2<f64>,
+    x_train: Option<Array2<f64>>,
+    lambda_eff: f64,
+    memory_cap: u64,
+}
+
+impl KernelRidge {
+    /// Fits from a precomputed training Gram $K$ ($n \times n$, consumed and factored in place).
+    pub fn fit_gram(gram: Array2<f64>, y: ArrayView2<'_, f64>, params: &KrrParams) -> Result<Self> {
+        params.validate()?;
+        let n = gram.nrows();
+        check_memory("exact KRR", krr_memory_bytes(n, y.ncols()), params.memory_cap)?;
+        if gram.ncols() != n || y.nrows() != n {
+            return Err(RfxError::DimensionMismatch(format!(
+                "KRR: Gram {:?}, targets {:?}",
+                gram.dim(),
+                y.dim()
+            )));
+        }
+        let lam = params.scale.effective(params.lambda, n);
+        let mut k = gram;
+        add_diag(&mut k, lam);
+        let alpha = Cholesky::factor(k)?.solve(y)?;
+        Ok(KernelRidge {
+            alpha,
+            x_train: None,
+            lambda_eff: lam,
+            memory_cap: params.memory_cap,
+        })
+    }
+
+    /// Fits from a kernel and training points; the memory estimate is checked **before** the Gram is built.
+    pub fn fit_kernel<K: Kernel + ?Sized>(
+        kernel: &K,
+        x: ArrayView2<'_, f64>,
+        y: ArrayView2<'_, f64>,
+        params: &KrrParams,
+    ) -> Result<Self> {
+        params.validate()?;
+        let n = x.nrows();
+        check_memory("exact KRR", krr_memory_bytes(n, y.ncols()) + f64_bytes(x.len() as u128), params.memory_cap)?;
+        let gram = kernel.gram(x, x)?;
+        let mut model = Self::fit_gram(gram, y, params)?;
+        model.x_train = Some(x.to_owned());
+        Ok(model)
+    }
+
+    /// The dual coefficients $\alpha$ ($n \times k$).
+    pub fn alpha(&self) -> &Array2<f64> {
+        &self.alpha
+    }
+
+    /// The penalty actually added to the diagonal.
+    pub fn lambda_eff(&self) -> f64 {
+        self.lambda_eff
+    }
+
+    /// Predictions $K_{te,tr}\,\alpha$ from a cross-Gram ($n_{te} \times n$).
+    pub fn predict_gram(&self, k_test_train: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        if k_test_train.ncols() != self.alpha.nrows() {
+            return Err(RfxError::DimensionMismatch(format!(
+                "KRR fitted on {} points, cross-Gram has {} columns",
+                self.alpha.nrows(),
+                k_test_train.ncols()
+            )));
+        }
+        Ok(k_test_train.dot(&self.alpha))
+    }
+
+    /// Predictions for test points, building the cross-Gram in row blocks under the memory cap (only for
+    /// models fitted with [`KernelRidge::fit_kernel`]).
+    pub fn predict_kernel<K: Kernel + ?Sized>(&self, kernel: &K, x_test: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        let xtr = self
+            .x_train
+            .as_ref()
+            .ok_or_else(|| RfxError::invalid("predict_kernel", "model fitted from a Gram", "a model from fit_kernel"))?;
+        let n = xtr.nrows();
+        let mut out = Array2::zeros((x_test.nrows(), self.alpha.ncols()));
+        let b = test_block_rows(n, self.memory_cap);
+        for start in (0..x_test.nrows()).step_by(b) {
+            let end = (start + b).min(x_test.nrows());
+            let kb = kernel.gram(x_test.slice(s![start..end, ..]), xtr.view())?;
+            out.slice_mut(s![start..end, ..]).assign(&kb.dot(&self.alpha));
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{max_abs, randn};
+
+    fn rel_normal_eq_residual(z: &Array2<f64>, y: &Array2<f64>, w: &Array2<f64>, lam: f64) -> f64 {
+        let mut g = z.t().dot(z);
+        add_diag(&mut g, lam);
+        let rhs = z.t().dot(y);
+        max_abs(&(g.dot(w) - &rhs)) / max_abs(&rhs)
+    }
+
+    #[test]
+    fn ridge_solutions_satisfy_normal_equations() {
+        for &(n, m) in &[(200usize, 30usize), (30, 200)] {
+            let z = randn(n, m, 11);
+            let y = randn(n, 3, 12);
+            for scale in [LambdaScale::Plain, LambdaScale::TimesN] {
+                let p = RidgeParams::new(0.05).scale(scale);
+                let r = Ridge::fit(z.view(), y.view(), &p).unwrap();
+                assert_eq!(r.form(), if m <= n { RidgeForm::Primal } else { RidgeForm::Dual });
+                let lam = scale.effective(0.05, n);
+                assert_eq!(r.lambda_eff(), lam);
+                let res = rel_normal_eq_residual(&z, &y, r.weights(), lam);
+                assert!(res < 1e-8, "n={n} m={m} {scale:?}: residual {res:e}");
+            }
+        }
+    }
+
+    #[test]
+    fn primal_and_dual_agree() {
+        for &(n, m) in &[(120usize, 40usize), (40, 120)] {
+            let z = randn(n, m, 13);
+            let y = randn(n, 2, 14);
+            let zt = randn(25, m, 15);
+            let p = RidgeParams::new(0.3);
+            let a = Ridge::fit(z.view(), y.view(), &p.form(RidgeForm::Primal)).unwrap();
+            let b = Ridge::fit(z.view(), y.view(), &p.form(RidgeForm::Dual)).unwrap();
+            let (pa, pb) = (a.predict(zt.view()).unwrap(), b.predict(zt.view()).unwrap());
+            let d = max_abs(&(&pa - &pb)) / max_abs(&pa);
+            assert!(d < 1e-9, "primal vs dual relative difference {d:e}");
+        }
+    }
+
+    #[test]
+    fn streamed_normal_equations_match_fit() {
+        let z = randn(300, 20, 16);
+        let y = randn(300, 1, 17);
+        let p = RidgeParams::new(1e-3).scale(LambdaScale::TimesN);
+        let mut ne = NormalEquations::new(20, 1).unwrap();
+        for start in (0..300).step_by(64) {
+            let end = (start + 64).min(300);
+            ne.push(z.slice(s![start..end, ..]), y.slice(s![start..end, ..])).unwrap();
+        }
+        let a = Ridge::fit_normal_equations(ne, &p).unwrap();
+        let b = Ridge::fit(z.view(), y.view(), &p).unwrap();
+        assert!(max_abs(&(a.weights() - b.weights())) < 1e-12 * max_abs(b.weights()));
+    }
+
+    #[test]
+    fn invalid_inputs_are_errors() {
+        let z = randn(10, 3, 1);
+        let y = randn(9, 1, 2);
+        assert!(Ridge::fit(z.view(), y.view(), &RidgeParams::new(1.0)).is_err());
+        let y = randn(10, 1, 2);
+        assert!(matches!(
+            Ridge::fit(z.view(), y.view(), &RidgeParams::new(-1.0)),
+            Err(RfxError::InvalidParameter { .. })
+        ));
+        assert!(Ridge::fit(z.view(), y.view(), &RidgeParams::new(f64::NAN)).is_err());
+        // λ = 0 on a rank-deficient dual system is a numerical error, not a panic
+        let zz = randn(10, 3, 3);
+        assert!(matches!(
+            Ridge::fit(zz.view(), y.view(), &RidgeParams::new(0.0).form(RidgeForm::Dual)),
+            Err(RfxError::Numerical(_))
+        ));
+        assert!(one_hot(&[0, 3], 3, false).is_err());
+        assert!(log10_grid(1.0, 0.0, 3).is_err());
+        let s = LambdaSearch {
+            grid: vec![1.0],
+            scale: LambdaScale::Plain,
+            validation: Validation::KFold { folds: 1, seed: 0 },
+            score: CvScore::Mse,
+        };
+        assert!(select_lambda(z.view(), y.view(), &s).is_err());
+    }
+
+    /// Brute force: one Cholesky ridge fit per (fold, λ).
+    fn brute_force_cv(z: &Array2<f64>, y: &Array2<f64>, search: &LambdaSearch) -> Vec<f64> {
+        let splits = folds(z.nrows(), &search.validation).unwrap();
+        search
+            .grid
+            .iter()
+            .map(|&lam| {
+                splits
+                    .iter()
+                    .map(|(tr, va)| {
+                        let p = RidgeParams::new(lam).scale(search.scale);
+                        let r = Ridge::fit(z.select(Axis(0), tr).view(), y.select(Axis(0), tr).view(), &p).unwrap();
+                        let pred = r.predict(z.select(Axis(0), va).view()).unwrap();
+                        score(&pred, &y.select(Axis(0), va).view(), search.score)
+                    })
+                    .sum::<f64>()
+                    / splits.len() as f64
+            })
+            .collect()
+    }
+
+    #[test]
+    fn cv_selects_the_heldout_minimizer_on_a_planted_problem() {
+        // y = Z β + σ ε with β ~ N(0, τ² I): the Bayes-optimal ridge penalty is σ²/τ² = 10 (Plain scale).
+        let (n, m) = (120, 40);
+        let z = randn(n, m, 21);
+        let beta = randn(m, 1, 22).mapv(|v| v * 0.1f64.sqrt());
+        let y = z.dot(&beta) + randn(n, 1, 23);
+        let search = LambdaSearch {
+            grid: log10_grid(-3.0, 4.0, 15).unwrap(),
+            scale: LambdaScale::Plain,
+            validation: Validation::KFold { folds: 5, seed: 3 },
+            score: CvScore::Mse,
+        };
+        let cv = select_lambda(z.view(), y.view(), &search).unwrap();
+        let brute = brute_force_cv(&z, &y, &search);
+        for (a, b) in cv.scores.iter().zip(&brute) {
+            assert!((a - b).abs() <= 1e-9 * b, "eigen path {a} vs brute force {b}");
+        }
+        let argmin = (0..brute.len()).min_by(|&i, &j| brute[i].total_cmp(&brute[j])).unwrap();
+        assert_eq!(cv.best_index, argmin);
+        // the planted optimum λ* = 10 is within one decade of the selected value (measured: 3.16), and the
+        // curve is U-shaped: both grid ends are worse than the minimum (measured: 1.414 and 4.53 vs 1.383)
+        assert!((cv.best_lambda / 10.0).log10().abs() <= 1.0, "selected {}", cv.best_lambda);
+        assert!(cv.scores[0] > cv.scores[cv.best_index] * 1.01);
+        assert!(*cv.scores.last().unwrap() > cv.scores[cv.best_index] * 1.01);
+        // dual path (m > n_tr) agrees with brute force too, with the TimesN convention
+        let zw = randn(60, 90, 24);
+        let yw = zw.dot(&randn(90, 2, 25).mapv(|v| v * 0.2)) + randn(60, 2, 26);
+        let s2 = LambdaSearch {
+            grid: log10_grid(-4.0, 1.0, 6).unwrap(),
+            scale: LambdaScale::TimesN,
+            validation: Validation::Holdout { fraction: 0.25, seed: 1 },
+            score: CvScore::Mse,
+        };
+        let cv2 = select_lambda(zw.view(), yw.view(), &s2).unwrap();
+        for (a, b) in cv2.scores.iter().zip(&brute_force_cv(&zw, &yw, &s2)) {
+            assert!((a - b).abs() <= 1e-8 * b, "dual eigen path {a} vs brute force {b}");
+        }
+    }
+
+    #[test]
+    fn ridge_classifier_separates_classes() {
+        // three Gaussian blobs in 5-d, features = raw coordinates plus a constant
+        let n = 150;
+        let mut z = randn(n, 6, 31).mapv(|v| 0.3 * v);
+        let labels: Vec<usize> = (0..n).map(|i| i % 3).collect();
+        for (i, &c) in labels.iter().enumerate() {
+            z[[i, c]] += 2.0;
+            z[[i, 5]] = 1.0;
+        }
+        let clf = RidgeClassifier::fit(z.view(), &labels, 3, true, &RidgeParams::new(1e-2)).unwrap();
+        let pred = clf.predict(z.view()).unwrap();
+        let acc = crate::metrics::accuracy(&pred, &labels).unwrap();
+        assert!(acc >= 0.99, "accuracy {acc}");
+        let s = LambdaSearch {
+            grid: log10_grid(-3.0, 2.0, 6).unwrap(),
+            scale: LambdaScale::TimesN,
+            validation: Validation::KFold { folds: 3, seed: 0 },
+            score: CvScore::ClassificationError,
+        };
+        let t = one_hot(&labels, 3, true).unwrap();
+        let cv = select_lambda(z.view(), t.view(), &s).unwrap();
+        assert!(cv.scores[cv.best_index] <= 0.02);
+    }
+
+    #[test]
+    fn exact_krr_equals_ridge_on_linear_kernel_features() {
+        struct Linear;
+        impl Kernel for Linear {
+            fn eval(&self, x: ArrayView1<'_, f64>, y: ArrayView1<'_, f64>) -> f64 {
+                x.dot(&y)
+            }
+        }
+        let (n, d) = (80, 12);
+        let x = randn(n, d, 41);
+        let y = randn(n, 2, 42);
+        let xt = randn(30, d, 43);
+        for scale in [LambdaScale::Plain, LambdaScale::TimesN] {
+            let krr = KernelRidge::fit_kernel(&Linear, x.view(), y.view(), &KrrParams::new(0.02).scale(scale)).unwrap();
+            let pk = krr.predict_kernel(&Linear, xt.view()).unwrap();
+            let r = Ridge::fit(x.view(), y.view(), &RidgeParams::new(0.02).scale(scale)).unwrap();
+            let pr = r.predict(xt.view()).unwrap();
+            let diff = max_abs(&(&pk - &pr)) / max_abs(&pr);
+            assert!(diff < 1e-9, "{scale:?}: KRR vs ridge relative difference {diff:e}");
+            // fit_gram path and predict_gram give the same
+            let krr2 = KernelRidge::fit_gram(x.dot(&x.t()), y.view(), &KrrParams::new(0.02).scale(scale)).unwrap();
+            let p2 = krr2.predict_gram(xt.dot(&x.t()).view()).unwrap();
+            assert!(max_abs(&(&p2 - &pk)) < 1e-10 * max_abs(&pk));
+        }
+        // memory cap: n = 80 needs 80²·8 + ... bytes, a 10 kB cap refuses before building the Gram
+        match KernelRidge::fit_kernel(&Linear, x.view(), y.view(), &KrrParams::new(0.1).memory_cap(10_000)) {
+            Err(RfxError::OutOfMemory { needed_bytes, cap_bytes, .. }) => {
+                assert!(needed_bytes > cap_bytes);
+                assert_eq!(cap_bytes, 10_000);
+            }
+            other => panic!("expected OutOfMemory, got {other:?}"),
+        }
+        assert_eq!(krr_memory_bytes(5000, 1), 8 * (25_000_000 + 10_000));
+        // a tiny cap only forces tiny prediction blocks
+        assert_eq!(test_block_rows(80, 8), 1);
+    }
+}

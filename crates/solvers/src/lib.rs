@@ -17,3 +17,4 @@ pub mod linalg;
 mod testutil;
 pub mod metrics;
 pub mod ridge;
+pub mod spectral;

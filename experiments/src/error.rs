@@ -1,0 +1,51 @@
+//! Errors of the command-line tool and their exit codes.
+
+use crate::config::ConfigError;
+
+/// An error of the `rfx` tool. Exit code 2 for usage, configuration and input errors, 1 for internal ones.
+#[derive(Debug)]
+pub enum AppError {
+    /// A configuration file error (file, line, key, allowed values).
+    Config(ConfigError),
+    /// A usage or input error (bad arguments, missing files, results of other settings).
+    Usage(String),
+    /// Anything else (I/O failures while writing, bugs).
+    Internal(String),
+}
+
+impl AppError {
+    /// A usage error.
+    pub fn usage(msg: impl Into<String>) -> Self {
+        AppError::Usage(msg.into())
+    }
+    /// An internal error.
+    pub fn internal(msg: impl Into<String>) -> Self {
+        AppError::Internal(msg.into())
+    }
+    /// An I/O error on `path`.
+    pub fn io(path: &std::path::Path, e: std::io::Error) -> Self {
+        AppError::Internal(format!("{}: {e}", path.display()))
+    }
+    /// The process exit code.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            AppError::Config(_) | AppError::Usage(_) => 2,
+            AppError::Internal(_) => 1,
+        }
+    }
+}
+
+impl std::fmt::Display for AppError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AppError::Config(e) => write!(f, "{e}"),
+            AppError::Usage(m) | AppError::Internal(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl From<ConfigError> for AppError {
+    fn from(e: ConfigError) -> Self {
+        AppError::Config(e)
+    }
+}

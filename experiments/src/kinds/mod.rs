@@ -1,0 +1,146 @@
+//! Experiment kinds: the registry that maps `[experiment] kind = "..."` to code.
+//!
+//! A kind declares its sweep parameters (names and checks), reads its own `[<kind>]` section, and returns
+//! a [`Runner`] that computes the metrics of one cell from the cell's parameters and its private RNG
+//! stream. Kinds hold no file, plot or CSV logic: the generic runner does that.
+
+use crate::config::{ConfigError, Section, Value};
+use rfx_core::RfxRng;
+
+pub mod selftest;
+// pub mod series_approx;
+
+/// One sweep parameter of a kind.
+pub struct ParamSpec {
+    /// Name as written under `[sweep]`.
+    pub name: &'static str,
+    /// What it means and which values are allowed (shown by `rfx list` and in errors).
+    pub allowed: &'static str,
+    /// Checks one value; the error text says what is allowed.
+    pub check: fn(&Value) -> Result<(), String>,
+    /// Whether the sweep must list it.
+    pub required: bool,
+}
+
+/// One cell of a sweep: an assignment of a value to each sweep parameter.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    /// Position in the sweep order (the cartesian product in file order).
+    pub index: usize,
+    /// Parameter values in sweep order.
+    pub params: Vec<(String, Value)>,
+}
+
+impl Cell {
+    /// The cell key, e.g. `function=exp2x;expansion=taylor;degree=3`: names the RNG stream and the CSV row.
+    pub fn key(&self) -> String {
+        self.params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(";")
+    }
+
+    /// The value of parameter `name` (the sweep was validated, so the runner can rely on its presence).
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.params.iter().find(|(k, _)| k == name).map(|(_, v)| v)
+    }
+
+    /// String parameter, or an error naming it.
+    pub fn str(&self, name: &str) -> Result<&str, CellError> {
+        self.get(name).and_then(Value::as_str).ok_or_else(|| {
+            CellError::Fatal(format!(
+                "cell {} has no string parameter `{name}`",
+                self.key()
+            ))
+        })
+    }
+
+    /// Integer parameter, or an error naming it.
+    pub fn int(&self, name: &str) -> Result<i64, CellError> {
+        self.get(name).and_then(Value::as_int).ok_or_else(|| {
+            CellError::Fatal(format!(
+                "cell {} has no integer parameter `{name}`",
+                self.key()
+            ))
+        })
+    }
+}
+
+/// What a cell computed: metric values and named timings (seconds), in the runner's declared order.
+#[derive(Debug, Clone, Default)]
+pub struct CellOutput {
+    /// One value per [`Runner::metrics`] name.
+    pub metrics: Vec<f64>,
+    /// One value per [`Runner::timings`] name.
+    pub timings: Vec<f64>,
+}
+
+/// Why a cell produced no metrics.
+#[derive(Debug, Clone)]
+pub enum CellError {
+    /// The cell cannot be computed here (e.g. above the memory cap); recorded as a row with a note, shown as
+    /// "(-)" as the papers do.
+    Skipped(String),
+    /// A bug or an unexpected failure: the run stops with exit code 1.
+    Fatal(String),
+}
+
+/// Computes cells of one configured experiment.
+pub trait Runner: Send + Sync {
+    /// Metric column names.
+    fn metrics(&self) -> Vec<String>;
+    /// Extra timing column names (the runner always adds `time_s`, the cell's wall time).
+    fn timings(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// The settings that determine the results (besides the cell parameters and the seed); a change
+    /// invalidates earlier cells.
+    fn settings(&self) -> String;
+    /// Computes one cell with its own RNG stream.
+    fn run_cell(&self, cell: &Cell, rng: &mut RfxRng) -> Result<CellOutput, CellError>;
+}
+
+/// An experiment kind.
+pub trait Kind: Sync {
+    /// Name used in `[experiment] kind`.
+    fn name(&self) -> &'static str;
+    /// One line for `rfx list`.
+    fn about(&self) -> &'static str;
+    /// Sweep parameters (besides the generic `seed`).
+    fn sweep_params(&self) -> Vec<ParamSpec>;
+    /// Reads the kind's own section (`[<name>]`, absent means defaults) and returns its runner.
+    fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError>;
+}
+
+/// Every kind the runner knows.
+pub fn registry() -> Vec<&'static dyn Kind> {
+    vec![&selftest::SelfTest]
+}
+
+/// Looks a kind up by name.
+pub fn find(name: &str) -> Option<&'static dyn Kind> {
+    registry().into_iter().find(|k| k.name() == name)
+}
+
+/// Check helper: an integer in `[min, max]`.
+pub fn check_int(v: &Value, min: i64, max: i64) -> Result<(), String> {
+    match v {
+        Value::Int(i) if (min..=max).contains(i) => Ok(()),
+        Value::Int(i) => Err(format!(
+            "value {i} out of range; allowed: integers from {min} to {max}"
+        )),
+        other => Err(format!("expected an integer, found \"{other}\"")),
+    }
+}
+
+/// Check helper: one of the given strings.
+pub fn check_choice(v: &Value, allowed: &[&str]) -> Result<(), String> {
+    match v {
+        Value::Str(s) if allowed.contains(&s.as_str()) => Ok(()),
+        other => Err(format!(
+            "unknown value \"{other}\"; allowed: {}",
+            allowed.join(", ")
+        )),
+    }
+}

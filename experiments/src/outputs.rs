@@ -1,0 +1,314 @@
+//! Everything derived from `cells.csv`: `summary.csv`, the plot, `table.md`, and the experiment's
+//! section of the report (`report.md`) with claims, verdicts and the paper's numbers.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::config::Value;
+use crate::error::AppError;
+use crate::io::write_atomic;
+use crate::results::{Layout, Row, Summary};
+use crate::spec::{Better, ClaimSpec, NumFormat, Spec, TableSpec};
+
+/// Writes summary.csv, `<name>.png`/`.svg`, table.md and report.md into `dir`.
+pub fn write_all(spec: &Spec, dir: &Path, layout: &Layout, rows: &[Row]) -> Result<(), AppError> {
+    let summaries = crate::run::write_summary(spec, dir, layout, rows)?;
+    if let Some(p) = &spec.plot {
+        let metric = layout
+            .metrics
+            .iter()
+            .position(|m| *m == p.y)
+            .ok_or_else(|| AppError::internal(format!("plot metric {} missing", p.y)))?;
+        let panels = crate::plot::panels(p, &summaries, metric);
+        crate::plot::write(
+            p,
+            &panels,
+            &dir.join(format!("{}.png", spec.name)),
+            &dir.join(format!("{}.svg", spec.name)),
+        )
+        .map_err(|e| AppError::internal(format!("plot: {e}")))?;
+    }
+    if let Some(t) = &spec.table {
+        let path = dir.join("table.md");
+        let text = table_markdown(t, layout, &summaries);
+        write_atomic(&path, text.as_bytes()).map_err(|e| AppError::io(&path, e))?;
+    }
+    let path = dir.join("report.md");
+    let text = section(spec, layout, &summaries, dir);
+    write_atomic(&path, text.as_bytes()).map_err(|e| AppError::io(&path, e))?;
+    Ok(())
+}
+
+/// Formats a number as the table asks.
+pub fn fmt_num(v: f64, f: NumFormat) -> String {
+    if !v.is_finite() {
+        return "(-)".into();
+    }
+    match f {
+        NumFormat::Sci(d) => format!("{:.*e}", d.saturating_sub(1), v),
+        NumFormat::Fixed(d) => format!("{v:.d$}"),
+    }
+}
+
+fn metric_index(layout: &Layout, name: &str) -> usize {
+    layout.metrics.iter().position(|m| m == name).unwrap_or(0)
+}
+
+/// The markdown table: one row per combination of `rows` parameters, one column per `columns` value.
+pub fn table_markdown(t: &TableSpec, layout: &Layout, summaries: &[Summary]) -> String {
+    let mi = metric_index(layout, &t.value);
+    let mut cols: Vec<Value> = Vec::new();
+    let mut rows: Vec<Vec<Value>> = Vec::new();
+    for s in summaries {
+        let Some(c) = s.get(&t.columns) else { continue };
+        if let Some(only) = &t.column_values {
+            if !only.contains(c) {
+                continue;
+            }
+        }
+        if !cols.contains(c) {
+            cols.push(c.clone());
+        }
+        let r: Vec<Value> = t.rows.iter().filter_map(|k| s.get(k).cloned()).collect();
+        if !rows.contains(&r) {
+            rows.push(r);
+        }
+    }
+    let mut out = String::new();
+    if !t.caption.is_empty() {
+        let _ = writeln!(out, "{}\n", t.caption);
+    }
+    let head: Vec<String> = t
+        .rows
+        .iter()
+        .cloned()
+        .chain(cols.iter().map(|c| format!("{} = {c}", t.columns)))
+        .collect();
+    let _ = writeln!(out, "| {} |", head.join(" | "));
+    let _ = writeln!(out, "|{}", "---|".repeat(head.len()));
+    for r in &rows {
+        let mut fields: Vec<String> = r.iter().map(|v| v.to_string()).collect();
+        for c in &cols {
+            let cell = summaries.iter().find(|s| {
+                s.get(&t.columns) == Some(c)
+                    && t.rows.iter().zip(r).all(|(k, v)| s.get(k) == Some(v))
+            });
+            fields.push(match cell {
+                Some(s) if s.mean[mi].is_finite() => {
+                    if s.n > 1 {
+                        format!(
+                            "{} ± {}",
+                            fmt_num(s.mean[mi], t.format),
+                            fmt_num(s.std[mi], t.format)
+                        )
+                    } else {
+                        fmt_num(s.mean[mi], t.format)
+                    }
+                }
+                _ => "(-)".into(),
+            });
+        }
+        let _ = writeln!(out, "| {} |", fields.join(" | "));
+    }
+    let _ = writeln!(
+        out,
+        "\nValues: `{}`, mean ± standard deviation over seeds where there are several.",
+        t.value
+    );
+    out
+}
+
+/// The verdict on a claim.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// "holds", "partly", "does not hold" or "not evaluated".
+    pub word: &'static str,
+    /// Comparisons in which the claimed order holds.
+    pub satisfied: usize,
+    /// Comparisons made.
+    pub total: usize,
+    /// Up to five comparisons that fail, described.
+    pub failures: Vec<String>,
+}
+
+/// Checks a claim on the summaries: for every combination of the other parameters (within `where`),
+/// the best value of each group must be strictly better than the next group's.
+pub fn evaluate(claim: &ClaimSpec, layout: &Layout, summaries: &[Summary]) -> Verdict {
+    let mi = metric_index(layout, &claim.metric);
+    let passes = |s: &Summary| {
+        claim
+            .filter
+            .iter()
+            .all(|(k, vals)| s.get(k).is_some_and(|v| vals.contains(v)))
+    };
+    let mut contexts: Vec<Vec<(String, Value)>> = Vec::new();
+    for s in summaries.iter().filter(|s| passes(s)) {
+        let ctx: Vec<(String, Value)> = s
+            .params
+            .iter()
+            .filter(|(k, _)| *k != claim.by)
+            .cloned()
+            .collect();
+        if !contexts.contains(&ctx) {
+            contexts.push(ctx);
+        }
+    }
+    let better = |a: f64, b: f64| match claim.better {
+        Better::Lower => a < b,
+        Better::Higher => a > b,
+    };
+    let (mut satisfied, mut total, mut failures) = (0, 0, Vec::new());
+    for ctx in &contexts {
+        let members: Vec<&Summary> = summaries
+            .iter()
+            .filter(|s| passes(s) && ctx.iter().all(|(k, v)| s.get(k) == Some(v)))
+            .collect();
+        let group_best = |g: &Vec<String>| -> Option<(f64, String)> {
+            members
+                .iter()
+                .filter_map(|s| {
+                    let v = s.get(&claim.by)?.to_string();
+                    (g.contains(&v) && s.mean[mi].is_finite()).then_some((s.mean[mi], v))
+                })
+                .reduce(|a, b| if better(b.0, a.0) { b } else { a })
+        };
+        let vals: Option<Vec<(f64, String)>> = claim.order.iter().map(group_best).collect();
+        let Some(vals) = vals else { continue };
+        total += 1;
+        match vals.windows(2).find(|w| !better(w[0].0, w[1].0)) {
+            None => satisfied += 1,
+            Some(w) if failures.len() < 5 => {
+                let where_: Vec<String> = ctx.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                failures.push(format!(
+                    "{}: {} {:.3e} vs {} {:.3e}",
+                    where_.join(", "),
+                    w[0].1,
+                    w[0].0,
+                    w[1].1,
+                    w[1].0
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    let word = if total == 0 {
+        "not evaluated"
+    } else if satisfied == total {
+        "holds"
+    } else if 2 * satisfied >= total {
+        "partly"
+    } else {
+        "does not hold"
+    };
+    Verdict {
+        word,
+        satisfied,
+        total,
+        failures,
+    }
+}
+
+/// The experiment's section of the report (markdown, image paths relative to the results root).
+pub fn section(spec: &Spec, layout: &Layout, summaries: &[Summary], dir: &Path) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "## {}\n", spec.title);
+    if !spec.paper.is_empty() {
+        let _ = writeln!(out, "*Reproduces:* {}\n", spec.paper);
+    }
+    if !spec.description.is_empty() {
+        let _ = writeln!(out, "{}\n", spec.description.trim());
+    }
+    let manifest = std::fs::read_to_string(dir.join("manifest.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+    if let Some(m) = &manifest {
+        let get = |k: &str| {
+            m.get(k)
+                .map(|v| v.to_string().trim_matches('"').to_string())
+                .unwrap_or_default()
+        };
+        let _ = writeln!(
+            out,
+            "Experiment file `{}`, kind `{}`, seed {}{}; last run {} (commit {}), {} cells, {:.1} s wall time.\n",
+            get("config_file"),
+            spec.kind,
+            spec.seed,
+            if spec.quick { ", **quick settings**" } else { "" },
+            get("started_utc"),
+            &get("git_commit").chars().take(10).collect::<String>(),
+            get("cells_total"),
+            m.get("wall_time_s").and_then(serde_json::Value::as_f64).unwrap_or(f64::NAN)
+        );
+    }
+    if spec.plot.is_some() {
+        let _ = writeln!(out, "![{}]({}/{}.png)\n", spec.title, spec.name, spec.name);
+    }
+    if let Some(t) = &spec.table {
+        out.push_str(&table_markdown(t, layout, summaries));
+        out.push('\n');
+    }
+    if !spec.claims.is_empty() {
+        let _ = writeln!(
+            out,
+            "### Claims\n\n| claim | verdict | comparisons that hold |\n|---|---|---|"
+        );
+        let mut details = String::new();
+        for c in &spec.claims {
+            let v = evaluate(c, layout, summaries);
+            let _ = writeln!(
+                out,
+                "| {} | **{}** | {} of {} |",
+                c.text, v.word, v.satisfied, v.total
+            );
+            for f in &v.failures {
+                let _ = writeln!(details, "- *{}* fails at {f}", c.text);
+            }
+        }
+        if !details.is_empty() {
+            let _ = writeln!(out, "\nFirst comparisons that fail:\n\n{details}");
+        }
+        let _ = writeln!(
+            out,
+            "\nA claim orders groups of `{}`-style values by a metric; it **holds** when the order is strict in \
+             every comparison, **partly** when in at least half, and **does not hold** otherwise.\n",
+            spec.claims[0].by
+        );
+    }
+    if !spec.paper_values.is_empty() {
+        let _ = writeln!(out, "### The paper's numbers beside ours\n\n| cell | metric | paper | ours | ours / paper | source |\n|---|---|---|---|---|---|");
+        for pv in &spec.paper_values {
+            let mi = metric_index(layout, &pv.metric);
+            let ours = summaries
+                .iter()
+                .find(|s| pv.cell.iter().all(|(k, v)| s.get(k) == Some(v)))
+                .map(|s| (s.mean[mi], s.std[mi], s.n));
+            let cell: Vec<String> = pv.cell.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let (ours_s, ratio) = match ours {
+                Some((m, sd, n)) if m.is_finite() => (
+                    if n > 1 {
+                        format!("{m:.4e} ± {sd:.1e}")
+                    } else {
+                        format!("{m:.4e}")
+                    },
+                    format!("{:.3}", m / pv.value),
+                ),
+                _ => ("(-)".into(), "(-)".into()),
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {:.4e} | {} | {} | {} |",
+                cell.join(", "),
+                pv.metric,
+                pv.value,
+                ours_s,
+                ratio,
+                pv.source
+            );
+        }
+        out.push('\n');
+    }
+    if !spec.notes.is_empty() {
+        let _ = writeln!(out, "### Notes\n\n{}\n", spec.notes.trim());
+    }
+    out
+}

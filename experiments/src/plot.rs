@@ -1,0 +1,282 @@
+//! Line charts with plotters: one panel per value of `plot.panels`, one curve per value of
+//! `plot.series`, mean over seeds with ±1 standard-deviation error bars, optional log axes.
+//! Fonts are embedded (DejaVu Sans through `ab_glyph`), so PNG and SVG need no system fonts.
+
+use std::path::Path;
+use std::sync::Once;
+
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use crate::results::Summary;
+use crate::spec::PlotSpec;
+
+/// One curve: label and points (x, mean, std).
+#[derive(Debug, Clone)]
+pub struct Curve {
+    /// Legend label.
+    pub label: String,
+    /// Points sorted by x.
+    pub points: Vec<(f64, f64, f64)>,
+}
+
+/// One panel: title and curves.
+#[derive(Debug, Clone)]
+pub struct Panel {
+    /// Panel title.
+    pub title: String,
+    /// Curves in legend order.
+    pub curves: Vec<Curve>,
+}
+
+/// Groups summaries into panels and curves as the spec says. `metric` is the index of `spec.y`.
+pub fn panels(spec: &PlotSpec, summaries: &[Summary], metric: usize) -> Vec<Panel> {
+    let mut out: Vec<Panel> = Vec::new();
+    for s in summaries {
+        let panel = spec
+            .panels
+            .as_ref()
+            .and_then(|p| s.get(p))
+            .map(|v| spec.label(&v.to_string()))
+            .unwrap_or_default();
+        let series = spec
+            .series
+            .as_ref()
+            .and_then(|p| s.get(p))
+            .map(|v| spec.label(&v.to_string()))
+            .unwrap_or_else(|| spec.label(&spec.y));
+        let Some(x) = s.get(&spec.x).and_then(|v| v.as_f64()) else {
+            continue;
+        };
+        let (m, sd) = (s.mean[metric], s.std[metric]);
+        if !m.is_finite() {
+            continue;
+        }
+        let p = match out.iter_mut().position(|p| p.title == panel) {
+            Some(i) => &mut out[i],
+            None => {
+                out.push(Panel {
+                    title: panel,
+                    curves: Vec::new(),
+                });
+                out.last_mut().expect("just pushed")
+            }
+        };
+        let c = match p.curves.iter_mut().position(|c| c.label == series) {
+            Some(i) => &mut p.curves[i],
+            None => {
+                p.curves.push(Curve {
+                    label: series,
+                    points: Vec::new(),
+                });
+                p.curves.last_mut().expect("just pushed")
+            }
+        };
+        c.points.push((x, m, if sd.is_finite() { sd } else { 0.0 }));
+    }
+    for p in &mut out {
+        for c in &mut p.curves {
+            c.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        }
+    }
+    out
+}
+
+fn register_fonts() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // The embedded DejaVu font is valid; a failure here would only mean text is not drawn.
+        let _ = plotters::style::register_font(
+            "sans-serif",
+            FontStyle::Normal,
+            dejavu::sans::regular(),
+        );
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Bold, dejavu::sans::bold());
+    });
+}
+
+const COLORS: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(23, 190, 207),
+];
+
+/// Writes `<stem>.png` and `<stem>.svg` (atomically).
+pub fn write(spec: &PlotSpec, panels: &[Panel], png: &Path, svg: &Path) -> Result<(), String> {
+    register_fonts();
+    let ncols = panels.len().clamp(1, 3);
+    let nrows = panels.len().div_ceil(ncols).max(1);
+    let size = (560 * ncols as u32, 60 + 440 * nrows as u32);
+    crate::io::with_atomic_path(png, |p| {
+        let root = BitMapBackend::new(p, size).into_drawing_area();
+        draw(spec, panels, &root, nrows, ncols)?;
+        root.present().map_err(|e| e.to_string())
+    })?;
+    crate::io::with_atomic_path(svg, |p| {
+        let root = SVGBackend::new(p, size).into_drawing_area();
+        draw(spec, panels, &root, nrows, ncols)?;
+        root.present().map_err(|e| e.to_string())
+    })
+}
+
+fn draw<DB: DrawingBackend>(
+    spec: &PlotSpec,
+    panels: &[Panel],
+    root: &DrawingArea<DB, Shift>,
+    nrows: usize,
+    ncols: usize,
+) -> Result<(), String> {
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let root = root
+        .titled(
+            &spec.title,
+            ("sans-serif", 24).into_font().style(FontStyle::Bold),
+        )
+        .map_err(|e| e.to_string())?;
+    let areas = root.split_evenly((nrows, ncols));
+    for (panel, area) in panels.iter().zip(areas.iter()) {
+        let pts = panel.curves.iter().flat_map(|c| c.points.iter());
+        let (mut x0, mut x1, mut y0, mut y1) = (
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        );
+        for &(x, m, s) in pts {
+            if spec.log_x && x <= 0.0 {
+                continue;
+            }
+            x0 = x0.min(x);
+            x1 = x1.max(x);
+            let lo = if spec.log_y && m - s <= 0.0 { m } else { m - s };
+            if !spec.log_y || lo > 0.0 {
+                y0 = y0.min(lo);
+            }
+            y1 = y1.max(m + s);
+        }
+        if !(x0.is_finite() && y0.is_finite()) {
+            continue;
+        }
+        let (x0, x1) = pad(x0, x1, spec.log_x, 0.02);
+        let (y0, y1) = pad(y0, y1, spec.log_y, 0.05);
+        let r = match (spec.log_x, spec.log_y) {
+            (false, false) => draw_panel(spec, panel, area, x0..x1, y0..y1),
+            (true, false) => draw_panel(spec, panel, area, (x0..x1).log_scale(), y0..y1),
+            (false, true) => draw_panel(spec, panel, area, x0..x1, (y0..y1).log_scale()),
+            (true, true) => draw_panel(
+                spec,
+                panel,
+                area,
+                (x0..x1).log_scale(),
+                (y0..y1).log_scale(),
+            ),
+        };
+        r?;
+    }
+    Ok(())
+}
+
+fn pad(lo: f64, hi: f64, log: bool, frac: f64) -> (f64, f64) {
+    if log {
+        let (a, b) = (lo.log10(), hi.log10());
+        let d = ((b - a) * frac).max(0.05);
+        (10f64.powf(a - d), 10f64.powf(b + d))
+    } else {
+        let d = ((hi - lo) * frac).max(1e-12 * hi.abs().max(1.0));
+        (lo - d, hi + d)
+    }
+}
+
+fn sci(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let e = v.abs().log10();
+    if (-3.0..4.0).contains(&e) {
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        format!("{v:.0e}")
+    }
+}
+
+fn draw_panel<DB, XR, YR>(
+    spec: &PlotSpec,
+    panel: &Panel,
+    area: &DrawingArea<DB, Shift>,
+    xr: XR,
+    yr: YR,
+) -> Result<(), String>
+where
+    DB: DrawingBackend,
+    XR: AsRangedCoord<Value = f64>,
+    YR: AsRangedCoord<Value = f64>,
+    XR::CoordDescType: ValueFormatter<f64>,
+    YR::CoordDescType: ValueFormatter<f64>,
+{
+    let err = |e: plotters::drawing::DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let mut chart = ChartBuilder::on(area)
+        .caption(&panel.title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(46)
+        .y_label_area_size(72)
+        .build_cartesian_2d(xr, yr)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc(&spec.x_label)
+        .y_desc(&spec.y_label)
+        .x_label_formatter(&|v| sci(*v))
+        .y_label_formatter(&|v| sci(*v))
+        .label_style(("sans-serif", 13))
+        .axis_desc_style(("sans-serif", 15))
+        .light_line_style(RGBColor(235, 235, 235))
+        .draw()
+        .map_err(err)?;
+    for (i, c) in panel.curves.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        let style = ShapeStyle::from(&color).stroke_width(2);
+        let keep =
+            |&&(x, m, _): &&(f64, f64, f64)| (!spec.log_x || x > 0.0) && (!spec.log_y || m > 0.0);
+        let pts: Vec<(f64, f64)> = c
+            .points
+            .iter()
+            .filter(keep)
+            .map(|&(x, m, _)| (x, m))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(pts.clone(), style))
+            .map_err(err)?
+            .label(c.label.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+        chart
+            .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
+            .map_err(err)?;
+        let bars: Vec<_> = c
+            .points
+            .iter()
+            .filter(keep)
+            .filter(|p| p.2 > 0.0)
+            .map(|&(x, m, s)| {
+                let lo = if spec.log_y && m - s <= 0.0 { m } else { m - s };
+                ErrorBar::new_vertical(x, lo, m, m + s, color, 6)
+            })
+            .collect();
+        chart.draw_series(bars).map_err(err)?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.4))
+        .label_font(("sans-serif", 13))
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(err)?;
+    Ok(())
+}

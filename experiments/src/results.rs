@@ -1,0 +1,282 @@
+//! Tidy results: `cells.csv` rows and their `summary.csv` (mean and standard deviation over seeds).
+
+use crate::config::Value;
+use crate::spec::Spec;
+
+/// The column layout of `cells.csv`: parameters, then metrics, then `note`, then timings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Layout {
+    /// Sweep parameter names.
+    pub params: Vec<String>,
+    /// Metric names.
+    pub metrics: Vec<String>,
+    /// Timing names, `time_s` first.
+    pub timings: Vec<String>,
+}
+
+impl Layout {
+    /// The layout of a spec.
+    pub fn of(spec: &Spec) -> Layout {
+        let mut timings = vec!["time_s".to_string()];
+        timings.extend(spec.runner.timings());
+        Layout {
+            params: spec.sweep.iter().map(|a| a.name.clone()).collect(),
+            metrics: spec.runner.metrics(),
+            timings,
+        }
+    }
+
+    /// The CSV header.
+    pub fn header(&self) -> Vec<String> {
+        let mut h = self.params.clone();
+        h.extend(self.metrics.iter().cloned());
+        h.push("note".into());
+        h.extend(self.timings.iter().cloned());
+        h
+    }
+
+    /// Number of columns.
+    pub fn width(&self) -> usize {
+        self.params.len() + self.metrics.len() + 1 + self.timings.len()
+    }
+}
+
+/// One row of `cells.csv`, as text fields in [`Layout::header`] order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row(pub Vec<String>);
+
+impl Row {
+    /// The cell key (parameter fields joined), used to match rows with cells.
+    pub fn key(&self, layout: &Layout) -> String {
+        layout
+            .params
+            .iter()
+            .zip(&self.0)
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(";")
+    }
+
+    /// Metric values (NaN where the cell was skipped).
+    pub fn metrics(&self, layout: &Layout) -> Vec<f64> {
+        let start = layout.params.len();
+        self.0[start..start + layout.metrics.len()]
+            .iter()
+            .map(|s| s.parse().unwrap_or(f64::NAN))
+            .collect()
+    }
+
+    /// The note (empty for a computed cell).
+    pub fn note<'a>(&'a self, layout: &Layout) -> &'a str {
+        &self.0[layout.params.len() + layout.metrics.len()]
+    }
+
+    /// Timing values.
+    pub fn timings(&self, layout: &Layout) -> Vec<f64> {
+        let start = layout.params.len() + layout.metrics.len() + 1;
+        self.0[start..]
+            .iter()
+            .map(|s| s.parse().unwrap_or(f64::NAN))
+            .collect()
+    }
+}
+
+/// Formats one CSV record (with quoting where needed), newline-terminated.
+pub fn csv_line(fields: &[String]) -> String {
+    let mut w = csv::WriterBuilder::new().from_writer(Vec::new());
+    // Writing to a Vec cannot fail.
+    w.write_record(fields).expect("csv to memory");
+    String::from_utf8(w.into_inner().expect("csv flush")).expect("utf8 csv")
+}
+
+/// Parses the text of a `cells.csv`. Returns the header and the complete rows; a line with the wrong
+/// number of fields (a write cut off by a kill) is dropped and counted.
+pub fn parse_cells(text: &str) -> (Option<Vec<String>>, Vec<Row>, usize) {
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let mut header: Option<Vec<String>> = None;
+    let mut rows = Vec::new();
+    let mut dropped = 0;
+    for rec in rdr.records() {
+        let Ok(rec) = rec else {
+            dropped += 1;
+            continue;
+        };
+        let fields: Vec<String> = rec.iter().map(str::to_string).collect();
+        match &header {
+            None => header = Some(fields),
+            Some(h) if h.len() == fields.len() => rows.push(Row(fields)),
+            Some(_) => dropped += 1,
+        }
+    }
+    // A final line without its newline was cut off mid-write: the fields may look complete but the last
+    // number may be truncated, so it is dropped too.
+    if !text.is_empty() && !text.ends_with('\n') && !rows.is_empty() {
+        rows.pop();
+        dropped += 1;
+    }
+    (header, rows, dropped)
+}
+
+/// One group of cells that differ only in `seed`: means and sample standard deviations.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    /// Parameter values (without `seed`).
+    pub params: Vec<(String, Value)>,
+    /// Number of seeds with metrics.
+    pub n: usize,
+    /// Mean of each metric (NaN when no seed has it).
+    pub mean: Vec<f64>,
+    /// Sample standard deviation (0 for one seed).
+    pub std: Vec<f64>,
+    /// Mean of each timing.
+    pub timing_mean: Vec<f64>,
+    /// Notes of skipped cells (e.g. above the memory cap).
+    pub note: String,
+}
+
+impl Summary {
+    /// The value of parameter `name`.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.params.iter().find(|(k, _)| k == name).map(|(_, v)| v)
+    }
+}
+
+/// Groups the rows of the current sweep by all parameters but `seed`, in sweep order.
+pub fn summarize(spec: &Spec, layout: &Layout, rows: &[Row]) -> Vec<Summary> {
+    let by_key: std::collections::HashMap<String, &Row> =
+        rows.iter().map(|r| (r.key(layout), r)).collect();
+    let mut groups: Vec<(Vec<(String, Value)>, Vec<&Row>)> = Vec::new();
+    for cell in spec.cells() {
+        let Some(row) = by_key.get(&cell.key()) else {
+            continue;
+        };
+        let params: Vec<(String, Value)> = cell
+            .params
+            .iter()
+            .filter(|(k, _)| k != "seed")
+            .cloned()
+            .collect();
+        match groups.iter_mut().find(|(p, _)| *p == params) {
+            Some((_, members)) => members.push(row),
+            None => groups.push((params, vec![row])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(params, members)| {
+            let nm = layout.metrics.len();
+            let mut mean = vec![f64::NAN; nm];
+            let mut std = vec![f64::NAN; nm];
+            let ok: Vec<Vec<f64>> = members
+                .iter()
+                .filter(|r| r.note(layout).is_empty())
+                .map(|r| r.metrics(layout))
+                .collect();
+            for j in 0..nm {
+                let vals: Vec<f64> = ok.iter().map(|m| m[j]).collect();
+                let (m, s) = mean_std(&vals);
+                mean[j] = m;
+                std[j] = s;
+            }
+            let timing_mean = (0..layout.timings.len())
+                .map(|j| {
+                    mean_std(
+                        &members
+                            .iter()
+                            .map(|r| r.timings(layout)[j])
+                            .collect::<Vec<_>>(),
+                    )
+                    .0
+                })
+                .collect();
+            let mut notes: Vec<&str> = members
+                .iter()
+                .map(|r| r.note(layout))
+                .filter(|n| !n.is_empty())
+                .collect();
+            notes.dedup();
+            Summary {
+                params,
+                n: ok.len(),
+                mean,
+                std,
+                timing_mean,
+                note: notes.join("; "),
+            }
+        })
+        .collect()
+}
+
+/// Mean and sample standard deviation (n − 1 in the denominator; 0 for a single value; NaN for none).
+pub fn mean_std(vals: &[f64]) -> (f64, f64) {
+    if vals.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    let n = vals.len() as f64;
+    let mean = vals.iter().sum::<f64>() / n;
+    if vals.len() == 1 {
+        return (mean, 0.0);
+    }
+    let var = vals.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, var.sqrt())
+}
+
+/// The text of `summary.csv`.
+pub fn summary_csv(layout: &Layout, summaries: &[Summary]) -> String {
+    let mut header: Vec<String> = layout
+        .params
+        .iter()
+        .filter(|p| *p != "seed")
+        .cloned()
+        .collect();
+    header.push("n".into());
+    for m in &layout.metrics {
+        header.push(format!("{m}_mean"));
+        header.push(format!("{m}_std"));
+    }
+    for t in &layout.timings {
+        header.push(format!("{t}_mean"));
+    }
+    header.push("note".into());
+    let mut out = csv_line(&header);
+    for s in summaries {
+        let mut f: Vec<String> = s.params.iter().map(|(_, v)| v.to_string()).collect();
+        f.push(s.n.to_string());
+        for (m, sd) in s.mean.iter().zip(&s.std) {
+            f.push(m.to_string());
+            f.push(sd.to_string());
+        }
+        f.extend(s.timing_mean.iter().map(|t| t.to_string()));
+        f.push(s.note.clone());
+        out.push_str(&csv_line(&f));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partial_last_line_is_dropped() {
+        let text = "a,b\n1,2\n3,4\n5,";
+        let (h, rows, dropped) = parse_cells(text);
+        assert_eq!(h.unwrap(), vec!["a", "b"]);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(dropped, 1);
+        // A cut-off line that happens to have the right number of fields is dropped too.
+        let (_, rows, dropped) = parse_cells("a,b\n1,2\n3,4");
+        assert_eq!((rows.len(), dropped), (1, 1));
+    }
+
+    #[test]
+    fn mean_std_matches_definition() {
+        let (m, s) = mean_std(&[1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(m, 2.5);
+        assert!((s - (5.0f64 / 3.0).sqrt()).abs() < 1e-15);
+        assert_eq!(mean_std(&[7.0]), (7.0, 0.0));
+    }
+}

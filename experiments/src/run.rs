@@ -1,0 +1,320 @@
+//! The resumable, parallel sweep runner.
+//!
+//! * Each cell gets its own RNG stream `rng_stream(seed, cell.key())`, so its metrics do not depend on the
+//!   thread count or on the order in which cells run.
+//! * Each finished cell is appended to `cells.csv` as one line and flushed; a rerun reads the file, drops
+//!   a line cut off by a kill, and computes only the missing cells.
+//! * When all cells are done, `cells.csv` is rewritten in sweep order (atomically), so that the file is
+//!   identical, timings aside, whatever the thread count or the interruptions.
+//! * `summary.csv`, the plot, the table and the manifest are written atomically afterwards.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+
+use crate::error::AppError;
+use crate::io::{utc_now, write_atomic};
+use crate::kinds::{CellError, CellOutput};
+use crate::results::{csv_line, parse_cells, summarize, summary_csv, Layout, Row};
+use crate::spec::Spec;
+use crate::{outputs, VERSION};
+
+/// How to run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Directory that holds one folder per experiment.
+    pub results_root: PathBuf,
+    /// Worker threads (`None`: all cores).
+    pub threads: Option<usize>,
+    /// Discard earlier cells computed with other settings instead of refusing to run.
+    pub fresh: bool,
+    /// Show a progress bar (when stderr is a terminal).
+    pub progress: bool,
+}
+
+/// What a run did.
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    /// Cells in the sweep.
+    pub total: usize,
+    /// Cells computed by this run.
+    pub computed: usize,
+    /// Cells found finished in `cells.csv`.
+    pub reused: usize,
+    /// Cells skipped with a note (e.g. above the memory cap).
+    pub skipped: usize,
+    /// Wall time of this run in seconds.
+    pub wall_s: f64,
+    /// The experiment's results folder.
+    pub dir: PathBuf,
+}
+
+const FINGERPRINT_FILE: &str = ".fingerprint";
+
+/// Runs (or resumes) the sweep of `spec` and writes every output.
+pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
+    let started = Instant::now();
+    let started_utc = utc_now();
+    let dir = opts.results_root.join(&spec.name);
+    std::fs::create_dir_all(&dir).map_err(|e| AppError::io(&dir, e))?;
+    let layout = Layout::of(spec);
+    let cells_path = dir.join("cells.csv");
+    let fp_path = dir.join(FINGERPRINT_FILE);
+    let fingerprint = spec.fingerprint();
+
+    // Earlier cells: reuse them only if they were computed with the same settings and columns.
+    let mut existing: Vec<Row> = Vec::new();
+    if cells_path.exists() {
+        let text =
+            std::fs::read_to_string(&cells_path).map_err(|e| AppError::io(&cells_path, e))?;
+        let old_fp = std::fs::read_to_string(&fp_path).unwrap_or_default();
+        let (header, rows, dropped) = parse_cells(&text);
+        let same = old_fp.trim() == fingerprint && header.as_ref() == Some(&layout.header());
+        if !same && !opts.fresh {
+            return Err(AppError::usage(format!(
+                "{}: holds cells computed with other settings or columns (the kind's section, the seed or \
+                 the metrics changed); rerun with --fresh to discard them, or pass --out DIR to write elsewhere",
+                cells_path.display()
+            )));
+        }
+        if same {
+            existing = rows;
+            if dropped > 0 {
+                eprintln!(
+                    "{}: dropped {dropped} incomplete line(s) left by an interrupted run",
+                    cells_path.display()
+                );
+            }
+        }
+    }
+    // Start the file afresh with the valid rows (removes a cut-off line), then append new cells.
+    let mut text = csv_line(&layout.header());
+    for r in &existing {
+        text.push_str(&csv_line(&r.0));
+    }
+    write_atomic(&fp_path, fingerprint.as_bytes()).map_err(|e| AppError::io(&fp_path, e))?;
+    write_atomic(&cells_path, text.as_bytes()).map_err(|e| AppError::io(&cells_path, e))?;
+
+    let cells = spec.cells();
+    let done: std::collections::HashSet<String> = existing.iter().map(|r| r.key(&layout)).collect();
+    let pending: Vec<_> = cells.iter().filter(|c| !done.contains(&c.key())).collect();
+    let reused = cells.len() - pending.len();
+
+    let file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&cells_path)
+        .map_err(|e| AppError::io(&cells_path, e))?;
+    let sink = Mutex::new((file, Vec::<Row>::new()));
+    let bar = if opts.progress {
+        ProgressBar::new(pending.len() as u64)
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} cells ({per_sec}, ETA {eta})",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.set_prefix(spec.name.clone());
+
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.threads.unwrap_or(0))
+        .build()
+        .map_err(|e| AppError::internal(format!("cannot start worker threads: {e}")))?;
+    let failed = AtomicBool::new(false);
+    let result: Result<(), AppError> = pool.install(|| {
+        pending.par_iter().try_for_each(|cell| {
+            if failed.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            let mut rng = rfx_core::rng_stream(spec.seed, &cell.key());
+            let t0 = Instant::now();
+            let out = spec.runner.run_cell(cell, &mut rng);
+            let secs = t0.elapsed().as_secs_f64();
+            let mut fields: Vec<String> = cell.params.iter().map(|(_, v)| v.to_string()).collect();
+            let (metrics, note, timings) = match out {
+                Ok(CellOutput { metrics, timings }) => {
+                    if metrics.len() != layout.metrics.len() || timings.len() + 1 != layout.timings.len() {
+                        failed.store(true, Ordering::Relaxed);
+                        return Err(AppError::internal(format!(
+                            "cell {}: the kind returned {} metrics and {} timings, expected {} and {}",
+                            cell.key(),
+                            metrics.len(),
+                            timings.len(),
+                            layout.metrics.len(),
+                            layout.timings.len() - 1
+                        )));
+                    }
+                    (metrics.iter().map(|m| m.to_string()).collect(), String::new(), timings)
+                }
+                Err(CellError::Skipped(why)) => (
+                    vec![String::new(); layout.metrics.len()],
+                    why,
+                    vec![f64::NAN; layout.timings.len() - 1],
+                ),
+                Err(CellError::Fatal(why)) => {
+                    failed.store(true, Ordering::Relaxed);
+                    return Err(AppError::internal(format!("cell {}: {why}", cell.key())));
+                }
+            };
+            fields.extend::<Vec<String>>(metrics);
+            fields.push(note);
+            fields.push(secs.to_string());
+            fields.extend(timings.iter().map(|t| t.to_string()));
+            let line = csv_line(&fields);
+            {
+                let mut guard = sink.lock().map_err(|_| AppError::internal("results writer poisoned"))?;
+                guard
+                    .0
+                    .write_all(line.as_bytes())
+                    .and_then(|_| guard.0.flush())
+                    .map_err(|e| AppError::io(&cells_path, e))?;
+                guard.1.push(Row(fields));
+            }
+            bar.inc(1);
+            Ok(())
+        })
+    });
+    bar.finish_and_clear();
+    result?;
+    let (_, new_rows) = sink
+        .into_inner()
+        .map_err(|_| AppError::internal("results writer poisoned"))?;
+    let computed = new_rows.len();
+
+    // Canonical order: the sweep's cells first, in sweep order; rows of cells no longer in the sweep after.
+    let mut all: Vec<Row> = existing.into_iter().chain(new_rows).collect();
+    let order: HashMap<String, usize> = cells.iter().map(|c| (c.key(), c.index)).collect();
+    all.sort_by_key(|r| order.get(&r.key(&layout)).copied().unwrap_or(usize::MAX));
+    let mut text = csv_line(&layout.header());
+    for r in &all {
+        text.push_str(&csv_line(&r.0));
+    }
+    write_atomic(&cells_path, text.as_bytes()).map_err(|e| AppError::io(&cells_path, e))?;
+
+    let skipped = all
+        .iter()
+        .filter(|r| order.contains_key(&r.key(&layout)) && !r.note(&layout).is_empty())
+        .count();
+    let wall_s = started.elapsed().as_secs_f64();
+    let report = RunReport {
+        total: cells.len(),
+        computed,
+        reused,
+        skipped,
+        wall_s,
+        dir: dir.clone(),
+    };
+    write_config_and_manifest(spec, &dir, &report, &started_utc, opts)?;
+    outputs::write_all(spec, &dir, &layout, &all)?;
+    Ok(report)
+}
+
+fn write_config_and_manifest(
+    spec: &Spec,
+    dir: &Path,
+    report: &RunReport,
+    started_utc: &str,
+    opts: &RunOptions,
+) -> Result<(), AppError> {
+    let config = dir.join("config.toml");
+    write_atomic(&config, spec.source.as_bytes()).map_err(|e| AppError::io(&config, e))?;
+    let (commit, dirty) = git_state();
+    let manifest = serde_json::json!({
+        "experiment": spec.name,
+        "kind": spec.kind,
+        "title": spec.title,
+        "paper": spec.paper,
+        "config_file": spec.file.display().to_string(),
+        "config": spec.source,
+        "seed": spec.seed,
+        "quick": spec.quick,
+        "fingerprint": spec.fingerprint(),
+        "rfx_version": VERSION,
+        "git_commit": commit,
+        "git_dirty": dirty,
+        "host": {
+            "hostname": hostname(),
+            "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            "os": std::env::consts::OS,
+            "arch": std::env::consts::ARCH,
+        },
+        "threads": opts.threads.unwrap_or_else(rayon::current_num_threads),
+        "started_utc": started_utc,
+        "wall_time_s": report.wall_s,
+        "cells_total": report.total,
+        "cells_computed": report.computed,
+        "cells_reused": report.reused,
+        "cells_skipped": report.skipped,
+    });
+    let path = dir.join("manifest.json");
+    let text =
+        serde_json::to_string_pretty(&manifest).map_err(|e| AppError::internal(e.to_string()))?;
+    write_atomic(&path, text.as_bytes()).map_err(|e| AppError::io(&path, e))
+}
+
+fn git_state() -> (String, bool) {
+    let out = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let commit = out(&["rev-parse", "HEAD"]).unwrap_or_else(|| "unknown".into());
+    let dirty =
+        out(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    (commit, dirty)
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Rebuilds summary, plot and table of an existing results folder from its `cells.csv` and `config.toml`.
+pub fn replot(dir: &Path) -> Result<(), AppError> {
+    let config = dir.join("config.toml");
+    let manifest = dir.join("manifest.json");
+    let quick = std::fs::read_to_string(&manifest)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v.get("quick").and_then(serde_json::Value::as_bool))
+        .unwrap_or(false);
+    let spec = Spec::load(&config, quick).map_err(AppError::Config)?;
+    let layout = Layout::of(&spec);
+    let cells_path = dir.join("cells.csv");
+    let text = std::fs::read_to_string(&cells_path).map_err(|e| AppError::io(&cells_path, e))?;
+    let (header, rows, _) = parse_cells(&text);
+    if header.as_ref() != Some(&layout.header()) {
+        return Err(AppError::usage(format!(
+            "{}: columns do not match {}",
+            cells_path.display(),
+            config.display()
+        )));
+    }
+    outputs::write_all(&spec, dir, &layout, &rows)
+}
+
+/// Writes summary.csv for `rows` (used by [`outputs::write_all`]).
+pub fn write_summary(
+    spec: &Spec,
+    dir: &Path,
+    layout: &Layout,
+    rows: &[Row],
+) -> Result<Vec<crate::results::Summary>, AppError> {
+    let summaries = summarize(spec, layout, rows);
+    let path = dir.join("summary.csv");
+    write_atomic(&path, summary_csv(layout, &summaries).as_bytes())
+        .map_err(|e| AppError::io(&path, e))?;
+    Ok(summaries)
+}

@@ -1,0 +1,595 @@
+//! The experiment file: `[experiment]`, `[sweep]`, the kind's section, `[plot]`, `[table]`, `[[claim]]`,
+//! `[[paper_value]]` and `[quick]`. Everything is validated before anything is computed or written.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::{ConfigError, Doc, Section, Value};
+use crate::kinds::{self, Cell, Runner};
+
+/// One axis of the sweep.
+#[derive(Debug, Clone)]
+pub struct Axis {
+    /// Parameter name.
+    pub name: String,
+    /// Its values, in file order.
+    pub values: Vec<Value>,
+}
+
+/// Whether lower or higher metric values are better.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Better {
+    /// Errors, times.
+    Lower,
+    /// Accuracies.
+    Higher,
+}
+
+/// `[plot]`: one line chart per panel value, one curve per series value, mean ± std over seeds.
+#[derive(Debug, Clone)]
+pub struct PlotSpec {
+    /// Figure title.
+    pub title: String,
+    /// Sweep parameter on the x axis (numeric).
+    pub x: String,
+    /// Metric on the y axis.
+    pub y: String,
+    /// Sweep parameter that distinguishes curves.
+    pub series: Option<String>,
+    /// Sweep parameter that distinguishes panels.
+    pub panels: Option<String>,
+    /// x axis label with units.
+    pub x_label: String,
+    /// y axis label with units.
+    pub y_label: String,
+    /// Log scale on x.
+    pub log_x: bool,
+    /// Log scale on y.
+    pub log_y: bool,
+    /// Display labels for parameter values (`[plot.labels]`).
+    pub labels: Vec<(String, String)>,
+}
+
+impl PlotSpec {
+    /// The display label of a parameter value.
+    pub fn label(&self, value: &str) -> String {
+        self.labels
+            .iter()
+            .find(|(k, _)| k == value)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| value.to_string())
+    }
+}
+
+/// Number format of table cells.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum NumFormat {
+    /// `1.23e-4` with this many significant digits.
+    Sci(usize),
+    /// `0.123` with this many decimals.
+    Fixed(usize),
+}
+
+/// `[table]`: rows are combinations of `rows` parameters, columns the values of `columns`.
+#[derive(Debug, Clone)]
+pub struct TableSpec {
+    /// Caption above the table.
+    pub caption: String,
+    /// Row parameters.
+    pub rows: Vec<String>,
+    /// Column parameter.
+    pub columns: String,
+    /// Only these column values (all when absent).
+    pub column_values: Option<Vec<Value>>,
+    /// Metric shown.
+    pub value: String,
+    /// Number format.
+    pub format: NumFormat,
+}
+
+/// `[[claim]]`: a paper's claim as an ordering of groups of a parameter's values by a metric.
+#[derive(Debug, Clone)]
+pub struct ClaimSpec {
+    /// The claim in words, with its source in the paper.
+    pub text: String,
+    /// Metric compared.
+    pub metric: String,
+    /// Lower or higher is better.
+    pub better: Better,
+    /// The parameter whose values are ordered.
+    pub by: String,
+    /// Groups from best to worst; a group's value is the best of its members.
+    pub order: Vec<Vec<String>>,
+    /// Restrictions on other parameters.
+    pub filter: Vec<(String, Vec<Value>)>,
+}
+
+/// `[[paper_value]]`: a number the paper reports, shown beside ours (never used as ours).
+#[derive(Debug, Clone)]
+pub struct PaperValue {
+    /// The cell it corresponds to (a subset of sweep parameters; seeds are averaged).
+    pub cell: Vec<(String, Value)>,
+    /// The metric.
+    pub metric: String,
+    /// The reported value.
+    pub value: f64,
+    /// Where it comes from (table/figure, or an extraction note).
+    pub source: String,
+}
+
+/// A validated experiment.
+pub struct Spec {
+    /// The TOML file.
+    pub file: PathBuf,
+    /// Its text (copied into the results).
+    pub source: String,
+    /// Experiment name = results directory name.
+    pub name: String,
+    /// Kind name.
+    pub kind: String,
+    /// Experiment seed.
+    pub seed: u64,
+    /// Title for the report.
+    pub title: String,
+    /// What it does.
+    pub description: String,
+    /// The paper and figure/table it reproduces.
+    pub paper: String,
+    /// Notes for the report (ambiguities, resolutions, stand-ins).
+    pub notes: String,
+    /// The sweep axes (including `seed` if listed).
+    pub sweep: Vec<Axis>,
+    /// Plot.
+    pub plot: Option<PlotSpec>,
+    /// Table.
+    pub table: Option<TableSpec>,
+    /// Claims with verdicts.
+    pub claims: Vec<ClaimSpec>,
+    /// Paper numbers.
+    pub paper_values: Vec<PaperValue>,
+    /// Whether `[quick]` overrides were applied.
+    pub quick: bool,
+    /// The configured cell runner.
+    pub runner: Box<dyn Runner>,
+}
+
+fn is_safe_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+}
+
+impl Spec {
+    /// Reads and validates `path`; `quick` applies the `[quick]` overrides.
+    pub fn load(path: &Path, quick: bool) -> Result<Spec, ConfigError> {
+        let file = path.display().to_string();
+        let source = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            file: file.clone(),
+            line: None,
+            key: String::new(),
+            message: format!("cannot read: {e}"),
+        })?;
+        Self::parse(path, &source, quick)
+    }
+
+    /// Validates the text of an experiment file.
+    pub fn parse(path: &Path, source: &str, quick: bool) -> Result<Spec, ConfigError> {
+        let file = path.display().to_string();
+        let mut doc = Doc::parse(&file, source)?;
+        doc.apply_quick(quick);
+        let root = doc.root();
+
+        let exp = root
+            .table("experiment")?
+            .ok_or_else(|| root.error("experiment", "missing required table [experiment]"))?;
+        let name = exp.req_str("name")?;
+        if !is_safe_name(&name) {
+            return Err(exp.error(
+                "name",
+                format!("\"{name}\" is not a valid name; allowed: lowercase letters, digits, '-' and '_'"),
+            ));
+        }
+        let kind_name = exp.req_str("kind")?;
+        let kind = kinds::find(&kind_name).ok_or_else(|| {
+            let names: Vec<_> = kinds::registry().iter().map(|k| k.name()).collect();
+            exp.error(
+                "kind",
+                format!(
+                    "unknown kind \"{kind_name}\"; allowed: {}",
+                    names.join(", ")
+                ),
+            )
+        })?;
+        let seed = exp
+            .opt_int("seed", 0, i64::MAX)?
+            .ok_or_else(|| exp.error("seed", "missing required key (a non-negative integer)"))?
+            as u64;
+        let title = exp.opt_str("title")?.unwrap_or_else(|| name.clone());
+        let description = exp.opt_str("description")?.unwrap_or_default();
+        let paper = exp.opt_str("paper")?.unwrap_or_default();
+        let notes = exp.opt_str("notes")?.unwrap_or_default();
+        exp.finish()?;
+
+        let sweep = read_sweep(&root, kind)?;
+        let section = root.table(kind.name())?;
+        let runner = kind.configure(section.as_ref())?;
+        if let Some(s) = &section {
+            s.finish()?;
+        }
+        let metrics = runner.metrics();
+        let params: Vec<String> = sweep.iter().map(|a| a.name.clone()).collect();
+
+        let plot = match root.table("plot")? {
+            Some(s) => Some(read_plot(&s, &params, &metrics, &sweep)?),
+            None => None,
+        };
+        let table = match root.table("table")? {
+            Some(s) => Some(read_table(&s, &params, &metrics)?),
+            None => None,
+        };
+        let claims = root
+            .tables("claim")?
+            .iter()
+            .map(|s| read_claim(s, &params, &metrics, &sweep))
+            .collect::<Result<Vec<_>, _>>()?;
+        let paper_values = root
+            .tables("paper_value")?
+            .iter()
+            .map(|s| read_paper_value(s, &params, &metrics))
+            .collect::<Result<Vec<_>, _>>()?;
+        root.finish()?;
+
+        Ok(Spec {
+            file: path.to_path_buf(),
+            source: source.to_string(),
+            name,
+            kind: kind_name,
+            seed,
+            title,
+            description,
+            paper,
+            notes,
+            sweep,
+            plot,
+            table,
+            claims,
+            paper_values,
+            quick,
+            runner,
+        })
+    }
+
+    /// Every cell of the sweep, in order (the first axis varies slowest).
+    pub fn cells(&self) -> Vec<Cell> {
+        let total: usize = self.sweep.iter().map(|a| a.values.len()).product();
+        (0..total)
+            .map(|index| {
+                let mut rest = index;
+                let mut params = vec![(String::new(), Value::Int(0)); self.sweep.len()];
+                for (slot, axis) in params.iter_mut().zip(&self.sweep).rev() {
+                    let n = axis.values.len();
+                    *slot = (axis.name.clone(), axis.values[rest % n].clone());
+                    rest /= n;
+                }
+                Cell { index, params }
+            })
+            .collect()
+    }
+
+    /// A fingerprint of everything that determines cell results besides the cell parameters.
+    pub fn fingerprint(&self) -> String {
+        format!(
+            "{:016x}",
+            rfx_core::stream_seed(
+                self.seed,
+                &format!("{}|{}", self.kind, self.runner.settings())
+            )
+        )
+    }
+}
+
+fn read_sweep(root: &Section<'_, '_>, kind: &dyn kinds::Kind) -> Result<Vec<Axis>, ConfigError> {
+    let sweep = root
+        .table("sweep")?
+        .ok_or_else(|| root.error("sweep", "missing required table [sweep]"))?;
+    let specs = kind.sweep_params();
+    // Mark every known parameter, so that finish() lists them all for an unknown key.
+    for p in &specs {
+        sweep.has(p.name);
+    }
+    sweep.has("seed");
+    let mut axes = Vec::new();
+    for key in sweep.keys() {
+        let spec = specs.iter().find(|p| p.name == key);
+        if spec.is_none() && key != "seed" {
+            continue; // reported by finish() below, with the allowed keys
+        }
+        let items = sweep.list(&key)?.unwrap_or_default();
+        if items.is_empty() {
+            return Err(sweep.error(&key, "empty sweep list; give at least one value"));
+        }
+        let mut values = Vec::with_capacity(items.len());
+        for (v, span) in items {
+            let check = match spec {
+                Some(p) => (p.check)(&v).map_err(|m| format!("{m} ({})", p.allowed)),
+                None => kinds::check_int(&v, 0, i64::from(u32::MAX)),
+            };
+            if let Err(m) = check {
+                return Err(sweep.error_span(span, &key, m));
+            }
+            if values.contains(&v) {
+                return Err(sweep.error_span(span, &key, format!("value {v} listed twice")));
+            }
+            values.push(v);
+        }
+        axes.push(Axis { name: key, values });
+    }
+    for p in &specs {
+        if p.required && !axes.iter().any(|a| a.name == p.name) {
+            return Err(sweep.error(
+                p.name,
+                format!("missing required sweep list ({})", p.allowed),
+            ));
+        }
+    }
+    sweep.finish()?;
+    Ok(axes)
+}
+
+fn need_param(
+    s: &Section<'_, '_>,
+    key: &str,
+    value: &str,
+    params: &[String],
+) -> Result<(), ConfigError> {
+    if params.iter().any(|p| p == value) {
+        Ok(())
+    } else {
+        Err(s.error(
+            key,
+            format!(
+                "\"{value}\" is not a sweep parameter; allowed: {}",
+                params.join(", ")
+            ),
+        ))
+    }
+}
+
+fn need_metric(
+    s: &Section<'_, '_>,
+    key: &str,
+    value: &str,
+    metrics: &[String],
+) -> Result<(), ConfigError> {
+    if metrics.iter().any(|p| p == value) {
+        Ok(())
+    } else {
+        Err(s.error(
+            key,
+            format!(
+                "\"{value}\" is not a metric of this kind; allowed: {}",
+                metrics.join(", ")
+            ),
+        ))
+    }
+}
+
+fn read_plot(
+    s: &Section<'_, '_>,
+    params: &[String],
+    metrics: &[String],
+    sweep: &[Axis],
+) -> Result<PlotSpec, ConfigError> {
+    let x = s.req_str("x")?;
+    need_param(s, "x", &x, params)?;
+    let y = s.req_str("y")?;
+    need_metric(s, "y", &y, metrics)?;
+    let series = s.opt_str("series")?;
+    if let Some(v) = &series {
+        need_param(s, "series", v, params)?;
+    }
+    let panels = s.opt_str("panels")?;
+    if let Some(v) = &panels {
+        need_param(s, "panels", v, params)?;
+    }
+    for a in sweep {
+        let used =
+            a.name == x || Some(&a.name) == series.as_ref() || Some(&a.name) == panels.as_ref();
+        if !used && a.name != "seed" && a.values.len() > 1 {
+            return Err(s.error(
+                "x",
+                format!(
+                    "sweep parameter `{}` has {} values but is none of plot.x, plot.series, plot.panels; \
+                     map it to one of them",
+                    a.name,
+                    a.values.len()
+                ),
+            ));
+        }
+    }
+    let labels = match s.table("labels")? {
+        Some(t) => {
+            let mut out = Vec::new();
+            for k in t.keys() {
+                out.push((k.clone(), t.req_str(&k)?));
+            }
+            t.finish()?;
+            out
+        }
+        None => Vec::new(),
+    };
+    let spec = PlotSpec {
+        title: s.req_str("title")?,
+        x_label: s.req_str("x_label")?,
+        y_label: s.req_str("y_label")?,
+        log_x: s.opt_bool("log_x")?.unwrap_or(false),
+        log_y: s.opt_bool("log_y")?.unwrap_or(false),
+        x,
+        y,
+        series,
+        panels,
+        labels,
+    };
+    s.finish()?;
+    Ok(spec)
+}
+
+fn read_table(
+    s: &Section<'_, '_>,
+    params: &[String],
+    metrics: &[String],
+) -> Result<TableSpec, ConfigError> {
+    let rows = s
+        .opt_str_list("rows")?
+        .ok_or_else(|| s.error("rows", "missing required key (a list of sweep parameters)"))?;
+    for r in &rows {
+        need_param(s, "rows", r, params)?;
+    }
+    let columns = s.req_str("columns")?;
+    need_param(s, "columns", &columns, params)?;
+    let value = s.req_str("value")?;
+    need_metric(s, "value", &value, metrics)?;
+    let column_values = s
+        .list("column_values")?
+        .map(|v| v.into_iter().map(|(v, _)| v).collect());
+    let digits = s.opt_int("digits", 1, 12)?.unwrap_or(3) as usize;
+    let format = match s.opt_choice("format", &["sci", "fixed"])?.as_deref() {
+        Some("fixed") => NumFormat::Fixed(digits),
+        _ => NumFormat::Sci(digits),
+    };
+    let spec = TableSpec {
+        caption: s.opt_str("caption")?.unwrap_or_default(),
+        rows,
+        columns,
+        column_values,
+        value,
+        format,
+    };
+    s.finish()?;
+    Ok(spec)
+}
+
+fn read_filter(
+    s: &Section<'_, '_>,
+    key: &str,
+    params: &[String],
+) -> Result<Vec<(String, Vec<Value>)>, ConfigError> {
+    let Some(t) = s.table(key)? else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for k in t.keys() {
+        need_param(&t, &k, &k, params)?;
+        let vals = t
+            .list(&k)?
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(v, _)| v)
+            .collect();
+        out.push((k, vals));
+    }
+    t.finish()?;
+    Ok(out)
+}
+
+fn read_claim(
+    s: &Section<'_, '_>,
+    params: &[String],
+    metrics: &[String],
+    sweep: &[Axis],
+) -> Result<ClaimSpec, ConfigError> {
+    let text = s.req_str("text")?;
+    let metric = s.req_str("metric")?;
+    need_metric(s, "metric", &metric, metrics)?;
+    let better = match s.opt_choice("better", &["lower", "higher"])?.as_deref() {
+        Some("higher") => Better::Higher,
+        _ => Better::Lower,
+    };
+    let by = s.req_str("by")?;
+    need_param(s, "by", &by, params)?;
+    let axis_values: Vec<String> = sweep
+        .iter()
+        .find(|a| a.name == by)
+        .map(|a| a.values.iter().map(|v| v.to_string()).collect())
+        .unwrap_or_default();
+    let raw = s.value("order").ok_or_else(|| {
+        s.error(
+            "order",
+            "missing required key (groups of values from best to worst)",
+        )
+    })?;
+    let mut order = Vec::new();
+    let items: Vec<_> = match raw.get_ref() {
+        toml::de::DeValue::Array(a) => a.iter().collect(),
+        _ => {
+            return Err(s.error(
+                "order",
+                "expected an array of values or of arrays of values",
+            ))
+        }
+    };
+    for item in items {
+        let group: Vec<String> = match item.get_ref() {
+            toml::de::DeValue::Array(g) => g
+                .iter()
+                .map(|v| s.scalar("order", v).map(|v| v.to_string()))
+                .collect::<Result<_, _>>()?,
+            _ => vec![s.scalar("order", item)?.to_string()],
+        };
+        for g in &group {
+            if !axis_values.contains(g) {
+                return Err(s.error_in(
+                    "order",
+                    item,
+                    format!(
+                        "\"{g}\" is not a value of sweep.{by}; allowed: {}",
+                        axis_values.join(", ")
+                    ),
+                ));
+            }
+        }
+        order.push(group);
+    }
+    if order.len() < 2 {
+        return Err(s.error("order", "a claim orders at least two groups"));
+    }
+    let filter = read_filter(s, "where", params)?;
+    s.finish()?;
+    Ok(ClaimSpec {
+        text,
+        metric,
+        better,
+        by,
+        order,
+        filter,
+    })
+}
+
+fn read_paper_value(
+    s: &Section<'_, '_>,
+    params: &[String],
+    metrics: &[String],
+) -> Result<PaperValue, ConfigError> {
+    let metric = s.req_str("metric")?;
+    need_metric(s, "metric", &metric, metrics)?;
+    let value = s
+        .opt_float("value", f64::MIN, f64::MAX)?
+        .ok_or_else(|| s.error("value", "missing required key (a number)"))?;
+    let source = s.req_str("source")?;
+    let cell = read_filter(s, "cell", params)?
+        .into_iter()
+        .map(|(k, mut v)| {
+            if v.len() == 1 {
+                Ok((k, v.remove(0)))
+            } else {
+                Err(s.error("cell", format!("`cell.{k}` must be a single value")))
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    s.finish()?;
+    Ok(PaperValue {
+        cell,
+        metric,
+        value,
+        source,
+    })
+}

@@ -1,0 +1,337 @@
+//! End-to-end tests of the `rfx` binary: configuration errors, determinism across thread counts, and
+//! resumption after `kill -9`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn rfx() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_rfx"))
+}
+
+fn run(args: &[&str]) -> Output {
+    rfx().args(args).output().expect("rfx runs")
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+const SELFTEST: &str = r#"
+[experiment]
+name = "st"
+kind = "selftest"
+seed = 11
+
+[sweep]
+dim = [1, 2, 3, 4, 5, 6, 7, 8]
+seed = [0, 1, 2]
+
+[selftest]
+draws = 2000
+"#;
+
+/// Rows of a cells.csv with the timing columns removed (timings are the trailing `*_s` columns).
+fn rows_without_timings(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let keep = header.iter().take_while(|h| !h.ends_with("_s")).count();
+    std::iter::once(header[..keep].join(","))
+        .chain(lines.map(|l| l.split(',').take(keep).collect::<Vec<_>>().join(",")))
+        .collect()
+}
+
+fn assert_config_error(toml: &str, expect: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), "bad.toml", toml);
+    let out_dir = dir.path().join("out");
+    for args in [
+        vec!["validate", f.to_str().unwrap()],
+        vec![
+            "run",
+            f.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+    ] {
+        let o = run(&args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+        for e in expect {
+            assert!(stderr.contains(e), "{args:?}: expected {e:?} in: {stderr}");
+        }
+        assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+        assert!(
+            !out_dir.exists(),
+            "nothing is written on a configuration error"
+        );
+    }
+}
+
+#[test]
+fn unknown_key_is_rejected_with_line_and_allowed_keys() {
+    let toml = SELFTEST.replace("draws = 2000", "draws = 2000\ndraw = 5");
+    assert_config_error(
+        &toml,
+        &[
+            "bad.toml:13:",
+            "`selftest.draw`",
+            "unknown key",
+            "allowed keys here: draws, sleep_ms",
+        ],
+    );
+    let toml = SELFTEST.replace("[sweep]", "[sweep]\nsize = [1]");
+    assert_config_error(
+        &toml,
+        &["bad.toml:8:", "`sweep.size`", "unknown key", "dim, seed"],
+    );
+}
+
+#[test]
+fn wrong_type_is_rejected() {
+    let toml = SELFTEST.replace("draws = 2000", "draws = \"many\"");
+    assert_config_error(
+        &toml,
+        &[
+            "bad.toml:12:",
+            "`selftest.draws`",
+            "expected an integer, found a string",
+        ],
+    );
+    let toml = SELFTEST.replace("seed = 11", "seed = 1.5");
+    assert_config_error(
+        &toml,
+        &["bad.toml:5:", "`experiment.seed`", "expected an integer"],
+    );
+}
+
+#[test]
+fn empty_sweep_is_rejected() {
+    let toml = SELFTEST.replace("dim = [1, 2, 3, 4, 5, 6, 7, 8]", "dim = []");
+    assert_config_error(&toml, &["bad.toml:8:", "`sweep.dim`", "empty sweep list"]);
+}
+
+#[test]
+fn negative_dimension_is_rejected() {
+    let toml = SELFTEST.replace("dim = [1, 2, 3, 4, 5, 6, 7, 8]", "dim = [4, -3]");
+    assert_config_error(
+        &toml,
+        &[
+            "bad.toml:8:",
+            "`sweep.dim`",
+            "value -3 out of range",
+            "positive integers",
+        ],
+    );
+}
+
+#[test]
+fn unknown_kind_lists_the_kinds() {
+    let toml = SELFTEST.replace("kind = \"selftest\"", "kind = \"nope\"");
+    assert_config_error(
+        &toml,
+        &["bad.toml:4:", "`experiment.kind`", "allowed: ", "selftest"],
+    );
+}
+
+#[test]
+fn results_do_not_depend_on_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), "st.toml", SELFTEST);
+    let mut tables = Vec::new();
+    for threads in ["1", "2"] {
+        let out = dir.path().join(format!("out{threads}"));
+        let o = run(&[
+            "run",
+            f.to_str().unwrap(),
+            "--threads",
+            threads,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let cells = out.join("st/cells.csv");
+        for name in ["summary.csv", "manifest.json", "config.toml", "report.md"] {
+            assert!(out.join("st").join(name).is_file(), "{name} written");
+        }
+        tables.push(rows_without_timings(&cells));
+    }
+    assert_eq!(tables[0].len(), 1 + 8 * 3);
+    assert_eq!(tables[0], tables[1]);
+}
+
+#[test]
+fn killed_run_resumes_without_recomputing() {
+    let dir = tempfile::tempdir().unwrap();
+    let slow = SELFTEST.replace("draws = 2000", "draws = 2000\nsleep_ms = 60");
+    let f = write(dir.path(), "st.toml", &slow);
+    let reference = dir.path().join("reference");
+    let o = run(&[
+        "run",
+        f.to_str().unwrap(),
+        "--threads",
+        "2",
+        "--out",
+        reference.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    let out = dir.path().join("killed");
+    let cells = out.join("st/cells.csv");
+    let mut child = rfx()
+        .args([
+            "run",
+            f.to_str().unwrap(),
+            "--threads",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    loop {
+        let lines = std::fs::read_to_string(&cells)
+            .map(|t| t.lines().count())
+            .unwrap_or(0);
+        if lines > 8 {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "run did not progress"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let before = std::fs::read_to_string(&cells).unwrap();
+    let finished: Vec<&str> = before
+        .lines()
+        .skip(1)
+        .filter(|l| l.split(',').count() == 6)
+        .collect();
+    assert!(
+        !finished.is_empty() && finished.len() < 24,
+        "killed half-way: {} rows",
+        finished.len()
+    );
+
+    let o = run(&[
+        "run",
+        f.to_str().unwrap(),
+        "--threads",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The rerun computes only the missing cells (a line cut off by the kill counts as missing)...
+    let reused = finished.len();
+    assert!(
+        stdout.contains(&format!("({} computed, {} reused", 24 - reused, reused))
+            || stdout.contains(&format!("({} computed, {} reused", 25 - reused, reused - 1)),
+        "{stdout} (had {reused} rows)"
+    );
+    // ...keeps the finished rows as they were, timings included...
+    let after = std::fs::read_to_string(&cells).unwrap();
+    let kept = finished
+        .iter()
+        .filter(|l| after.lines().any(|a| a == **l))
+        .count();
+    assert!(
+        kept + 1 >= finished.len(),
+        "finished rows kept verbatim: {kept} of {}",
+        finished.len()
+    );
+    // ...and ends with the same rows as the uninterrupted run.
+    assert_eq!(
+        rows_without_timings(&cells),
+        rows_without_timings(&reference.join("st/cells.csv"))
+    );
+}
+
+#[test]
+fn changed_settings_are_not_mixed_with_old_cells() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), "st.toml", SELFTEST);
+    let out = dir.path().join("out");
+    assert!(
+        run(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap()])
+            .status
+            .success()
+    );
+    write(
+        dir.path(),
+        "st.toml",
+        &SELFTEST.replace("draws = 2000", "draws = 10"),
+    );
+    let o = run(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--fresh"));
+    let o = run(&[
+        "run",
+        f.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--fresh",
+    ]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("(24 computed, 0 reused"));
+}
+
+#[test]
+fn replot_rebuilds_outputs_from_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = format!(
+        "{SELFTEST}\n[plot]\ntitle = \"t\"\nx = \"dim\"\ny = \"mean\"\nx_label = \"d\"\ny_label = \"m\"\n"
+    );
+    let f = write(dir.path(), "st.toml", &toml);
+    let out = dir.path().join("out");
+    assert!(
+        run(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let png = out.join("st/st.png");
+    let summary = out.join("st/summary.csv");
+    let before = std::fs::read(&summary).unwrap();
+    std::fs::remove_file(&png).unwrap();
+    std::fs::remove_file(&summary).unwrap();
+    let o = run(&["plot", out.join("st").to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(png.is_file() && out.join("st/st.svg").is_file());
+    assert_eq!(std::fs::read(&summary).unwrap(), before);
+}
+
+#[test]
+fn committed_experiments_validate() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "toml") && p.file_name().unwrap() != "Cargo.toml" {
+            for quick in [false, true] {
+                let mut args = vec!["validate", p.to_str().unwrap()];
+                if quick {
+                    args.push("--quick");
+                }
+                let o = run(&args);
+                assert!(
+                    o.status.success(),
+                    "{}: {}",
+                    p.display(),
+                    String::from_utf8_lossy(&o.stderr)
+                );
+            }
+            n += 1;
+        }
+    }
+    assert!(n >= 1, "experiment files found");
+}

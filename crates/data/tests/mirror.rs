@@ -88,3 +88,24 @@ fn small_sets_from_the_mirror_have_the_documented_shapes() {
     assert!(c.x.rows().into_iter().all(|r| r.sum() == 22.0));
     eprintln!("mushroom one-hot width: {}", c.x.ncols());
 }
+
+/// Every registered set fetches, verifies and parses. Slow (all 68 files, about 5 s), so opt-in:
+/// `RFX_DATA_MIRROR=../shared/data cargo test -p rfx-data --test mirror -- --ignored`.
+#[test]
+#[ignore]
+fn every_registered_set_loads_from_the_mirror() {
+    let Some(m) = mirror() else { return };
+    let cache = tempfile::tempdir().unwrap();
+    let src = Source::Mirror(m);
+    for name in rfx_data::dataset_names() {
+        let t = Instant::now();
+        fetch(name, cache.path(), &src).unwrap();
+        let summary = match load(name, cache.path()).unwrap() {
+            Loaded::TrainTest(t) => format!("{:?} + {:?}", t.train.x.dim(), t.test.x.dim()),
+            Loaded::Classification(c) => format!("{:?}, {} classes", c.x.dim(), c.n_classes()),
+            Loaded::UciSplits(u) => format!("{:?}, {} splits", u.data.x.dim(), u.n_splits()),
+            Loaded::Regression(r) => format!("{:?}", r.x.dim()),
+        };
+        eprintln!("{name}: {summary} ({:.2?})", t.elapsed());
+    }
+}

@@ -19,3 +19,4 @@ pub mod metrics;
 pub mod ridge;
 pub mod spectral;
 pub mod nystrom;
+pub mod kmeans;

@@ -54,7 +54,11 @@ impl KMeansParams {
             return Err(RfxError::invalid("max_iter", 0, "at least 1"));
         }
         if !(self.tolerance.is_finite() && self.tolerance > 0.0) {
-            return Err(RfxError::invalid("tolerance", self.tolerance, "finite and > 0"));
+            return Err(RfxError::invalid(
+                "tolerance",
+                self.tolerance,
+                "finite and > 0",
+            ));
         }
         Ok(())
     }
@@ -87,7 +91,11 @@ pub fn assign(z: ArrayView2<'_, f64>, centroids: ArrayView2<'_, f64>) -> Result<
         .map(|r| {
             let (mut best, mut bd) = (0, f64::INFINITY);
             for (c, cr) in centroids.rows().into_iter().enumerate() {
-                let d: f64 = r.iter().zip(cr.iter()).map(|(a, b)| (a - b) * (a - b)).sum();
+                let d: f64 = r
+                    .iter()
+                    .zip(cr.iter())
+                    .map(|(a, b)| (a - b) * (a - b))
+                    .sum();
                 if d < bd {
                     best = c;
                     bd = d;
@@ -104,7 +112,11 @@ pub fn assign(z: ArrayView2<'_, f64>, centroids: ArrayView2<'_, f64>) -> Result<
 pub fn kmeans(z: ArrayView2<'_, f64>, params: &KMeansParams) -> Result<KMeansResult> {
     params.validate()?;
     if z.nrows() < params.k {
-        return Err(RfxError::invalid("k", params.k, format!("at most n = {}", z.nrows())));
+        return Err(RfxError::invalid(
+            "k",
+            params.k,
+            format!("at most n = {}", z.nrows()),
+        ));
     }
     if !z.iter().all(|v| v.is_finite()) {
         return Err(RfxError::Numerical("kmeans: non-finite features".into()));
@@ -174,15 +186,26 @@ mod tests {
         let res = kmeans(z.view(), &KMeansParams::new(k, 3)).unwrap();
         // purity: every found cluster is one true cluster
         for c in 0..k {
-            let members: Vec<usize> = (0..n).filter(|&i| res.labels[i] == c).map(|i| truth[i]).collect();
+            let members: Vec<usize> = (0..n)
+                .filter(|&i| res.labels[i] == c)
+                .map(|i| truth[i])
+                .collect();
             assert!(!members.is_empty() && members.iter().all(|&t| t == members[0]));
         }
         // the objective is the within-cluster variance: E‖ε‖² = d·0.04 = 0.16, up to sampling error
-        assert!((res.objective - 0.16).abs() < 0.03, "objective {}", res.objective);
+        assert!(
+            (res.objective - 0.16).abs() < 0.03,
+            "objective {}",
+            res.objective
+        );
         // with the linear kernel K = ZZᵀ, the exact kernel objective of the partition equals the feature objective
         let kk = z.dot(&z.t());
         let exact = kernel_kmeans_objective(kk.view(), &res.labels).unwrap();
-        assert!((exact - res.objective).abs() < 1e-10 * res.objective.max(1.0), "{exact} vs {}", res.objective);
+        assert!(
+            (exact - res.objective).abs() < 1e-10 * res.objective.max(1.0),
+            "{exact} vs {}",
+            res.objective
+        );
         // deterministic under the seed
         let again = kmeans(z.view(), &KMeansParams::new(k, 3)).unwrap();
         assert_eq!(again.labels, res.labels);

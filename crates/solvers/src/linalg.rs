@@ -16,7 +16,7 @@
 use cblas_sys::{
     cblas_dsyrk, cblas_dtrsm, CBLAS_DIAG, CBLAS_LAYOUT, CBLAS_SIDE, CBLAS_TRANSPOSE, CBLAS_UPLO,
 };
-use ndarray::{s, Array1, Array2, ArrayView2, Axis, ShapeBuilder};
+use ndarray::{s, Array1, Array2, ArrayView2, ShapeBuilder};
 use rfx_core::{Result, RfxError};
 use std::os::raw::{c_char, c_int};
 
@@ -80,7 +80,9 @@ fn check_finite(a: &ArrayView2<'_, f64>, what: &str) -> Result<()> {
     if a.iter().all(|v| v.is_finite()) {
         Ok(())
     } else {
-        Err(RfxError::Numerical(format!("{what}: input has non-finite entries")))
+        Err(RfxError::Numerical(format!(
+            "{what}: input has non-finite entries"
+        )))
     }
 }
 
@@ -302,7 +304,9 @@ fn syevd(a: ArrayView2<'_, f64>, vectors: bool) -> Result<(Array1<f64>, Option<A
         )
     };
     if info != 0 {
-        return Err(RfxError::Numerical(format!("dsyevd workspace query failed: info = {info}")));
+        return Err(RfxError::Numerical(format!(
+            "dsyevd workspace query failed: info = {info}"
+        )));
     }
     let lwork = (work_q[0].ceil() as usize).max(1);
     let liwork = (iwork_q[0] as usize).max(1);
@@ -326,7 +330,9 @@ fn syevd(a: ArrayView2<'_, f64>, vectors: bool) -> Result<(Array1<f64>, Option<A
         )
     };
     if info != 0 {
-        return Err(RfxError::Numerical(format!("dsyevd failed to converge: info = {info}")));
+        return Err(RfxError::Numerical(format!(
+            "dsyevd failed to converge: info = {info}"
+        )));
     }
     let v = if vectors {
         // Eigenvectors come back column-major.
@@ -490,9 +496,10 @@ pub fn fro_norm(a: ArrayView2<'_, f64>) -> f64 {
     a.iter().map(|v| v * v).sum::<f64>().sqrt()
 }
 
+#[cfg(test)]
 /// Column-wise scaling $A \operatorname{diag}(d)$ in place.
 pub(crate) fn scale_cols(a: &mut Array2<f64>, d: &Array1<f64>) {
-    for mut row in a.axis_iter_mut(Axis(0)) {
+    for mut row in a.axis_iter_mut(ndarray::Axis(0)) {
         row.zip_mut_with(d, |x, s| *x *= s);
     }
 }
@@ -528,7 +535,10 @@ mod tests {
         let a = ndarray::arr2(&[[1.0, 2.0], [2.0, 1.0]]);
         assert!(matches!(Cholesky::factor(a), Err(RfxError::Numerical(_))));
         let r = Array2::<f64>::zeros((2, 3));
-        assert!(matches!(Cholesky::factor(r), Err(RfxError::DimensionMismatch(_))));
+        assert!(matches!(
+            Cholesky::factor(r),
+            Err(RfxError::DimensionMismatch(_))
+        ));
         let mut nan = Array2::<f64>::eye(2);
         nan[[0, 0]] = f64::NAN;
         assert!(Cholesky::factor(nan).is_err());
@@ -553,7 +563,10 @@ mod tests {
         // a non-contiguous view works too
         let sub = a.slice(s![..;2, ..;2]);
         let es = eigh(sub).unwrap();
-        let rec = es.vectors.dot(&Array2::from_diag(&es.values)).dot(&es.vectors.t());
+        let rec = es
+            .vectors
+            .dot(&Array2::from_diag(&es.values))
+            .dot(&es.vectors.t());
         assert!(max_abs(&(&rec - &sub)) < 1e-11 * max_abs(&a));
     }
 
@@ -572,7 +585,8 @@ mod tests {
         let mut ne = NormalEquations::new(9, 2).unwrap();
         for start in (0..70).step_by(16) {
             let end = (start + 16).min(70);
-            ne.push(z.slice(s![start..end, ..]), y.slice(s![start..end, ..])).unwrap();
+            ne.push(z.slice(s![start..end, ..]), y.slice(s![start..end, ..]))
+                .unwrap();
         }
         assert_eq!(ne.n(), 70);
         let (g3, b) = ne.finish();
@@ -587,7 +601,9 @@ mod tests {
     fn memory_cap() {
         assert!(check_memory("x", 10, 10).is_ok());
         match check_memory("gram", f64_bytes(5000 * 5000), 1 << 20) {
-            Err(RfxError::OutOfMemory { needed_bytes, .. }) => assert_eq!(needed_bytes, 200_000_000),
+            Err(RfxError::OutOfMemory { needed_bytes, .. }) => {
+                assert_eq!(needed_bytes, 200_000_000)
+            }
             other => panic!("expected OutOfMemory, got {other:?}"),
         }
         set_blas_threads(1);

@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 
 fn check_len(a: usize, b: usize) -> Result<()> {
     if a != b {
-        return Err(RfxError::DimensionMismatch(format!("lengths {a} and {b} differ")));
+        return Err(RfxError::DimensionMismatch(format!(
+            "lengths {a} and {b} differ"
+        )));
     }
     if a == 0 {
         return Err(RfxError::invalid("length", 0, "at least 1"));
@@ -24,13 +26,23 @@ pub fn mse(pred: ArrayView2<'_, f64>, target: ArrayView2<'_, f64>) -> Result<f64
         )));
     }
     check_len(pred.len(), target.len())?;
-    Ok(pred.iter().zip(target.iter()).map(|(p, t)| (p - t) * (p - t)).sum::<f64>() / pred.len() as f64)
+    Ok(pred
+        .iter()
+        .zip(target.iter())
+        .map(|(p, t)| (p - t) * (p - t))
+        .sum::<f64>()
+        / pred.len() as f64)
 }
 
 /// Mean squared error of two slices.
 pub fn mse_slice(pred: &[f64], target: &[f64]) -> Result<f64> {
     check_len(pred.len(), target.len())?;
-    Ok(pred.iter().zip(target).map(|(p, t)| (p - t) * (p - t)).sum::<f64>() / pred.len() as f64)
+    Ok(pred
+        .iter()
+        .zip(target)
+        .map(|(p, t)| (p - t) * (p - t))
+        .sum::<f64>()
+        / pred.len() as f64)
 }
 
 /// Root mean squared error $\sqrt{\mathrm{MSE}}$.

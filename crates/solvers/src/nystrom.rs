@@ -84,11 +84,20 @@ pub struct Nystrom<K> {
 
 impl<K: Kernel> Nystrom<K> {
     /// Chooses landmarks among the rows of `x` and factors $K_{SS}$.
-    pub fn fit(kernel: K, x: ArrayView2<'_, f64>, params: &NystromParams, rng: &mut RfxRng) -> Result<Self> {
+    pub fn fit(
+        kernel: K,
+        x: ArrayView2<'_, f64>,
+        params: &NystromParams,
+        rng: &mut RfxRng,
+    ) -> Result<Self> {
         params.validate()?;
         let n = x.nrows();
         if n == 0 || x.ncols() == 0 {
-            return Err(RfxError::invalid("x", format!("{:?}", x.dim()), "at least one row and column"));
+            return Err(RfxError::invalid(
+                "x",
+                format!("{:?}", x.dim()),
+                "at least one row and column",
+            ));
         }
         let s = params.landmarks.min(n);
         let mut indices = match params.sampling {
@@ -101,9 +110,13 @@ impl<K: Kernel> Nystrom<K> {
         let e = eigh(kss.view())?;
         let lmax = e.values.iter().fold(0.0f64, |m, &v| m.max(v));
         if lmax <= 0.0 {
-            return Err(RfxError::Numerical("Nyström: landmark Gram has no positive eigenvalue".into()));
+            return Err(RfxError::Numerical(
+                "Nyström: landmark Gram has no positive eigenvalue".into(),
+            ));
         }
-        let keep: Vec<usize> = (0..s).filter(|&i| e.values[i] > params.rcond * lmax).collect();
+        let keep: Vec<usize> = (0..s)
+            .filter(|&i| e.values[i] > params.rcond * lmax)
+            .collect();
         let mut proj = e.vectors.select(Axis(1), &keep);
         for (mut col, &i) in proj.axis_iter_mut(Axis(1)).zip(&keep) {
             col /= e.values[i].sqrt();
@@ -147,9 +160,20 @@ fn weighted_without_replacement(w: &[f64], s: usize, rng: &mut RfxRng) -> Vec<us
         .enumerate()
         .map(|(i, &wi)| {
             let u: f64 = rng.gen_range(f64::MIN_POSITIVE..1.0);
-            let key = if wi > 0.0 { u.ln() / wi } else { f64::NEG_INFINITY };
+            let key = if wi > 0.0 {
+                u.ln() / wi
+            } else {
+                f64::NEG_INFINITY
+            };
             // ties among zero weights broken uniformly by a second draw
-            (if key.is_finite() { key } else { -1e300 * (1.0 + u) }, i)
+            (
+                if key.is_finite() {
+                    key
+                } else {
+                    -1e300 * (1.0 + u)
+                },
+                i,
+            )
         })
         .collect();
     keys.sort_by(|a, b| b.0.total_cmp(&a.0));
@@ -272,13 +296,26 @@ mod tests {
         let k = Rbf(1.0).gram(x.view(), x.view()).unwrap();
         for sampling in [LandmarkSampling::Uniform, LandmarkSampling::RecursiveRls] {
             let mut rng = RfxRng::seed_from_u64(7);
-            let ny = Nystrom::fit(Rbf(1.0), x.view(), &NystromParams::new(60).sampling(sampling), &mut rng).unwrap();
+            let ny = Nystrom::fit(
+                Rbf(1.0),
+                x.view(),
+                &NystromParams::new(60).sampling(sampling),
+                &mut rng,
+            )
+            .unwrap();
             assert_eq!(ny.landmark_indices().len(), 60);
             let z = ny.transform(x.view()).unwrap();
             let e = kernel_errors_gram(k.view(), z.dot(&z.t()).view()).unwrap();
             // dropped eigenvalues are < 1e-10 λmax, so ‖K - ZZᵀ‖_F ≤ n·1e-10·λmax ≪ 1e-7 ‖K‖_F
-            eprintln!("{sampling:?}, s = n: relative Frobenius error {:e}", e.rel_frobenius);
-            assert!(e.rel_frobenius < 1e-7, "{sampling:?}: relative Frobenius error {:e}", e.rel_frobenius);
+            eprintln!(
+                "{sampling:?}, s = n: relative Frobenius error {:e}",
+                e.rel_frobenius
+            );
+            assert!(
+                e.rel_frobenius < 1e-7,
+                "{sampling:?}: relative Frobenius error {:e}",
+                e.rel_frobenius
+            );
         }
     }
 
@@ -302,12 +339,18 @@ mod tests {
             assert_eq!(sorted.len(), 40, "distinct landmarks");
             far_rls += idx.iter().filter(|&&i| i < 8).count();
             let mut rng = RfxRng::seed_from_u64(seed);
-            far_unif += index::sample(&mut rng, 400, 40).into_iter().filter(|&i| i < 8).count();
+            far_unif += index::sample(&mut rng, 400, 40)
+                .into_iter()
+                .filter(|&i| i < 8)
+                .count();
         }
         eprintln!("far points picked over 5 runs: RLS {far_rls}, uniform {far_unif}");
         // uniform expects 5·40·8/400 = 4 far points in total; leverage scores ≈ 1 for each isolated point
         // (s_λ-share of a cluster of 8 near-identical points is ≈ 1) make RLS pick several per run (measured 20)
-        assert!(far_rls >= 10, "RLS picked {far_rls} far points, uniform {far_unif}");
+        assert!(
+            far_rls >= 10,
+            "RLS picked {far_rls} far points, uniform {far_unif}"
+        );
         let mut rng = RfxRng::seed_from_u64(9);
         let ny = Nystrom::fit(kern.clone(), x.view(), &NystromParams::new(40), &mut rng).unwrap();
         let z = ny.transform(x.view()).unwrap();

@@ -15,8 +15,8 @@
 //! reproduced: pass the grid value and the scale, and the scale is applied once.
 
 use crate::linalg::{
-    add_diag, check_memory, eigh, f64_bytes, gram_cols, gram_rows, Cholesky,
-    NormalEquations, DEFAULT_MEMORY_CAP,
+    add_diag, check_memory, eigh, f64_bytes, gram_cols, gram_rows, Cholesky, NormalEquations,
+    DEFAULT_MEMORY_CAP,
 };
 use ndarray::{s, Array2, ArrayView1, ArrayView2, Axis};
 use rand::seq::SliceRandom;
@@ -90,7 +90,11 @@ impl RidgeParams {
     /// Checks $\lambda$ is finite and $\ge 0$.
     pub fn validate(&self) -> Result<()> {
         if !(self.lambda.is_finite() && self.lambda >= 0.0) {
-            return Err(RfxError::invalid("lambda", self.lambda, "a finite value >= 0"));
+            return Err(RfxError::invalid(
+                "lambda",
+                self.lambda,
+                "a finite value >= 0",
+            ));
         }
         Ok(())
     }
@@ -112,7 +116,9 @@ fn check_xy(z: &ArrayView2<'_, f64>, y: &ArrayView2<'_, f64>) -> Result<()> {
         ));
     }
     if !z.iter().chain(y.iter()).all(|v| v.is_finite()) {
-        return Err(RfxError::Numerical("ridge: non-finite features or targets".into()));
+        return Err(RfxError::Numerical(
+            "ridge: non-finite features or targets".into(),
+        ));
     }
     Ok(())
 }
@@ -131,7 +137,11 @@ pub struct Ridge {
 
 impl Ridge {
     /// Fits on features $Z$ ($n \times m$) and targets $Y$ ($n \times k$), by Cholesky.
-    pub fn fit(z: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>, params: &RidgeParams) -> Result<Self> {
+    pub fn fit(
+        z: ArrayView2<'_, f64>,
+        y: ArrayView2<'_, f64>,
+        params: &RidgeParams,
+    ) -> Result<Self> {
         params.validate()?;
         check_xy(&z, &y)?;
         let (n, m) = z.dim();
@@ -161,7 +171,11 @@ impl Ridge {
     }
 
     /// Fits a one-output model from a target vector.
-    pub fn fit_vec(z: ArrayView2<'_, f64>, y: ArrayView1<'_, f64>, params: &RidgeParams) -> Result<Self> {
+    pub fn fit_vec(
+        z: ArrayView2<'_, f64>,
+        y: ArrayView1<'_, f64>,
+        params: &RidgeParams,
+    ) -> Result<Self> {
         Self::fit(z, y.insert_axis(Axis(1)), params)
     }
 
@@ -377,7 +391,11 @@ fn folds(n: usize, v: &Validation) -> Result<Vec<(Vec<usize>, Vec<usize>)>> {
         Validation::Holdout { fraction, seed } => {
             let nv = (fraction * n as f64).round() as usize;
             if !(*fraction > 0.0 && *fraction < 1.0) || nv == 0 || nv >= n {
-                return Err(RfxError::invalid("fraction", fraction, "in (0, 1), leaving both sets non-empty"));
+                return Err(RfxError::invalid(
+                    "fraction",
+                    fraction,
+                    "in (0, 1), leaving both sets non-empty",
+                ));
             }
             let mut perm: Vec<usize> = (0..n).collect();
             perm.shuffle(&mut rng_stream(*seed, "ridge-cv-holdout"));
@@ -385,7 +403,11 @@ fn folds(n: usize, v: &Validation) -> Result<Vec<(Vec<usize>, Vec<usize>)>> {
         }
         Validation::Split { train, valid } => {
             if train.is_empty() || valid.is_empty() {
-                return Err(RfxError::invalid("split", "empty set", "non-empty train and valid"));
+                return Err(RfxError::invalid(
+                    "split",
+                    "empty set",
+                    "non-empty train and valid",
+                ));
             }
             if let Some(&bad) = train.iter().chain(valid).find(|&&i| i >= n) {
                 return Err(RfxError::invalid("split index", bad, format!("0..{n}")));
@@ -398,7 +420,11 @@ fn folds(n: usize, v: &Validation) -> Result<Vec<(Vec<usize>, Vec<usize>)>> {
 fn score(pred: &Array2<f64>, y: &ArrayView2<'_, f64>, s: CvScore) -> f64 {
     match s {
         CvScore::Mse => {
-            pred.iter().zip(y.iter()).map(|(p, t)| (p - t) * (p - t)).sum::<f64>() / pred.len() as f64
+            pred.iter()
+                .zip(y.iter())
+                .map(|(p, t)| (p - t) * (p - t))
+                .sum::<f64>()
+                / pred.len() as f64
         }
         CvScore::ClassificationError => {
             let a = argmax_rows(pred.view());
@@ -539,7 +565,11 @@ impl KernelRidge {
     pub fn fit_gram(gram: Array2<f64>, y: ArrayView2<'_, f64>, params: &KrrParams) -> Result<Self> {
         params.validate()?;
         let n = gram.nrows();
-        check_memory("exact KRR", krr_memory_bytes(n, y.ncols()), params.memory_cap)?;
+        check_memory(
+            "exact KRR",
+            krr_memory_bytes(n, y.ncols()),
+            params.memory_cap,
+        )?;
         if gram.ncols() != n || y.nrows() != n {
             return Err(RfxError::DimensionMismatch(format!(
                 "KRR: Gram {:?}, targets {:?}",
@@ -568,7 +598,11 @@ impl KernelRidge {
     ) -> Result<Self> {
         params.validate()?;
         let n = x.nrows();
-        check_memory("exact KRR", krr_memory_bytes(n, y.ncols()) + f64_bytes(x.len() as u128), params.memory_cap)?;
+        check_memory(
+            "exact KRR",
+            krr_memory_bytes(n, y.ncols()) + f64_bytes(x.len() as u128),
+            params.memory_cap,
+        )?;
         let gram = kernel.gram(x, x)?;
         let mut model = Self::fit_gram(gram, y, params)?;
         model.x_train = Some(x.to_owned());
@@ -599,18 +633,26 @@ impl KernelRidge {
 
     /// Predictions for test points, building the cross-Gram in row blocks under the memory cap (only for
     /// models fitted with [`KernelRidge::fit_kernel`]).
-    pub fn predict_kernel<K: Kernel + ?Sized>(&self, kernel: &K, x_test: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
-        let xtr = self
-            .x_train
-            .as_ref()
-            .ok_or_else(|| RfxError::invalid("predict_kernel", "model fitted from a Gram", "a model from fit_kernel"))?;
+    pub fn predict_kernel<K: Kernel + ?Sized>(
+        &self,
+        kernel: &K,
+        x_test: ArrayView2<'_, f64>,
+    ) -> Result<Array2<f64>> {
+        let xtr = self.x_train.as_ref().ok_or_else(|| {
+            RfxError::invalid(
+                "predict_kernel",
+                "model fitted from a Gram",
+                "a model from fit_kernel",
+            )
+        })?;
         let n = xtr.nrows();
         let mut out = Array2::zeros((x_test.nrows(), self.alpha.ncols()));
         let b = test_block_rows(n, self.memory_cap);
         for start in (0..x_test.nrows()).step_by(b) {
             let end = (start + b).min(x_test.nrows());
             let kb = kernel.gram(x_test.slice(s![start..end, ..]), xtr.view())?;
-            out.slice_mut(s![start..end, ..]).assign(&kb.dot(&self.alpha));
+            out.slice_mut(s![start..end, ..])
+                .assign(&kb.dot(&self.alpha));
         }
         Ok(out)
     }
@@ -636,7 +678,14 @@ mod tests {
             for scale in [LambdaScale::Plain, LambdaScale::TimesN] {
                 let p = RidgeParams::new(0.05).scale(scale);
                 let r = Ridge::fit(z.view(), y.view(), &p).unwrap();
-                assert_eq!(r.form(), if m <= n { RidgeForm::Primal } else { RidgeForm::Dual });
+                assert_eq!(
+                    r.form(),
+                    if m <= n {
+                        RidgeForm::Primal
+                    } else {
+                        RidgeForm::Dual
+                    }
+                );
                 let lam = scale.effective(0.05, n);
                 assert_eq!(r.lambda_eff(), lam);
                 let res = rel_normal_eq_residual(&z, &y, r.weights(), lam);
@@ -668,7 +717,8 @@ mod tests {
         let mut ne = NormalEquations::new(20, 1).unwrap();
         for start in (0..300).step_by(64) {
             let end = (start + 64).min(300);
-            ne.push(z.slice(s![start..end, ..]), y.slice(s![start..end, ..])).unwrap();
+            ne.push(z.slice(s![start..end, ..]), y.slice(s![start..end, ..]))
+                .unwrap();
         }
         let a = Ridge::fit_normal_equations(ne, &p).unwrap();
         let b = Ridge::fit(z.view(), y.view(), &p).unwrap();
@@ -689,7 +739,11 @@ mod tests {
         // λ = 0 on a rank-deficient dual system is a numerical error, not a panic
         let zz = randn(10, 3, 3);
         assert!(matches!(
-            Ridge::fit(zz.view(), y.view(), &RidgeParams::new(0.0).form(RidgeForm::Dual)),
+            Ridge::fit(
+                zz.view(),
+                y.view(),
+                &RidgeParams::new(0.0).form(RidgeForm::Dual)
+            ),
             Err(RfxError::Numerical(_))
         ));
         assert!(one_hot(&[0, 3], 3, false).is_err());
@@ -714,7 +768,12 @@ mod tests {
                     .iter()
                     .map(|(tr, va)| {
                         let p = RidgeParams::new(lam).scale(search.scale);
-                        let r = Ridge::fit(z.select(Axis(0), tr).view(), y.select(Axis(0), tr).view(), &p).unwrap();
+                        let r = Ridge::fit(
+                            z.select(Axis(0), tr).view(),
+                            y.select(Axis(0), tr).view(),
+                            &p,
+                        )
+                        .unwrap();
                         let pred = r.predict(z.select(Axis(0), va).view()).unwrap();
                         score(&pred, &y.select(Axis(0), va).view(), search.score)
                     })
@@ -740,13 +799,22 @@ mod tests {
         let cv = select_lambda(z.view(), y.view(), &search).unwrap();
         let brute = brute_force_cv(&z, &y, &search);
         for (a, b) in cv.scores.iter().zip(&brute) {
-            assert!((a - b).abs() <= 1e-9 * b, "eigen path {a} vs brute force {b}");
+            assert!(
+                (a - b).abs() <= 1e-9 * b,
+                "eigen path {a} vs brute force {b}"
+            );
         }
-        let argmin = (0..brute.len()).min_by(|&i, &j| brute[i].total_cmp(&brute[j])).unwrap();
+        let argmin = (0..brute.len())
+            .min_by(|&i, &j| brute[i].total_cmp(&brute[j]))
+            .unwrap();
         assert_eq!(cv.best_index, argmin);
         // the planted optimum λ* = 10 is within one decade of the selected value (measured: 3.16), and the
         // curve is U-shaped: both grid ends are worse than the minimum (measured: 1.414 and 4.53 vs 1.383)
-        assert!((cv.best_lambda / 10.0).log10().abs() <= 1.0, "selected {}", cv.best_lambda);
+        assert!(
+            (cv.best_lambda / 10.0).log10().abs() <= 1.0,
+            "selected {}",
+            cv.best_lambda
+        );
         assert!(cv.scores[0] > cv.scores[cv.best_index] * 1.01);
         assert!(*cv.scores.last().unwrap() > cv.scores[cv.best_index] * 1.01);
         // dual path (m > n_tr) agrees with brute force too, with the TimesN convention
@@ -755,12 +823,18 @@ mod tests {
         let s2 = LambdaSearch {
             grid: log10_grid(-4.0, 1.0, 6).unwrap(),
             scale: LambdaScale::TimesN,
-            validation: Validation::Holdout { fraction: 0.25, seed: 1 },
+            validation: Validation::Holdout {
+                fraction: 0.25,
+                seed: 1,
+            },
             score: CvScore::Mse,
         };
         let cv2 = select_lambda(zw.view(), yw.view(), &s2).unwrap();
         for (a, b) in cv2.scores.iter().zip(&brute_force_cv(&zw, &yw, &s2)) {
-            assert!((a - b).abs() <= 1e-8 * b, "dual eigen path {a} vs brute force {b}");
+            assert!(
+                (a - b).abs() <= 1e-8 * b,
+                "dual eigen path {a} vs brute force {b}"
+            );
         }
     }
 
@@ -774,7 +848,8 @@ mod tests {
             z[[i, c]] += 2.0;
             z[[i, 5]] = 1.0;
         }
-        let clf = RidgeClassifier::fit(z.view(), &labels, 3, true, &RidgeParams::new(1e-2)).unwrap();
+        let clf =
+            RidgeClassifier::fit(z.view(), &labels, 3, true, &RidgeParams::new(1e-2)).unwrap();
         let pred = clf.predict(z.view()).unwrap();
         let acc = crate::metrics::accuracy(&pred, &labels).unwrap();
         assert!(acc >= 0.99, "accuracy {acc}");
@@ -802,20 +877,40 @@ mod tests {
         let y = randn(n, 2, 42);
         let xt = randn(30, d, 43);
         for scale in [LambdaScale::Plain, LambdaScale::TimesN] {
-            let krr = KernelRidge::fit_kernel(&Linear, x.view(), y.view(), &KrrParams::new(0.02).scale(scale)).unwrap();
+            let krr = KernelRidge::fit_kernel(
+                &Linear,
+                x.view(),
+                y.view(),
+                &KrrParams::new(0.02).scale(scale),
+            )
+            .unwrap();
             let pk = krr.predict_kernel(&Linear, xt.view()).unwrap();
             let r = Ridge::fit(x.view(), y.view(), &RidgeParams::new(0.02).scale(scale)).unwrap();
             let pr = r.predict(xt.view()).unwrap();
             let diff = max_abs(&(&pk - &pr)) / max_abs(&pr);
-            assert!(diff < 1e-9, "{scale:?}: KRR vs ridge relative difference {diff:e}");
+            assert!(
+                diff < 1e-9,
+                "{scale:?}: KRR vs ridge relative difference {diff:e}"
+            );
             // fit_gram path and predict_gram give the same
-            let krr2 = KernelRidge::fit_gram(x.dot(&x.t()), y.view(), &KrrParams::new(0.02).scale(scale)).unwrap();
+            let krr2 =
+                KernelRidge::fit_gram(x.dot(&x.t()), y.view(), &KrrParams::new(0.02).scale(scale))
+                    .unwrap();
             let p2 = krr2.predict_gram(xt.dot(&x.t()).view()).unwrap();
             assert!(max_abs(&(&p2 - &pk)) < 1e-10 * max_abs(&pk));
         }
         // memory cap: n = 80 needs 80²·8 + ... bytes, a 10 kB cap refuses before building the Gram
-        match KernelRidge::fit_kernel(&Linear, x.view(), y.view(), &KrrParams::new(0.1).memory_cap(10_000)) {
-            Err(RfxError::OutOfMemory { needed_bytes, cap_bytes, .. }) => {
+        match KernelRidge::fit_kernel(
+            &Linear,
+            x.view(),
+            y.view(),
+            &KrrParams::new(0.1).memory_cap(10_000),
+        ) {
+            Err(RfxError::OutOfMemory {
+                needed_bytes,
+                cap_bytes,
+                ..
+            }) => {
                 assert!(needed_bytes > cap_bytes);
                 assert_eq!(cap_bytes, 10_000);
             }

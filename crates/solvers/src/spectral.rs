@@ -12,7 +12,9 @@
 //! * Relative Frobenius / spectral errors $\|K - ZZ^\top\|/\|K\|$, entrywise MSE
 //!   $\|K - ZZ^\top\|_F^2 / n^2$, and the statistical dimension $s_\lambda(K) = \operatorname{Tr} K(K+\lambda I)^{-1}$.
 
-use crate::linalg::{add_diag, check_memory, eigvalsh, f64_bytes, fro_norm, gram_rows, Cholesky, DEFAULT_MEMORY_CAP};
+use crate::linalg::{
+    add_diag, check_memory, eigvalsh, f64_bytes, fro_norm, gram_rows, Cholesky, DEFAULT_MEMORY_CAP,
+};
 use ndarray::{Array2, ArrayView1, ArrayView2};
 use rfx_core::{Result, RfxError};
 
@@ -56,10 +58,18 @@ fn check_lambda(lambda: f64) -> Result<()> {
 }
 
 /// [`SpectralApprox`] for an approximate Gram $\tilde K$ (e.g. $ZZ^\top$).
-pub fn spectral_approx_gram(k: ArrayView2<'_, f64>, k_approx: ArrayView2<'_, f64>, lambda: f64) -> Result<SpectralApprox> {
+pub fn spectral_approx_gram(
+    k: ArrayView2<'_, f64>,
+    k_approx: ArrayView2<'_, f64>,
+    lambda: f64,
+) -> Result<SpectralApprox> {
     check_lambda(lambda)?;
     let n = check_same_square(&k, &k_approx)?;
-    check_memory("spectral metrics", f64_bytes(3 * (n as u128) * (n as u128)), DEFAULT_MEMORY_CAP)?;
+    check_memory(
+        "spectral metrics",
+        f64_bytes(3 * (n as u128) * (n as u128)),
+        DEFAULT_MEMORY_CAP,
+    )?;
     let mut a = k.to_owned();
     add_diag(&mut a, lambda);
     let chol = Cholesky::factor(a)?;
@@ -85,9 +95,17 @@ pub fn spectral_approx_gram(k: ArrayView2<'_, f64>, k_approx: ArrayView2<'_, f64
 }
 
 /// [`SpectralApprox`] for features $Z$ ($n \times m$), with $ZZ^\top$ formed by `dsyrk`.
-pub fn spectral_approx(k: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>, lambda: f64) -> Result<SpectralApprox> {
+pub fn spectral_approx(
+    k: ArrayView2<'_, f64>,
+    z: ArrayView2<'_, f64>,
+    lambda: f64,
+) -> Result<SpectralApprox> {
     if z.nrows() != k.nrows() {
-        return Err(RfxError::DimensionMismatch(format!("Gram is {:?}, features {:?}", k.dim(), z.dim())));
+        return Err(RfxError::DimensionMismatch(format!(
+            "Gram is {:?}, features {:?}",
+            k.dim(),
+            z.dim()
+        )));
     }
     let ka = gram_rows(z)?;
     spectral_approx_gram(k, ka.view(), lambda)
@@ -95,7 +113,11 @@ pub fn spectral_approx(k: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>, lambda: f
 
 /// Generalized condition number $\lambda_{\max}/\lambda_{\min}$ of
 /// $(K+\lambda I)^{-1/2}(ZZ^\top+\lambda I)(K+\lambda I)^{-1/2}$ (NTK-RF Fig. 1 uses $\lambda = 10^{-4} n$).
-pub fn generalized_condition_number(k: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>, lambda: f64) -> Result<f64> {
+pub fn generalized_condition_number(
+    k: ArrayView2<'_, f64>,
+    z: ArrayView2<'_, f64>,
+    lambda: f64,
+) -> Result<f64> {
     Ok(spectral_approx(k, z, lambda)?.condition_number)
 }
 
@@ -111,7 +133,10 @@ pub struct KernelErrors {
 }
 
 /// [`KernelErrors`] of an approximate Gram.
-pub fn kernel_errors_gram(k: ArrayView2<'_, f64>, k_approx: ArrayView2<'_, f64>) -> Result<KernelErrors> {
+pub fn kernel_errors_gram(
+    k: ArrayView2<'_, f64>,
+    k_approx: ArrayView2<'_, f64>,
+) -> Result<KernelErrors> {
     let n = check_same_square(&k, &k_approx)?;
     let diff: Array2<f64> = &k - &k_approx;
     let fro_d = fro_norm(diff.view());
@@ -122,7 +147,9 @@ pub fn kernel_errors_gram(k: ArrayView2<'_, f64>, k_approx: ArrayView2<'_, f64>)
     };
     let (sd, sk) = (spec(diff.view())?, spec(k)?);
     if fro_k == 0.0 {
-        return Err(RfxError::Numerical("kernel errors: exact Gram is zero".into()));
+        return Err(RfxError::Numerical(
+            "kernel errors: exact Gram is zero".into(),
+        ));
     }
     Ok(KernelErrors {
         rel_frobenius: fro_d / fro_k,
@@ -134,7 +161,11 @@ pub fn kernel_errors_gram(k: ArrayView2<'_, f64>, k_approx: ArrayView2<'_, f64>)
 /// [`KernelErrors`] of features $Z$ ($\tilde K = ZZ^\top$).
 pub fn kernel_errors(k: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>) -> Result<KernelErrors> {
     if z.nrows() != k.nrows() {
-        return Err(RfxError::DimensionMismatch(format!("Gram is {:?}, features {:?}", k.dim(), z.dim())));
+        return Err(RfxError::DimensionMismatch(format!(
+            "Gram is {:?}, features {:?}",
+            k.dim(),
+            z.dim()
+        )));
     }
     let ka = gram_rows(z)?;
     kernel_errors_gram(k, ka.view())
@@ -189,7 +220,11 @@ mod tests {
         let z = randn(80, 30, 1);
         let k = z.dot(&z.t());
         let s = spectral_approx(k.view(), z.view(), 1e-2).unwrap();
-        assert!((s.condition_number - 1.0).abs() < 1e-9, "κ = {}", s.condition_number);
+        assert!(
+            (s.condition_number - 1.0).abs() < 1e-9,
+            "κ = {}",
+            s.condition_number
+        );
         assert!(s.epsilon < 1e-9 && s.epsilon_gzk < 1e-9);
         let e = kernel_errors(k.view(), z.view()).unwrap();
         assert!(e.rel_frobenius < 1e-14 && e.rel_spectral < 1e-13 && e.mse < 1e-25);
@@ -201,14 +236,23 @@ mod tests {
         let (n, lam, eps) = (40, 0.5, 0.3);
         let q = orthogonal(n, 2);
         let d = Array1::from_shape_fn(n, |i| 1.0 + 49.0 * (i as f64 / (n - 1) as f64).powi(2));
-        let r = Array1::from_shape_fn(n, |i| 1.0 - eps + 2.0 * eps * ((i * 7) % n) as f64 / (n - 1) as f64);
-        assert!(r.iter().any(|&v| (v - (1.0 - eps)).abs() < 1e-15) && r.iter().any(|&v| (v - (1.0 + eps)).abs() < 1e-15));
+        let r = Array1::from_shape_fn(n, |i| {
+            1.0 - eps + 2.0 * eps * ((i * 7) % n) as f64 / (n - 1) as f64
+        });
+        assert!(
+            r.iter().any(|&v| (v - (1.0 - eps)).abs() < 1e-15)
+                && r.iter().any(|&v| (v - (1.0 + eps)).abs() < 1e-15)
+        );
         let dp = Array1::from_shape_fn(n, |i| r[i] * (d[i] + lam) - lam);
         let k = q.dot(&Array2::from_diag(&d)).dot(&q.t());
         let z = q.dot(&Array2::from_diag(&dp.mapv(f64::sqrt)));
         let s = spectral_approx(k.view(), z.view(), lam).unwrap();
         let want = (1.0 + eps) / (1.0 - eps);
-        assert!((s.condition_number - want).abs() < 1e-9 * want, "κ = {} want {want}", s.condition_number);
+        assert!(
+            (s.condition_number - want).abs() < 1e-9 * want,
+            "κ = {} want {want}",
+            s.condition_number
+        );
         assert!((s.epsilon - eps).abs() < 1e-10, "ε = {}", s.epsilon);
         let want_gzk = (1.0 - 1.0 / (1.0 + eps)).max(1.0 / (1.0 - eps) - 1.0);
         assert!((s.epsilon_gzk - want_gzk).abs() < 1e-10);
@@ -245,7 +289,11 @@ mod tests {
         let z = sqrt_psd(&s);
         assert!(max_abs(&(z.dot(&z.t()) - &s)) < 1e-9 * max_abs(&s));
         let sa = spectral_approx(k.view(), z.view(), lam).unwrap();
-        assert!((sa.condition_number - 1.5).abs() < 1e-8, "κ = {}", sa.condition_number);
+        assert!(
+            (sa.condition_number - 1.5).abs() < 1e-8,
+            "κ = {}",
+            sa.condition_number
+        );
         assert!((sa.epsilon - 0.2).abs() < 1e-8, "ε = {}", sa.epsilon);
         // Loewner check of the definition: (1+ε)(K+λI) - (ZZᵀ+λI) ⪰ 0 and (ZZᵀ+λI) - (1-ε)(K+λI) ⪰ 0 hold at ε,
         // and fail at ε - 0.01.

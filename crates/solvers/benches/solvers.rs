@@ -1,1 +1,154 @@
-fn main() {}
+//! Benchmarks of the GEMM-shaped solver steps (issue 3): ridge fit for (n, m) ∈ {(10⁴, 10³), (4·10⁴, 4·10³)},
+//! exact KRR at n = 5000, the generalized condition number at n = 2000.
+//!
+//! Before the criterion runs, each case is timed best-of-3 (best-of-1 for the large ridge case) and printed
+//! with its achieved GFLOP/s next to the DGEMM rate measured here at 2000 × 2000. The large ridge case
+//! (Z is 1.28 GB, ~10 s per fit) runs under criterion only with `RFX_BENCH_LARGE=1`.
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use ndarray::{Array2, Axis};
+use rand::{Rng, SeedableRng};
+use rfx_solvers::linalg::{add_diag, gram_cols, gram_rows, Cholesky};
+use rfx_solvers::metrics::{gflops, timed};
+use rfx_solvers::ridge::{KernelRidge, KrrParams, Ridge, RidgeParams};
+use rfx_solvers::spectral::spectral_approx;
+use std::hint::black_box;
+use std::time::Duration;
+
+fn uniform(n: usize, m: usize, seed: u64) -> Array2<f64> {
+    let mut rng = rfx_core::RfxRng::seed_from_u64(seed);
+    Array2::from_shape_fn((n, m), |_| rng.gen_range(-1.0..1.0))
+}
+
+fn best_of<T>(reps: usize, mut f: impl FnMut() -> T) -> Duration {
+    (0..reps)
+        .map(|_| timed(|| black_box(f())).1)
+        .min()
+        .expect("reps >= 1")
+}
+
+fn dgemm_rate() -> f64 {
+    let a = uniform(2000, 2000, 1);
+    let b = uniform(2000, 2000, 2);
+    let t = best_of(3, || a.dot(&b));
+    gflops(2.0 * 2000f64.powi(3), t)
+}
+
+fn report(name: &str, flops: f64, t: Duration, dgemm: f64) {
+    let g = gflops(flops, t);
+    println!(
+        "[rfx-solvers bench] {name}: {:.3} s, {:.1} GFLOP/s ({:.0}% of DGEMM {:.1} GFLOP/s), {:.2e} flop",
+        t.as_secs_f64(),
+        g,
+        100.0 * g / dgemm,
+        dgemm,
+        flops
+    );
+}
+
+fn ridge_flops(n: f64, m: f64, k: f64) -> f64 {
+    // dsyrk n m² + ZᵀY 2nmk + Cholesky m³/3 + two triangular solves 2m²k
+    n * m * m + 2.0 * n * m * k + m * m * m / 3.0 + 2.0 * m * m * k
+}
+
+fn benches(c: &mut Criterion) {
+    let dgemm = dgemm_rate();
+    println!("[rfx-solvers bench] DGEMM 2000x2000: {dgemm:.1} GFLOP/s");
+
+    // ridge fit, (n, m) = (1e4, 1e3), one output
+    let (n, m) = (10_000, 1_000);
+    let z = uniform(n, m, 3);
+    let y = uniform(n, 1, 4);
+    let p = RidgeParams::new(1e-3);
+    let t = best_of(3, || Ridge::fit(z.view(), y.view(), &p).unwrap());
+    report(
+        "ridge fit n=1e4 m=1e3 (total)",
+        ridge_flops(n as f64, m as f64, 1.0),
+        t,
+        dgemm,
+    );
+    let t = best_of(3, || gram_cols(z.view()).unwrap());
+    report("  of which ZtZ by dsyrk", (n * m * m) as f64, t, dgemm);
+    let mut g = c.benchmark_group("ridge");
+    g.sample_size(10);
+    g.bench_function("fit n=1e4 m=1e3", |b| {
+        b.iter(|| Ridge::fit(z.view(), y.view(), &p).unwrap())
+    });
+    drop(z);
+
+    // ridge fit, (n, m) = (4e4, 4e3)
+    let (n, m) = (40_000, 4_000);
+    let z = uniform(n, m, 5);
+    let y = uniform(n, 1, 6);
+    let t = best_of(1, || Ridge::fit(z.view(), y.view(), &p).unwrap());
+    report(
+        "ridge fit n=4e4 m=4e3 (total)",
+        ridge_flops(n as f64, m as f64, 1.0),
+        t,
+        dgemm,
+    );
+    if std::env::var_os("RFX_BENCH_LARGE").is_some() {
+        g.bench_function("fit n=4e4 m=4e3", |b| {
+            b.iter(|| Ridge::fit(z.view(), y.view(), &p).unwrap())
+        });
+    }
+    g.finish();
+    drop(z);
+
+    // exact KRR, n = 5000: K = X Xᵀ / d + I (PSD, well conditioned)
+    let n = 5_000;
+    let x = uniform(n, 50, 7);
+    let mut k = gram_rows(x.view()).unwrap() / 50.0;
+    add_diag(&mut k, 1.0);
+    let y = uniform(n, 1, 8);
+    let kp = KrrParams::new(1e-3);
+    let t = best_of(3, || {
+        KernelRidge::fit_gram(k.clone(), y.view(), &kp).unwrap()
+    });
+    let nf = n as f64;
+    report(
+        "exact KRR n=5000 (Cholesky + solve)",
+        nf.powi(3) / 3.0 + 2.0 * nf * nf,
+        t,
+        dgemm,
+    );
+    let mut g = c.benchmark_group("krr");
+    g.sample_size(10);
+    g.bench_function("exact n=5000", |b| {
+        b.iter_batched(
+            || k.clone(),
+            |kk| KernelRidge::fit_gram(kk, y.view(), &kp).unwrap(),
+            BatchSize::LargeInput,
+        )
+    });
+    g.finish();
+    drop(k);
+
+    // generalized condition number, n = 2000, m = 500 features
+    let n = 2_000;
+    let z = uniform(n, 500, 9);
+    let zp = &z + &(uniform(n, 500, 10) * 0.1);
+    let k = gram_rows(z.view()).unwrap();
+    let lam = 1e-4 * n as f64;
+    let t = best_of(3, || spectral_approx(k.view(), zp.view(), lam).unwrap());
+    let nf = n as f64;
+    // ZZᵀ n²m + Cholesky n³/3 + two trsm 2n³ + tridiagonal reduction 4n³/3
+    let flops = nf * nf * 500.0 + nf.powi(3) / 3.0 + 2.0 * nf.powi(3) + 4.0 * nf.powi(3) / 3.0;
+    report("generalized condition number n=2000 m=500", flops, t, dgemm);
+    let t = best_of(3, || {
+        let mut a = k.clone();
+        add_diag(&mut a, lam);
+        Cholesky::factor(a).unwrap()
+    });
+    report("  of which Cholesky n=2000", nf.powi(3) / 3.0, t, dgemm);
+    let mut g = c.benchmark_group("spectral");
+    g.sample_size(10);
+    g.bench_function("generalized condition number n=2000", |b| {
+        b.iter(|| spectral_approx(k.view(), zp.view(), lam).unwrap())
+    });
+    g.finish();
+    black_box(z.sum_axis(Axis(0)));
+}
+
+criterion_group!(solvers, benches);
+criterion_main!(solvers);

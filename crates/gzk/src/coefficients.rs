@@ -16,7 +16,10 @@ fn check_d(d: usize) -> Result<()> {
 /// computed with the `nodes`-point Gauss–Jacobi rule for the weight $(1-t^2)^{(d-3)/2}$
 /// ([`gauss_gegenbauer`]), which is exact when $f$ is a polynomial of degree $\le 2\,\text{nodes} - 1 - q$.
 /// For analytic $f$ the error decays geometrically in `nodes`; for $f$ with $\sqrt{1 \mp t}$ endpoint behaviour
-/// (the ReLU NTK) only algebraically, hence thousands of nodes there.
+/// (the ReLU NTK) only algebraically (for $d = 2$ like $\text{nodes}^{-2}$); use
+/// [`gegenbauer_coefficients_angular`] for those. Rounding in the quadrature sum is amplified by
+/// $\alpha_{\ell,d}$: the absolute error is about $\varepsilon\,\|f\|\sqrt{\alpha_{\ell,d}}$ (weighted $L^2$ norm),
+/// e.g. $\sim10^{-10}$ for $d = 32$, $\ell = 15$ — the instability App. J.3 reports for $d \ge 32$, $\ell \ge 16$.
 ///
 /// Errors (`InvalidParameter`): $d < 2$, `nodes == 0`, or $f$ not finite at a node.
 pub fn gegenbauer_coefficients<F: Fn(f64) -> f64>(

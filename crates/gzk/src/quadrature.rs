@@ -20,10 +20,14 @@
 //! $x + \delta$. Otherwise (poor guesses near the endpoints when $a$ or $b$ is large) that node is computed by
 //! Sturm bisection to full precision. Certified nodes with distinct indices are distinct zeros, so all $n$ zeros
 //! are found exactly once. (3) A final sanity check (ordering, range) falls back to bisection for every node
-//! (robust, about 10 times slower). (4) Weights are the Christoffel numbers
-//! $w_i = 1/\sum_{k=0}^{n-1} p_k(t_i)^2$ (no derivative, no gamma-function ratio, relative accuracy a few ulps;
-//! $\sum_i w_i = \mu_0$). Values are rescaled by powers of two while running the recurrence so that large
-//! $n$ and large $a, b$ do not overflow. Cost $O(n^2)$: about 0.1 s for $n = 4000$.
+//! (robust, but some 50 times slower). (4) Weights are the Christoffel numbers
+//! $w_i = 1/\sum_{k=0}^{n-1} p_k(t_i)^2$ with a first-order correction for the sub-ulp offset of the rounded
+//! node (see `christoffel` in the source); $\sum_i w_i = \mu_0$. The weights are accurate to a few ulps in the
+//! interior, less towards $\pm1$ (outermost Gauss–Chebyshev weights: measured relative errors $4.8\cdot10^{-13}$
+//! at $n = 1000$, $1.9\cdot10^{-12}$ at $n = 3000$), and integrals to ~$10^{-14}$ relative. Values are rescaled
+//! by powers of two while running the recurrence so that large $n$ and large $a, b$ do not overflow. Cost
+//! $O(n^2)$, parallel over nodes: measured 0.04 s for $n = 2000$
+//! and 0.15–0.2 s for $n = 4000$ on the shared 2-core test machine.
 //!
 //! Golub & Welsch (1969) is the classical reference for the eigenvalue characterisation and for the
 //! Christoffel-number formula of the weights.
@@ -312,7 +316,7 @@ fn initial_guess(k: usize, n: usize, a: f64, b: f64) -> f64 {
 fn jacobi_mass(a: f64, b: f64) -> f64 {
     // Gegenbauer weights a = b = (d−3)/2: use the exact sphere-area recurrence (more accurate than lgamma).
     let d = 2.0 * a + 3.0;
-    if a == b && d >= 2.0 && d <= 4096.0 && d.fract() == 0.0 {
+    if a == b && (2.0..=4096.0).contains(&d) && d.fract() == 0.0 {
         return 1.0 / sphere_area_ratio(d as usize);
     }
     ((a + b + 1.0) * std::f64::consts::LN_2 + ln_gamma(a + 1.0) + ln_gamma(b + 1.0)
@@ -544,7 +548,7 @@ mod tests {
                 && (q.weights()[1] - 8.0 / 9.0).abs() < 1e-15
         );
         let q = gauss_legendre(5).unwrap();
-        let (x1, x2) = (0.538_469_310_105_683_1, 0.906_179_845_938_664_0);
+        let (x1, x2) = (0.538_469_310_105_683_1, 0.906_179_845_938_664);
         let (w0, w1, w2) = (
             0.568_888_888_888_888_9,
             0.478_628_670_499_366_5,
@@ -622,6 +626,40 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn gegenbauer_orthogonality_eq3() {
+        // ∫ P_d^ℓ P_d^ℓ' (1−t²)^{(d−3)/2} dt = δ_{ℓℓ'} |S^{d−1}| / (α_{ℓ,d} |S^{d−2}|) (Eq. 3). With n = 11 nodes the
+        // rule is exact up to degree 21 ≥ ℓ + ℓ' = 20, so only rounding remains; n = 200 must agree too.
+        use crate::gegenbauer::gegenbauer_all;
+        use crate::harmonics::{alpha, sphere_area_ratio};
+        let mut worst = 0.0f64;
+        for d in [2usize, 3, 4, 5, 8] {
+            let r = sphere_area_ratio(d);
+            for n in [11usize, 200] {
+                let q = gauss_gegenbauer(n, d).unwrap();
+                let mut gram = [[0.0f64; 11]; 11];
+                let mut p = [0.0; 11];
+                for (&t, &w) in q.nodes().iter().zip(q.weights()) {
+                    gegenbauer_all(d, t, &mut p);
+                    for (row, &pl) in gram.iter_mut().zip(&p) {
+                        for (g, &pm) in row.iter_mut().zip(&p) {
+                            *g += w * pl * pm;
+                        }
+                    }
+                }
+                for (l, row) in gram.iter().enumerate() {
+                    for (m, &g) in row.iter().enumerate() {
+                        let want = if l == m { 1.0 / (alpha(l, d) * r) } else { 0.0 };
+                        let err = (g - want).abs();
+                        worst = worst.max(err);
+                        assert!(err < 1e-10, "d={d} n={n} l={l} l'={m}: {g} vs {want}");
+                    }
+                }
+            }
+        }
+        assert!(worst < 1e-13, "worst orthogonality error {worst:e}");
     }
 
     #[test]

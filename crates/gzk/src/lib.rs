@@ -53,7 +53,7 @@ pub use gegenbauer::{
 };
 pub use harmonics::{alpha, ln_alpha, sphere_area_ratio};
 pub use ntk::{arccos0, arccos1, relu_ntk, relu_ntk_taylor};
-pub use quadrature::{gauss_gegenbauer, gauss_jacobi, gauss_legendre, Quadrature};
+pub use quadrature::{gauss_gegenbauer, gauss_jacobi, gauss_legendre, Quadrature, MAX_NODES};
 pub use series::{
     grid_point, sup_distance, sup_error, ScalarFunction, Series, NTK_QUADRATURE_NODES,
     SUP_GRID_POINTS,

@@ -324,9 +324,17 @@ fn jacobi_mass(a: f64, b: f64) -> f64 {
     .exp()
 }
 
+/// Largest supported number of nodes: the cost is $O(n^2)$ (one to two minutes at this size) and the Sturm
+/// certification needs node spacings (of order $1/n^2$) well above its $\delta = 10^{-13}$.
+pub const MAX_NODES: usize = 100_000;
+
 fn validate(n: usize, a: f64, b: f64) -> Result<()> {
-    if n == 0 {
-        return Err(RfxError::invalid("nodes", n, "at least 1 quadrature node"));
+    if n == 0 || n > MAX_NODES {
+        return Err(RfxError::invalid(
+            "nodes",
+            n,
+            format!("1 ..= {MAX_NODES} quadrature nodes"),
+        ));
     }
     if !(a.is_finite() && a > -1.0) {
         return Err(RfxError::invalid("a", a, "a finite exponent a > -1"));
@@ -437,7 +445,7 @@ pub(crate) fn gauss_jacobi_impl(
 /// The $n$-point Gauss–Jacobi rule for the weight $(1-t)^a(1+t)^b$ on $[-1,1]$, exact for polynomials of
 /// degree $\le 2n-1$ (see the module documentation for the algorithm).
 ///
-/// Errors (`InvalidParameter`) for $n = 0$ or $a, b \notin (-1, \infty)$.
+/// Errors (`InvalidParameter`) for $n = 0$, $n >$ [`MAX_NODES`] or $a, b \notin (-1, \infty)$.
 pub fn gauss_jacobi(n: usize, a: f64, b: f64) -> Result<Quadrature> {
     gauss_jacobi_impl(n, a, b, false).map(|(q, _)| q)
 }
@@ -665,6 +673,7 @@ mod tests {
     #[test]
     fn invalid_inputs_are_errors() {
         assert!(gauss_jacobi(0, 0.0, 0.0).is_err());
+        assert!(gauss_jacobi(MAX_NODES + 1, 0.0, 0.0).is_err());
         assert!(gauss_jacobi(5, -1.0, 0.0).is_err());
         assert!(gauss_jacobi(5, 0.0, f64::NAN).is_err());
         assert!(gauss_gegenbauer(5, 1).is_err());

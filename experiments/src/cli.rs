@@ -62,6 +62,20 @@ enum Command {
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
     },
+    /// Copy (from $RFX_DATA_MIRROR) or download data sets into $RFX_DATA_DIR, verifying their sha256.
+    Fetch {
+        /// Data set names (see --list).
+        names: Vec<String>,
+        /// Fetch every registered data set.
+        #[arg(long)]
+        all: bool,
+        /// List the registered data sets.
+        #[arg(long)]
+        list: bool,
+        /// Cache directory (default: $RFX_DATA_DIR, or data-cache in the workspace).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
     /// Rebuild the report README.md from every experiment under the results root.
     Report {
         /// Results root.
@@ -161,12 +175,63 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             }
             Ok(())
         }
+        Command::Fetch {
+            names,
+            all,
+            list,
+            dir,
+        } => fetch(names, all, list, dir),
         Command::Report { root } => {
             let n = crate::report::write_report(&root)?;
             println!("{}: {n} experiments", root.join("README.md").display());
             Ok(())
         }
     }
+}
+
+fn fetch(names: Vec<String>, all: bool, list: bool, dir: Option<PathBuf>) -> Result<(), AppError> {
+    let known = rfx_data::dataset_names();
+    if list {
+        for n in &known {
+            println!("{n}");
+        }
+        return Ok(());
+    }
+    let names: Vec<String> = if all {
+        known.iter().map(|s| s.to_string()).collect()
+    } else {
+        names
+    };
+    if names.is_empty() {
+        return Err(AppError::usage(
+            "rfx fetch: name data sets, or pass --all (see rfx fetch --list)",
+        ));
+    }
+    for n in &names {
+        if !known.contains(&n.as_str()) {
+            return Err(AppError::usage(format!(
+                "rfx fetch: unknown data set \"{n}\"; allowed: {}",
+                known.join(", ")
+            )));
+        }
+    }
+    let cache = dir.unwrap_or_else(rfx_data::cache_dir_from_env);
+    let source = rfx_data::Source::from_env();
+    let t0 = std::time::Instant::now();
+    let mut files = 0;
+    for n in &names {
+        // A fetch failure (missing mirror file, checksum mismatch, network) is an input problem: exit 2.
+        files += rfx_data::fetch(n, &cache, &source)
+            .map_err(|e| AppError::usage(e.to_string()))?
+            .len();
+    }
+    println!(
+        "fetched {} data sets ({files} files, sha256 verified) into {} in {:.1} s",
+        names.len(),
+        cache.display(),
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(())
 }
 
 fn list(dir: &Path) -> Result<(), AppError> {

@@ -269,9 +269,10 @@ pub fn section(spec: &Spec, layout: &Layout, summaries: &[Summary], dir: &Path) 
         }
         let _ = writeln!(
             out,
-            "\nA claim orders groups of `{}`-style values by a metric; it **holds** when the order is strict in \
-             every comparison, **partly** when in at least half, and **does not hold** otherwise.\n",
-            spec.claims[0].by
+            "\nEach claim is an ordering of values of one sweep parameter by a metric, compared at every \
+             combination of the other parameters (a group of values counts with its best member). It **holds** \
+             when the order is strict in every comparison, **partly** when in at least half, and **does not \
+             hold** otherwise.\n"
         );
     }
     if !spec.paper_values.is_empty() {

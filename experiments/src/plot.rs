@@ -198,7 +198,7 @@ fn sci(v: f64) -> String {
         return "0".into();
     }
     let e = v.abs().log10();
-    if (-3.0..4.0).contains(&e) {
+    if (-2.0..4.0).contains(&e) {
         let s = format!("{v:.3}");
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
@@ -236,7 +236,8 @@ where
         .y_label_formatter(&|v| sci(*v))
         .label_style(("sans-serif", 13))
         .axis_desc_style(("sans-serif", 15))
-        .light_line_style(RGBColor(235, 235, 235))
+        .light_line_style(RGBColor(238, 238, 238))
+        .max_light_lines(3)
         .draw()
         .map_err(err)?;
     for (i, c) in panel.curves.iter().enumerate() {

@@ -8,7 +8,7 @@ use crate::config::{ConfigError, Section, Value};
 use rfx_core::RfxRng;
 
 pub mod selftest;
-// pub mod series_approx;
+pub mod series_approx;
 
 /// One sweep parameter of a kind.
 pub struct ParamSpec {
@@ -115,7 +115,7 @@ pub trait Kind: Sync {
 
 /// Every kind the runner knows.
 pub fn registry() -> Vec<&'static dyn Kind> {
-    vec![&selftest::SelfTest]
+    vec![&series_approx::SeriesApprox, &selftest::SelfTest]
 }
 
 /// Looks a kind up by name.

@@ -1,0 +1,63 @@
+# rfx — reproduce the papers' figures and tables, and test the workspace.
+#   make reproduce   install what is missing, fetch the data, build (release), run every experiment
+#   make test        fmt check, clippy -D warnings, all tests, and a quick end-to-end run
+SHELL := /bin/bash
+CARGO ?= cargo
+EXPERIMENTS := $(sort $(wildcard experiments/*.toml))
+# A local mirror of the public data sets (see ../shared/data/README.md) is used when present;
+# otherwise the data are downloaded from their public sources.
+RFX_DATA_MIRROR ?= $(abspath $(wildcard ../shared/data))
+RFX_DATA_DIR ?= $(CURDIR)/data-cache
+export RFX_DATA_MIRROR RFX_DATA_DIR
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all setup data build reproduce report test quick fmt clippy doc bench clean
+
+all: build
+
+## Installs the one system package the build needs (OpenBLAS for LAPACK/BLAS), if missing.
+setup:
+	@dpkg -s libopenblas-dev >/dev/null 2>&1 && dpkg -s pkg-config >/dev/null 2>&1 || { \
+	  echo "installing libopenblas-dev pkg-config"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends libopenblas-dev pkg-config; }
+
+build: setup
+	$(CARGO) build --release --locked -p rfx-experiments
+
+## Copies (from RFX_DATA_MIRROR) or downloads every data set into RFX_DATA_DIR, verifying sha256.
+data: build
+	target/release/rfx fetch --all
+
+reproduce: setup data build
+	target/release/rfx run $(EXPERIMENTS)
+	target/release/rfx report --root results
+
+report: build
+	target/release/rfx report --root results
+
+fmt:
+	$(CARGO) fmt --all -- --check
+
+clippy: setup
+	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+
+doc: setup
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked
+
+## Every experiment with its [quick] settings, into results/quick (not committed).
+quick: setup
+	$(CARGO) build --locked -p rfx-experiments
+	target/debug/rfx fetch --all
+	target/debug/rfx run --quick --no-progress --out results/quick $(EXPERIMENTS)
+
+test: setup fmt clippy
+	$(CARGO) test --workspace --locked
+	$(MAKE) --no-print-directory quick
+
+bench: setup
+	$(CARGO) bench --workspace
+
+clean:
+	$(CARGO) clean
+	rm -rf results/quick

@@ -327,6 +327,119 @@ impl LogisticRegression {
     }
 }
 
+/// Parameters of [`LogisticRegression::fit_sgd`] (mini-batch SGD, as the ternary-features paper trains its
+/// covtype logistic regression: `--opt sgd --minibatch 250 --l2_reg 1e-5 --epoch 10`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SgdParams {
+    /// L2 strength λ of the same objective as [`LogisticParams::lambda`].
+    pub lambda: f64,
+    /// Initial step $\eta_0 > 0$.
+    pub learning_rate: f64,
+    /// Rows per mini-batch (≥ 1).
+    pub batch_size: usize,
+    /// Passes over the data (≥ 1).
+    pub epochs: usize,
+    /// Step decay $\eta_t = \eta_0 / (1 + \eta_0 \lambda t)$ (Bottou 2012) when true, constant otherwise.
+    pub decay: bool,
+    /// Fit an intercept.
+    pub fit_intercept: bool,
+    /// Seed of the shuffling stream.
+    pub seed: u64,
+}
+
+impl SgdParams {
+    /// λ, step $\eta_0$, batch 250, 10 epochs, decaying step, intercept.
+    pub fn new(lambda: f64, learning_rate: f64, seed: u64) -> Self {
+        SgdParams {
+            lambda,
+            learning_rate,
+            batch_size: 250,
+            epochs: 10,
+            decay: true,
+            fit_intercept: true,
+            seed,
+        }
+    }
+
+    /// Validates the parameters.
+    pub fn validate(&self) -> Result<()> {
+        LogisticParams::new(self.lambda).validate()?;
+        if !(self.learning_rate.is_finite() && self.learning_rate > 0.0) {
+            return Err(RfxError::invalid(
+                "learning_rate",
+                self.learning_rate,
+                "finite and > 0",
+            ));
+        }
+        if self.batch_size == 0 {
+            return Err(RfxError::invalid("batch_size", 0, "at least 1"));
+        }
+        if self.epochs == 0 {
+            return Err(RfxError::invalid("epochs", 0, "at least 1"));
+        }
+        Ok(())
+    }
+}
+
+impl LogisticRegression {
+    /// Mini-batch SGD on the objective of [`LogisticRegression::fit`]: each step uses the gradient of
+    /// $\frac{1}{|B|}\sum_{i \in B} \ell_i + \frac{\lambda}{2}\|W\|_F^2$ on a batch $B$ of a seeded per-epoch
+    /// permutation.
+    pub fn fit_sgd(
+        z: ArrayView2<'_, f64>,
+        labels: &[usize],
+        n_classes: usize,
+        params: &SgdParams,
+    ) -> Result<Self> {
+        params.validate()?;
+        check_labels(&z, labels, n_classes)?;
+        let n_out = if n_classes == 2 { 1 } else { n_classes };
+        let (n, m) = z.dim();
+        let lp = LogisticParams {
+            lambda: params.lambda,
+            fit_intercept: params.fit_intercept,
+            tol: 1.0,
+            max_iter: 1,
+        };
+        let mut theta = Array1::<f64>::zeros(m * n_out + n_out);
+        let mut rng = rng_stream(params.seed, "logistic-sgd");
+        let mut order: Vec<usize> = (0..n).collect();
+        let mut t = 0usize;
+        for _ in 0..params.epochs {
+            order.shuffle(&mut rng);
+            for batch in order.chunks(params.batch_size) {
+                let zb = z.select(Axis(0), batch);
+                let lb: Vec<usize> = batch.iter().map(|&i| labels[i]).collect();
+                let (_, g) = logistic_fg(&zb.view(), &lb, n_out, &lp, &theta);
+                let eta = if params.decay {
+                    params.learning_rate / (1.0 + params.learning_rate * params.lambda * t as f64)
+                } else {
+                    params.learning_rate
+                };
+                theta.scaled_add(-eta, &g);
+                t += 1;
+            }
+            if !theta.iter().all(|v| v.is_finite()) {
+                return Err(RfxError::Numerical(
+                    "SGD diverged: reduce the learning rate".into(),
+                ));
+            }
+        }
+        let (_, g) = logistic_fg(&z, labels, n_out, &lp, &theta);
+        Ok(LogisticRegression {
+            weights: theta
+                .slice(s![..m * n_out])
+                .to_owned()
+                .into_shape_with_order((m, n_out))
+                .expect("shape"),
+            bias: theta.slice(s![m * n_out..]).to_owned(),
+            n_classes,
+            grad_norm: g.dot(&g).sqrt(),
+            iterations: t,
+        })
+    }
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Linear SVM, dual coordinate descent
 // ---------------------------------------------------------------------------------------------------------
@@ -638,6 +751,37 @@ mod tests {
                 .unwrap();
             assert!(f1 > f0);
         }
+    }
+
+    #[test]
+    fn sgd_logistic_approaches_the_lbfgs_optimum() {
+        let (z, labels) = mixture(600, 3, 5);
+        let (zt, lt) = mixture(300, 3, 6);
+        let lam = 1e-2;
+        let exact =
+            LogisticRegression::fit(z.view(), &labels, 3, &LogisticParams::new(lam)).unwrap();
+        let mut sp = SgdParams::new(lam, 0.5, 7);
+        sp.batch_size = 32;
+        sp.epochs = 30;
+        let sgd = LogisticRegression::fit_sgd(z.view(), &labels, 3, &sp).unwrap();
+        let p = LogisticParams::new(lam);
+        let (f_star, _) = exact
+            .objective_and_grad_norm(z.view(), &labels, &p)
+            .unwrap();
+        let (f_sgd, _) = sgd.objective_and_grad_norm(z.view(), &labels, &p).unwrap();
+        let acc = accuracy(&sgd.predict(zt.view()).unwrap(), &lt).unwrap();
+        eprintln!("sgd: f = {f_sgd:.6} vs optimum {f_star:.6}, test accuracy {acc}");
+        // f* is the minimum, so f_sgd ≥ f* - rounding; SGD with decaying steps gets within 0.5% (measured 0.03%)
+        assert!(f_sgd >= f_star - 1e-10);
+        assert!(
+            f_sgd - f_star <= 0.005 * f_star,
+            "SGD objective {f_sgd} vs optimum {f_star}"
+        );
+        assert!(acc >= 0.95);
+        assert!(
+            LogisticRegression::fit_sgd(z.view(), &labels, 3, &SgdParams::new(lam, 0.0, 1))
+                .is_err()
+        );
     }
 
     #[test]

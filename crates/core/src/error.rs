@@ -22,7 +22,9 @@ pub enum RfxError {
     #[error("dimension mismatch: {0}")]
     DimensionMismatch(String),
     /// A computation would need more memory than the configured cap; experiments report it as "(-)".
-    #[error("out of memory: {what} needs {needed_bytes} bytes, above the cap of {cap_bytes} bytes")]
+    #[error(
+        "out of memory: {what} needs {needed_bytes} bytes, above the cap of {cap_bytes} bytes"
+    )]
     OutOfMemory {
         /// What was about to be allocated.
         what: String,

@@ -3,7 +3,8 @@
 #   make test        fmt check, clippy -D warnings, all tests, and a quick end-to-end run
 SHELL := /bin/bash
 CARGO ?= cargo
-EXPERIMENTS := $(sort $(wildcard experiments/*.toml))
+# Every experiment file (experiments/Cargo.toml is the binary's manifest, not an experiment).
+EXPERIMENTS := $(sort $(filter-out experiments/Cargo.toml,$(wildcard experiments/*.toml)))
 # A local mirror of the public data sets (see ../shared/data/README.md) is used when present;
 # otherwise the data are downloaded from their public sources.
 RFX_DATA_MIRROR ?= $(abspath $(wildcard ../shared/data))

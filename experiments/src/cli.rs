@@ -240,6 +240,7 @@ fn list(dir: &Path) -> Result<(), AppError> {
         .map_err(|e| AppError::usage(format!("{}: {e}", dir.display())))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .filter(|p| p.file_name().is_some_and(|n| n != "Cargo.toml"))
         .collect();
     files.sort();
     for f in files {

@@ -335,3 +335,28 @@ fn committed_experiments_validate() {
     }
     assert!(n >= 1, "experiment files found");
 }
+
+#[test]
+fn series_experiment_is_identical_across_thread_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("gegenbauer-vs-taylor.toml");
+    let mut tables = Vec::new();
+    for threads in ["1", "2"] {
+        let out = dir.path().join(format!("out{threads}"));
+        let o = run(&[
+            "run",
+            file.to_str().unwrap(),
+            "--quick",
+            "--threads",
+            threads,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        tables.push(rows_without_timings(
+            &out.join("gegenbauer-vs-taylor/cells.csv"),
+        ));
+    }
+    assert!(tables[0].len() > 10);
+    assert_eq!(tables[0], tables[1]);
+}

@@ -279,6 +279,13 @@ impl LogisticRegression {
         params: &LogisticParams,
     ) -> Result<(f64, f64)> {
         check_labels(&z, labels, self.n_classes)?;
+        if z.ncols() != self.weights.nrows() {
+            return Err(RfxError::DimensionMismatch(format!(
+                "model has {} features, data {}",
+                self.weights.nrows(),
+                z.ncols()
+            )));
+        }
         let theta = Array1::from_iter(
             self.weights
                 .iter()

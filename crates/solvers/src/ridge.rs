@@ -63,6 +63,9 @@ pub struct RidgeParams {
     pub scale: LambdaScale,
     /// Primal, dual or automatic.
     pub form: RidgeForm,
+    /// Memory cap in bytes for the $m \times m$ (primal) or $n \times n$ (dual) system; above it the fit
+    /// returns [`RfxError::OutOfMemory`] before allocating.
+    pub memory_cap: u64,
 }
 
 impl RidgeParams {
@@ -72,7 +75,14 @@ impl RidgeParams {
             lambda,
             scale: LambdaScale::Plain,
             form: RidgeForm::Auto,
+            memory_cap: DEFAULT_MEMORY_CAP,
         }
+    }
+
+    /// Sets the memory cap in bytes.
+    pub fn memory_cap(mut self, bytes: u64) -> Self {
+        self.memory_cap = bytes;
+        self
     }
 
     /// Sets the λ convention.
@@ -151,6 +161,19 @@ impl Ridge {
             RidgeForm::Auto => RidgeForm::Dual,
             f => f,
         };
+        let k = y.ncols() as u128;
+        let (what, entries) = if form == RidgeForm::Primal {
+            (
+                "ridge primal system",
+                (m as u128) * (m as u128) + 2 * (m as u128) * k,
+            )
+        } else {
+            (
+                "ridge dual system",
+                (n as u128) * (n as u128) + 2 * (n as u128) * k,
+            )
+        };
+        check_memory(what, f64_bytes(entries), params.memory_cap)?;
         let weights = if form == RidgeForm::Primal {
             let mut ne = NormalEquations::new(m, y.ncols())?;
             ne.push_all(z, y)?;
@@ -499,6 +522,21 @@ pub fn select_lambda(
     })
 }
 
+/// Selects λ by [`select_lambda`] and refits on all rows with it (same [`LambdaScale`], so with
+/// [`LambdaScale::TimesN`] the refit penalty is $\lambda^\star n$ for the full $n$, applied once).
+pub fn fit_ridge_cv(
+    z: ArrayView2<'_, f64>,
+    y: ArrayView2<'_, f64>,
+    search: &LambdaSearch,
+    form: RidgeForm,
+) -> Result<(Ridge, CvResult)> {
+    let cv = select_lambda(z, y, search)?;
+    let p = RidgeParams::new(cv.best_lambda)
+        .scale(search.scale)
+        .form(form);
+    Ok((Ridge::fit(z, y, &p)?, cv))
+}
+
 /// Parameters of exact kernel ridge regression.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KrrParams {
@@ -576,6 +614,9 @@ impl KernelRidge {
                 gram.dim(),
                 y.dim()
             )));
+        }
+        if !y.iter().all(|v| v.is_finite()) {
+            return Err(RfxError::Numerical("KRR: non-finite targets".into()));
         }
         let lam = params.scale.effective(params.lambda, n);
         let mut k = gram;
@@ -755,6 +796,34 @@ mod tests {
             score: CvScore::Mse,
         };
         assert!(select_lambda(z.view(), y.view(), &s).is_err());
+    }
+
+    #[test]
+    fn ridge_memory_cap_and_cv_refit() {
+        let z = randn(50, 200, 51);
+        let y = randn(50, 1, 52);
+        // dual: 50² + 2·50 entries = 20,800 bytes; primal would be 200² + 400 entries
+        let p = RidgeParams::new(1.0).memory_cap(20_800);
+        assert!(Ridge::fit(z.view(), y.view(), &p).is_ok());
+        assert!(matches!(
+            Ridge::fit(z.view(), y.view(), &p.form(RidgeForm::Primal)),
+            Err(RfxError::OutOfMemory {
+                needed_bytes: 323_200,
+                ..
+            })
+        ));
+        assert!(matches!(
+            Ridge::fit(z.view(), y.view(), &p.memory_cap(20_799)),
+            Err(RfxError::OutOfMemory { .. })
+        ));
+        let s = LambdaSearch {
+            grid: log10_grid(-2.0, 2.0, 5).unwrap(),
+            scale: LambdaScale::TimesN,
+            validation: Validation::KFold { folds: 2, seed: 1 },
+            score: CvScore::Mse,
+        };
+        let (r, cv) = fit_ridge_cv(z.view(), y.view(), &s, RidgeForm::Auto).unwrap();
+        assert_eq!(r.lambda_eff(), cv.best_lambda * 50.0);
     }
 
     /// Brute force: one Cholesky ridge fit per (fold, λ).

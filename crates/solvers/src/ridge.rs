@@ -14,6 +14,27 @@
 //! double scaling at refit ($\lambda_\text{final} = e^i n_{tr}^2$, `reference-implementations.md`) is not
 //! reproduced: pass the grid value and the scale, and the scale is applied once.
 
+//!
+//! ## Example
+//! ```
+//! use ndarray::Array2;
+//! use rfx_solvers::ridge::{fit_ridge_cv, log10_grid, CvScore, LambdaScale, LambdaSearch, RidgeForm, Validation};
+//!
+//! // features Z (n × m) and a target that is a noiseless linear function of them
+//! let z = Array2::from_shape_fn((200, 5), |(i, j)| ((i * 7 + j * 3) % 11) as f64 - 5.0);
+//! let y = z.dot(&ndarray::arr2(&[[1.0], [-2.0], [0.5], [0.0], [3.0]]));
+//! let search = LambdaSearch {
+//!     grid: log10_grid(-9.0, 0.0, 10)?, // λ·n_tr with λ = 10^k, k = -9..0 (Gegenbauer §9)
+//!     scale: LambdaScale::TimesN,
+//!     validation: Validation::KFold { folds: 2, seed: 0 },
+//!     score: CvScore::Mse,
+//! };
+//! let (model, cv) = fit_ridge_cv(z.view(), y.view(), &search, RidgeForm::Auto)?;
+//! assert_eq!(cv.best_index, 0); // noiseless: the smallest penalty wins
+//! assert!((model.weights()[[1, 0]] + 2.0).abs() < 1e-6);
+//! # Ok::<(), rfx_core::RfxError>(())
+//! ```
+
 use crate::linalg::{
     add_diag, check_memory, eigh, f64_bytes, gram_cols, gram_rows, Cholesky, NormalEquations,
     DEFAULT_MEMORY_CAP,

@@ -1,0 +1,30 @@
+//! # rfx-sampling
+//!
+//! Seeded random matrices and the Fourier family of random-feature maps for the Gaussian kernel.
+//!
+//! * [`random`]: Gaussian, Rademacher, uniform-on-the-sphere and $\chi$-distributed draws, Haar-orthogonal
+//!   matrices and ORF blocks $\operatorname{diag}(\chi_d)\,Q$, sparse ternary weights (Ternary RF, Eq. 4).
+//! * [`hadamard`]: the fast Walsh–Hadamard transform (unnormalised, $H^\top H = d\,I$).
+//! * [`qmc`]: scrambled Halton points (random digit permutations) mapped through $\Psi^{-1}$.
+//! * [`leverage`]: the leverage-score distribution $q(w) \propto \|w\|^2\,\mathcal N(w; 0, I_d)$ of the
+//!   NTK random-features paper (Eq. 15), by the paper's Gibbs sampler (Alg. 2) and exactly.
+//! * [`fourier`]: [`fourier::GaussianFeatures`], the [`rfx_core::FeatureMap`] for
+//!   $k(x, y) = \exp(-\|x-y\|^2/(2\sigma^2)) = \exp(-\gamma\|x-y\|^2)$ built by RFF, ORF, SORF, Fastfood or QMC
+//!   (survey §3.1–3.3, 3.5, 3.10), in the paired $[\cos, \sin]$ or the random-phase form.
+//!
+//! Every draw comes from an explicit [`rfx_core::RfxRng`]; parameters are validated and invalid values are
+//! [`rfx_core::RfxError::InvalidParameter`] errors, never panics.
+
+// ndarray's `blas` feature is on workspace-wide; link OpenBLAS for `.dot()` (dependencies.md, pitfall 3).
+extern crate openblas_src as _;
+
+pub mod fourier;
+pub mod hadamard;
+pub mod leverage;
+pub mod qmc;
+pub mod random;
+
+pub use fourier::{
+    Bandwidth, Fastfood, FourierMethod, GaussianFeatureParams, GaussianFeatures, Orf, Output,
+    QmcRff, Rff, Sorf,
+};

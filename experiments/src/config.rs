@@ -38,6 +38,9 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// A value with its byte span in the file (for error locations).
+pub type Located = (Value, Range<usize>);
+
 /// A parsed TOML document with its source, for line lookups.
 pub struct Doc<'a> {
     file: String,
@@ -345,7 +348,7 @@ impl<'d, 'a> Section<'d, 'a> {
     }
 
     /// A list of scalars (a single scalar is accepted as a one-element list when `allow_single`).
-    pub fn list(&self, key: &str) -> Result<Option<Vec<(Value, Range<usize>)>>, ConfigError> {
+    pub fn list(&self, key: &str) -> Result<Option<Vec<Located>>, ConfigError> {
         let Some(v) = self.raw(key) else {
             return Ok(None);
         };

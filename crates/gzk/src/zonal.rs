@@ -589,6 +589,37 @@ impl TruncatedGzk {
             .sum()
     }
 
+    /// The uniform upper bound of Lemma 7 on the ridge leverage scores $\tau_\lambda(w) =
+    /// \operatorname{Tr}(\Phi_w^\top(K+\lambda I)^{-1}\Phi_w)$ (Definition 6) of this kernel on data with row
+    /// norms `norms`:
+    /// $$\tau_\lambda(w) \le \sum_{\ell=0}^{q}\alpha_{\ell,d}\,\min\Big\{\frac{\pi^2(\ell+1)^2}{6\lambda}
+    ///   \sum_{j}\|h_\ell(\|x_j\|)\|^2,\; s\Big\}\quad\text{for every } w \in \mathbb{S}^{d-1}$$
+    /// ($h_\ell = 0$ for $\ell > q$). Theorem 9 multiplies it by $\frac{8}{3\varepsilon^2}\log\frac{16s_\lambda}
+    /// {\delta}$ to get the number of directions. Errors: $\lambda$ not finite and positive.
+    pub fn leverage_bound(&self, norms: &[f64], lambda: f64) -> Result<f64> {
+        if !(lambda > 0.0 && lambda.is_finite()) {
+            return Err(RfxError::invalid("lambda", lambda, "a finite real > 0"));
+        }
+        let mut mass = vec![0.0; self.q + 1];
+        let mut h = vec![0.0; (self.q + 1) * self.s];
+        for &r in norms {
+            self.radial_into(r, false, 0.0, &mut h);
+            for (m, hl) in mass.iter_mut().zip(h.chunks(self.s)) {
+                *m += hl.iter().map(|v| v * v).sum::<f64>();
+            }
+        }
+        let pi2 = std::f64::consts::PI * std::f64::consts::PI;
+        Ok(mass
+            .iter()
+            .enumerate()
+            .map(|(l, &m)| {
+                let lf = (l + 1) as f64;
+                crate::harmonics::alpha(l, self.d)
+                    * (pi2 * lf * lf / (6.0 * lambda) * m).min(self.s as f64)
+            })
+            .sum())
+    }
+
     /// Radial values $\sqrt{\alpha_{\ell,d}}^{\,w}[h_\ell(r_j)]_i e^{\text{ln\_factor}}$ for all rows: $n \times (q+1)s$.
     pub(crate) fn radial_matrix(
         &self,

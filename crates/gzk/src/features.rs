@@ -15,8 +15,12 @@
 //! $O(m \cdot s)$ memory per row plus $2048 \times m$ doubles for the cosines (rows are processed in blocks of
 //! 2048, one GEMM each); the recurrence runs on cache-sized groups of rows in parallel (rayon), so its three
 //! work arrays stay in cache. Every row is computed independently: results do not depend on the thread count.
-//! Measured: about $3\text{–}5\cdot10^4$ rows/s for $n = 10^4$, $d = 9$, $m = 1024$, $q = 15$, $s = 1$
-//! (release build, 2 shared cores).
+//! Measured (`benches/features.rs`, release build, 2 cores shared with other jobs): $2.5\cdot10^4$ rows/s for
+//! $n = 10^4$, $d = 9$, $m = 1024$, $q = 15$, $s = 1$, and $3.4\cdot10^4$ rows/s with $s = 4$, $m = 256$.
+//!
+//! Variance: one direction's features are bounded by $B(\|x\|) = \sum_{\ell\le q}\sqrt{\alpha_{\ell,d}}
+//! \|h_\ell(\|x\|)\|$ ([`TruncatedGzk::feature_norm_bound`]) and $\alpha_{\ell,d}$ grows like $\ell^{d-2}$, so in
+//! high dimension (or at large $q$) many directions are needed — the paper's losses for $d \ge 9$.
 //!
 //! Unit-norm fast path ([`RandomGegenbauerParams::unit_norm`]): for inputs on the sphere $s = 1$ and
 //! $h_\ell \equiv \sqrt{c_\ell}$ with $c_\ell$ the Gegenbauer coefficients of the kernel on the sphere (Lemma 2),
@@ -31,7 +35,7 @@ use rfx_core::{FeatureMap, Result, RfxError, RfxRng};
 use crate::gegenbauer::{gegenbauer_for_each, Basis};
 use crate::zonal::{row_norms, unit_rows, Gzk, TruncatedGzk, MAX_DEGREE, PAR_ENTRIES};
 
-/// Rows are transformed in blocks of this many (bounds the work arrays of the recurrence).
+/// Rows are transformed in blocks of this many (one GEMM each; bounds the memory of the cosine matrix).
 const ROW_BLOCK: usize = 2048;
 
 /// The recurrence runs on groups of about this many cosines at a time (three work arrays stay in cache).

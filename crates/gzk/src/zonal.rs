@@ -932,6 +932,16 @@ pub(crate) mod tests {
                 assert!((t.eval(x.row(0), y.row(j)) - want).abs() < 1e-14);
             }
             assert!((t.eval(x.row(0), x.row(0)) - k.eval(x.row(0), x.row(0))).abs() < 1e-15);
+            // Tiny norms: ρ^{ℓ+2i} underflows smoothly to the x = 0 values (no NaN from ln ρ or 0/0).
+            let mut tiny = x.clone();
+            tiny.row_mut(0)
+                .assign(&ndarray::arr1(&[1e-150, -2e-150, 0.5e-150]));
+            let gt2 = t.gram(tiny.view(), y.view()).unwrap();
+            let g2 = k.gram(tiny.view(), y.view()).unwrap();
+            for j in 0..4 {
+                assert!((gt2[[0, j]] - gt[[0, j]]).abs() < 1e-14, "{}", k.name());
+                assert!((g2[[0, j]] - g[[0, j]]).abs() < 1e-14, "{}", k.name());
+            }
         }
     }
 

@@ -1,6 +1,6 @@
 //! The fast Walsh–Hadamard transform.
 //!
-//! $H_{d}$ is the Sylvester–Hadamard matrix of order $d = 2^k$, $H_1 = [1]$,
+//! $H_{d}$ is the Sylvester–Hadamard matrix of order $d = 2^k$, $H_1 = \[1\]$,
 //! $H_{2d} = \begin{pmatrix} H_d & H_d \\ H_d & -H_d \end{pmatrix}$, with entries $\pm 1$ and
 //! $H_d^\top H_d = d\,I_d$. The *normalised* Hadamard matrix is $H_d/\sqrt d$ (orthogonal).
 //! [`fwht`] computes $y = H_d\,x$ in place in $O(d \log d)$ operations.

@@ -24,6 +24,9 @@ pub mod leverage;
 pub mod qmc;
 pub mod random;
 
+/// Seeded RNG streams (re-exported from `rfx-core`): `rng_stream(seed, key)` gives a ChaCha20 [`RfxRng`].
+pub use rfx_core::{rng_stream, RfxRng};
+
 pub use fourier::{
     Bandwidth, Fastfood, FourierMethod, GaussianFeatureParams, GaussianFeatures, Orf, Output,
     QmcRff, Rff, Sorf,

@@ -122,7 +122,7 @@ pub fn orthogonal_gaussian(s_rows: usize, d: usize, rng: &mut RfxRng) -> Result<
 }
 
 /// Sparse ternary weights as integers $\{-1, 0, +1\}$ (Ternary Random Features, Eq. 4 without the scale):
-/// $\Pr[0] = \epsilon$, $\Pr[\pm 1] = (1-\epsilon)/2$ each; $\epsilon \in [0, 1)$ is the sparsity level.
+/// $\Pr\[0\] = \epsilon$, $\Pr[\pm 1] = (1-\epsilon)/2$ each; $\epsilon \in [0, 1)$ is the sparsity level.
 pub fn sparse_ternary_int(
     rows: usize,
     cols: usize,

@@ -9,3 +9,4 @@ extern crate openblas_src as _;
 
 pub mod activation;
 pub mod quadrature;
+pub mod thresholds;

@@ -140,11 +140,14 @@ fn g(a: f64, u: f64, branch: f64) -> Option<f64> {
     })
 }
 
+/// `(score, u, v)` of a grid point.
+type Scored = (f64, f64, f64);
+
 /// All $(u, v)$ with $\phi(u)+\phi(v) = A$ and $u\phi(u)+v\phi(v) = c$; also the grid maximiser of
 /// $c\cdot g$ (for the infeasible best effort).
-fn solve_uv(a: f64, c: f64) -> (Vec<(f64, f64)>, Option<(f64, f64, f64)>) {
+fn solve_uv(a: f64, c: f64) -> (Vec<(f64, f64)>, Option<Scored>) {
     let mut sols = Vec::new();
-    let mut best: Option<(f64, f64, f64)> = None; // (score, u, v)
+    let mut best: Option<Scored> = None;
     let sgn = if c < 0.0 { -1.0 } else { 1.0 };
     let h = 2.0 * U_MAX / GRID as f64;
     for branch in [1.0, -1.0] {

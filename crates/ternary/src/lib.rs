@@ -8,5 +8,6 @@
 extern crate openblas_src as _;
 
 pub mod activation;
+pub mod features;
 pub mod quadrature;
 pub mod thresholds;

@@ -1,0 +1,388 @@
+//! Baselines of the TRF paper's comparisons: random Fourier features (Zhang et al. convention), LP-RFF
+//! (low-precision RFF by unbiased stochastic rounding, Zhang et al. 2019) and ReLU random features with the
+//! arc-cosine kernel of order 1 as their expectation.
+//!
+//! The RFF here is built locally (seeded Gaussian $W$, uniform phases) rather than taken from
+//! `rfx-sampling`, whose API was still being written; it is the LP-RFF convention
+//! $z(\mathbf x) = \sqrt{2/m}\cos(W\mathbf x + \mathbf b)$, bounded in $[-\sqrt{2/m}, \sqrt{2/m}]$, which is
+//! what the quantiser's range needs. (The paper's own RFF, $[\cos, \sin]$ with $2m$ features, is the
+//! [`crate::activation::Activation::CosSin`] target of the threshold solver.)
+
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
+use rand::Rng;
+use rand_distr::{Distribution, StandardNormal};
+use rfx_core::{rng_stream, FeatureMap, Kernel, Result, RfxError, RfxRng};
+use std::f64::consts::PI;
+
+fn gaussian_matrix(rows: usize, cols: usize, scale: f64, rng: &mut RfxRng) -> Array2<f64> {
+    Array2::from_shape_simple_fn((rows, cols), || {
+        scale * <StandardNormal as Distribution<f64>>::sample(&StandardNormal, rng)
+    })
+}
+
+/// Random Fourier features of $k(\mathbf x,\mathbf y) = \exp(-\|\mathbf x-\mathbf y\|^2/(2\sigma^2))$
+/// (Rahimi & Recht 2007): $z(\mathbf x) = \sqrt{2/m}\,\cos(W\mathbf x+\mathbf b)$, $W_{kj}\sim\mathcal N(0,\sigma^{-2})$,
+/// $b_k \sim U[0, 2\pi)$, so $\mathbb E[z(\mathbf x)^\top z(\mathbf y)] = k(\mathbf x, \mathbf y)$.
+#[derive(Debug, Clone)]
+pub struct Rff {
+    w: Array2<f64>,
+    b: Array1<f64>,
+    sigma: f64,
+}
+
+impl Rff {
+    /// $m$ features on $\mathbb R^d$ with bandwidth $\sigma > 0$.
+    pub fn fit(d: usize, m: usize, sigma: f64, rng: &mut RfxRng) -> Result<Self> {
+        if d == 0 || m == 0 {
+            return Err(RfxError::invalid(
+                "shape",
+                format!("d={d}, m={m}"),
+                "d, m >= 1",
+            ));
+        }
+        if !(sigma.is_finite() && sigma > 0.0) {
+            return Err(RfxError::invalid("sigma", sigma, "a finite number > 0"));
+        }
+        let w = gaussian_matrix(m, d, 1.0 / sigma, rng);
+        let b = Array1::from_shape_simple_fn(m, || rng.gen::<f64>() * 2.0 * PI);
+        Ok(Self { w, b, sigma })
+    }
+
+    /// The bandwidth $\sigma$.
+    pub fn sigma(&self) -> f64 {
+        self.sigma
+    }
+
+    /// The exact kernel.
+    pub fn kernel(&self) -> GaussianKernel {
+        GaussianKernel { sigma: self.sigma }
+    }
+
+    /// The feature range $[L, U] = [-\sqrt{2/m}, \sqrt{2/m}]$.
+    pub fn range(&self) -> (f64, f64) {
+        let u = (2.0 / self.w.nrows() as f64).sqrt();
+        (-u, u)
+    }
+}
+
+impl FeatureMap for Rff {
+    fn input_dim(&self) -> usize {
+        self.w.ncols()
+    }
+
+    fn dim(&self) -> usize {
+        self.w.nrows()
+    }
+
+    fn transform(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        self.check_input(x)?;
+        let s = (2.0 / self.w.nrows() as f64).sqrt();
+        let mut z = x.dot(&self.w.t());
+        z.axis_iter_mut(Axis(0)).for_each(|mut r| {
+            r.iter_mut()
+                .zip(&self.b)
+                .for_each(|(v, b)| *v = s * (*v + b).cos())
+        });
+        Ok(z)
+    }
+}
+
+/// The Gaussian kernel $\exp(-\|\mathbf x-\mathbf y\|^2/(2\sigma^2))$.
+#[derive(Debug, Clone, Copy)]
+pub struct GaussianKernel {
+    /// Bandwidth $\sigma$.
+    pub sigma: f64,
+}
+
+impl Kernel for GaussianKernel {
+    fn eval(&self, x: ArrayView1<'_, f64>, y: ArrayView1<'_, f64>) -> f64 {
+        let d2: f64 = x.iter().zip(y).map(|(a, b)| (a - b) * (a - b)).sum();
+        (-d2 / (2.0 * self.sigma * self.sigma)).exp()
+    }
+}
+
+/// Unbiased $b$-bit stochastic rounding on $[L, U]$ (Zhang et al. 2019): with $\Delta = (U-L)/(2^b-1)$ and
+/// $\xi \sim U[0,1)$,
+/// $$Q(z) = L + \Delta\cdot\operatorname{clamp}\big(\lfloor (z-L)/\Delta + \xi\rfloor, 0, 2^b-1\big),$$
+/// so for $z\in[L,U]$, $Q(z)$ is one of the two grid points around $z$ and $\mathbb E_\xi[Q(z)] = z$, with
+/// $\operatorname{Var}[Q(z)] = \Delta^2 f(1-f)$, $f$ the fractional part of $(z-L)/\Delta$.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StochasticQuantizer {
+    bits: u32,
+    lo: f64,
+    hi: f64,
+}
+
+impl StochasticQuantizer {
+    /// $b \in [1, 16]$ bits on $[L, U]$, $L < U$.
+    pub fn new(bits: u32, lo: f64, hi: f64) -> Result<Self> {
+        if !(1..=16).contains(&bits) {
+            return Err(RfxError::invalid("bits", bits, "1..=16"));
+        }
+        if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+            return Err(RfxError::invalid(
+                "range",
+                format!("[{lo}, {hi}]"),
+                "finite lo < hi",
+            ));
+        }
+        Ok(Self { bits, lo, hi })
+    }
+
+    /// Grid step $\Delta$.
+    pub fn step(&self) -> f64 {
+        (self.hi - self.lo) / f64::from((1u32 << self.bits) - 1)
+    }
+
+    /// $Q(z)$ with the uniform draw $\xi \in [0, 1)$.
+    pub fn quantize(&self, z: f64, xi: f64) -> f64 {
+        let d = self.step();
+        let top = f64::from((1u32 << self.bits) - 1);
+        let level = ((z - self.lo) / d + xi).floor().clamp(0.0, top);
+        self.lo + d * level
+    }
+
+    /// Bits per value.
+    pub fn bits(&self) -> u32 {
+        self.bits
+    }
+}
+
+/// LP-RFF: [`Rff`] features quantised to $b$ bits by [`StochasticQuantizer`] on $[-\sqrt{2/m}, \sqrt{2/m}]$.
+///
+/// The rounding noise must be fresh for unbiasedness across uses (Zhang et al. redraw it every mini-batch):
+/// [`LpRff::transform_with_rng`] takes the noise stream explicitly. The trait's
+/// [`FeatureMap::transform`] has no RNG argument, so it draws the noise from
+/// `rng_stream(noise_seed, "lp-rff-rounding")`, reproducible and independent of the thread count (the
+/// same input gives the same output on every call).
+#[derive(Debug, Clone)]
+pub struct LpRff {
+    rff: Rff,
+    quantizer: StochasticQuantizer,
+    noise_seed: u64,
+}
+
+impl LpRff {
+    /// Wraps `rff` with $b$-bit rounding (the paper uses $b \in \{1, 8\}$).
+    pub fn new(rff: Rff, bits: u32, noise_seed: u64) -> Result<Self> {
+        let (lo, hi) = rff.range();
+        Ok(Self {
+            quantizer: StochasticQuantizer::new(bits, lo, hi)?,
+            rff,
+            noise_seed,
+        })
+    }
+
+    /// The quantiser.
+    pub fn quantizer(&self) -> StochasticQuantizer {
+        self.quantizer
+    }
+
+    /// The underlying full-precision map.
+    pub fn rff(&self) -> &Rff {
+        &self.rff
+    }
+
+    /// Quantised features with rounding noise from `rng` (row-major order).
+    pub fn transform_with_rng(
+        &self,
+        x: ArrayView2<'_, f64>,
+        rng: &mut RfxRng,
+    ) -> Result<Array2<f64>> {
+        let mut z = self.rff.transform(x)?;
+        z.iter_mut()
+            .for_each(|v| *v = self.quantizer.quantize(*v, rng.gen::<f64>()));
+        Ok(z)
+    }
+}
+
+impl FeatureMap for LpRff {
+    fn input_dim(&self) -> usize {
+        self.rff.input_dim()
+    }
+
+    fn dim(&self) -> usize {
+        self.rff.dim()
+    }
+
+    fn transform(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        self.transform_with_rng(x, &mut rng_stream(self.noise_seed, "lp-rff-rounding"))
+    }
+
+    fn bits_per_feature(&self) -> f64 {
+        f64::from(self.quantizer.bits)
+    }
+}
+
+/// ReLU random features $z(\mathbf x) = \max(0, W\mathbf x)/\sqrt m$, $W_{kj} \sim \mathcal N(0, 1)$, whose
+/// expected inner product is the arc-cosine kernel of order 1 ([`ArcCosine1`]).
+#[derive(Debug, Clone)]
+pub struct ReluFeatures {
+    w: Array2<f64>,
+}
+
+impl ReluFeatures {
+    /// $m$ features on $\mathbb R^d$.
+    pub fn fit(d: usize, m: usize, rng: &mut RfxRng) -> Result<Self> {
+        if d == 0 || m == 0 {
+            return Err(RfxError::invalid(
+                "shape",
+                format!("d={d}, m={m}"),
+                "d, m >= 1",
+            ));
+        }
+        Ok(Self {
+            w: gaussian_matrix(m, d, 1.0, rng),
+        })
+    }
+}
+
+impl FeatureMap for ReluFeatures {
+    fn input_dim(&self) -> usize {
+        self.w.ncols()
+    }
+
+    fn dim(&self) -> usize {
+        self.w.nrows()
+    }
+
+    fn transform(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        self.check_input(x)?;
+        let s = 1.0 / (self.w.nrows() as f64).sqrt();
+        Ok(x.dot(&self.w.t()).mapv(|v| s * v.max(0.0)))
+    }
+}
+
+/// Arc-cosine kernel of order 1 (Cho & Saul 2009), $\mathbb E_{\mathbf w\sim\mathcal N(0,I)}
+/// [\max(0,\mathbf w^\top\mathbf x)\max(0,\mathbf w^\top\mathbf y)]$:
+/// $$\kappa(\mathbf x,\mathbf y) = \frac{\|\mathbf x\|\|\mathbf y\|}{2\pi}\Big(\rho\,(\pi - \arccos\rho) + \sqrt{1-\rho^2}\Big),
+///   \qquad \rho = \frac{\mathbf x^\top\mathbf y}{\|\mathbf x\|\|\mathbf y\|}.$$
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ArcCosine1;
+
+impl ArcCosine1 {
+    /// $\kappa$ from the norms and the inner product.
+    pub fn from_inner(nx: f64, ny: f64, xy: f64) -> f64 {
+        if nx == 0.0 || ny == 0.0 {
+            return 0.0;
+        }
+        let rho = (xy / (nx * ny)).clamp(-1.0, 1.0);
+        nx * ny / (2.0 * PI) * (rho * (PI - rho.acos()) + (1.0 - rho * rho).sqrt())
+    }
+}
+
+impl Kernel for ArcCosine1 {
+    fn eval(&self, x: ArrayView1<'_, f64>, y: ArrayView1<'_, f64>) -> f64 {
+        Self::from_inner(x.dot(&x).sqrt(), y.dot(&y).sqrt(), x.dot(&y))
+    }
+
+    fn gram(&self, x: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        if x.ncols() != y.ncols() {
+            return Err(RfxError::DimensionMismatch(format!(
+                "gram: x has {} columns, y has {}",
+                x.ncols(),
+                y.ncols()
+            )));
+        }
+        let nx: Vec<f64> = x.rows().into_iter().map(|r| r.dot(&r).sqrt()).collect();
+        let ny: Vec<f64> = y.rows().into_iter().map(|r| r.dot(&r).sqrt()).collect();
+        let mut g = x.dot(&y.t());
+        for ((i, j), v) in g.indexed_iter_mut() {
+            *v = Self::from_inner(nx[i], ny[j], *v);
+        }
+        Ok(g)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stochastic_rounding_is_unbiased() {
+        let mut rng = rng_stream(7, "q");
+        let n = 100_000;
+        for bits in [1u32, 8] {
+            let q = StochasticQuantizer::new(bits, -0.3, 0.3).unwrap();
+            let d = q.step();
+            for z in [-0.3, -0.2171, 0.0, 0.05, 0.29, 0.3] {
+                let mut sum = 0.0;
+                for _ in 0..n {
+                    let v = q.quantize(z, rng.gen());
+                    // On the grid.
+                    let level = (v - (-0.3)) / d;
+                    assert!(
+                        (level - level.round()).abs() < 1e-9 && (-0.3..=0.3 + 1e-12).contains(&v)
+                    );
+                    assert!((v - z).abs() <= d * (1.0 + 1e-12));
+                    sum += v;
+                }
+                let mean = sum / n as f64;
+                let f = ((z + 0.3) / d).fract();
+                let sd = d * (f * (1.0 - f)).sqrt();
+                // 5 standard errors of the mean (plus rounding); a biased rounding (e.g. nearest) is off by
+                // up to d/2, far outside this for the non-grid z.
+                assert!(
+                    (mean - z).abs() <= 5.0 * sd / (n as f64).sqrt() + 1e-12,
+                    "bits={bits} z={z}: mean {mean}"
+                );
+            }
+        }
+        assert!(StochasticQuantizer::new(0, -1.0, 1.0).is_err());
+        assert!(StochasticQuantizer::new(8, 1.0, 1.0).is_err());
+    }
+
+    fn data(n: usize, d: usize, seed: u64) -> Array2<f64> {
+        gaussian_matrix(n, d, 1.0 / (d as f64).sqrt(), &mut rng_stream(seed, "x"))
+    }
+
+    #[test]
+    fn lp_rff_values_and_bits() {
+        let x = data(20, 5, 1);
+        let rff = Rff::fit(5, 128, 1.0, &mut rng_stream(1, "rff")).unwrap();
+        let one = LpRff::new(rff.clone(), 1, 3).unwrap();
+        let z = one.transform(x.view()).unwrap();
+        let s = (2.0f64 / 128.0).sqrt();
+        assert!(
+            z.iter().all(|v| (v.abs() - s).abs() < 1e-15),
+            "1-bit values are ±sqrt(2/m)"
+        );
+        assert_eq!(one.bits_per_feature(), 1.0);
+        let eight = LpRff::new(rff, 8, 3).unwrap();
+        assert_eq!(eight.bits_per_feature(), 8.0);
+        assert_eq!(
+            eight.transform(x.view()).unwrap(),
+            eight.transform(x.view()).unwrap()
+        );
+    }
+
+    #[test]
+    fn rff_and_relu_features_converge_to_their_kernels() {
+        let (n, d, m) = (12, 6, 40_000);
+        let x = data(n, d, 2);
+        // RFF: z_k(x) z_k(y) m/2 = cos(a)cos(b)*2, variance <= 1/2 (1 + k(2 delta)) + 1/2 <= 3/2, so the
+        // entry's standard error is <= sqrt(1.5/m); 6 of them over 144 entries.
+        let rff = Rff::fit(d, m, 0.8, &mut rng_stream(2, "rff")).unwrap();
+        let z = rff.transform(x.view()).unwrap();
+        let k = rff.kernel().gram(x.view(), x.view()).unwrap();
+        let err = (&z.dot(&z.t()) - &k)
+            .mapv(f64::abs)
+            .fold(0.0f64, |a, &b| a.max(b));
+        assert!(err < 6.0 * (1.5 / m as f64).sqrt(), "rff err {err}");
+        // ReLU: Var[relu(a) relu(b)] <= sqrt(E relu(a)^4 E relu(b)^4) = 1.5 |x|^2 |y|^2.
+        let relu = ReluFeatures::fit(d, m, &mut rng_stream(2, "relu")).unwrap();
+        let z = relu.transform(x.view()).unwrap();
+        let k = ArcCosine1.gram(x.view(), x.view()).unwrap();
+        let g = z.dot(&z.t());
+        for i in 0..n {
+            for j in 0..n {
+                let tol = 6.0 * (1.5 / m as f64).sqrt() * (k[[i, i]] * k[[j, j]] * 4.0).sqrt();
+                assert!((g[[i, j]] - k[[i, j]]).abs() < tol, "relu ({i},{j})");
+            }
+            // The diagonal is |x|^2 / 2.
+            assert!((k[[i, i]] - 0.5 * x.row(i).dot(&x.row(i))).abs() < 1e-14);
+        }
+        assert!(Rff::fit(3, 4, 0.0, &mut rng_stream(0, "")).is_err());
+        assert!(ReluFeatures::fit(0, 4, &mut rng_stream(0, "")).is_err());
+    }
+}

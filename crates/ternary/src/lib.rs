@@ -9,6 +9,7 @@ extern crate openblas_src as _;
 
 pub mod activation;
 pub mod baselines;
+pub mod equivalent;
 pub mod features;
 pub mod quadrature;
 pub mod thresholds;

@@ -101,10 +101,10 @@ impl Kernel for GaussianKernel {
     }
 }
 
-/// Unbiased $b$-bit stochastic rounding on $[L, U]$ (Zhang et al. 2019): with $\Delta = (U-L)/(2^b-1)$ and
+/// Unbiased $b$-bit stochastic rounding on $\lbrack L, U\rbrack$ (Zhang et al. 2019): with $\Delta = (U-L)/(2^b-1)$ and
 /// $\xi \sim U[0,1)$,
 /// $$Q(z) = L + \Delta\cdot\operatorname{clamp}\big(\lfloor (z-L)/\Delta + \xi\rfloor, 0, 2^b-1\big),$$
-/// so for $z\in[L,U]$, $Q(z)$ is one of the two grid points around $z$ and $\mathbb E_\xi[Q(z)] = z$, with
+/// so for $z\in\lbrack L,U\rbrack$, $Q(z)$ is one of the two grid points around $z$ and $\mathbb E_\xi[Q(z)] = z$, with
 /// $\operatorname{Var}[Q(z)] = \Delta^2 f(1-f)$, $f$ the fractional part of $(z-L)/\Delta$.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StochasticQuantizer {
@@ -114,7 +114,7 @@ pub struct StochasticQuantizer {
 }
 
 impl StochasticQuantizer {
-    /// $b \in [1, 16]$ bits on $[L, U]$, $L < U$.
+    /// $b \in [1, 16]$ bits on $\lbrack L, U\rbrack$, $L < U$.
     pub fn new(bits: u32, lo: f64, hi: f64) -> Result<Self> {
         if !(1..=16).contains(&bits) {
             return Err(RfxError::invalid("bits", bits, "1..=16"));

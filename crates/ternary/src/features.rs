@@ -29,6 +29,9 @@ use rand::Rng;
 use rayon::prelude::*;
 use rfx_core::{FeatureMap, Result, RfxError, RfxRng};
 
+/// Points per block in [`TernaryFeatures::transform_packed`].
+const BLOCK: usize = 8;
+
 /// Sparse ternary weight pattern $W_{int} \in \{-1, 0, 1\}^{m\times p}$ in CSR-like index lists.
 #[derive(Debug, Clone)]
 pub struct TernaryWeights {
@@ -425,20 +428,43 @@ impl TernaryFeatures {
             return Ok(codes);
         }
         let (lo, hi) = (self.lo, self.hi);
+        let p = x.ncols();
+        // Blocks of BLOCK points: the block is transposed to p lanes of BLOCK values, so each weight index
+        // loads one contiguous lane and the BLOCK additions vectorise. Every point still gets exactly the
+        // additions of `TernaryWeights::project_row`, in the same order (bit-identical projections).
         codes
             .plus
-            .par_chunks_mut(words)
-            .zip(codes.minus.par_chunks_mut(words))
+            .par_chunks_mut(words * BLOCK)
+            .zip(codes.minus.par_chunks_mut(words * BLOCK))
             .enumerate()
-            .for_each(|(i, (p, n))| {
-                let xi = x.row(i);
+            .for_each(|(blk, (pl, mi))| {
+                let i0 = blk * BLOCK;
+                let b = pl.len() / words;
+                let mut xt = vec![[0.0f64; BLOCK]; p];
+                for (r, row) in x.rows().into_iter().skip(i0).take(b).enumerate() {
+                    for (lane, v) in xt.iter_mut().zip(row) {
+                        lane[r] = *v;
+                    }
+                }
                 for k in 0..self.weights.rows {
-                    let u = self.weights.project_row(k, xi);
+                    let mut acc = [0.0f64; BLOCK];
+                    for &j in self.weights.plus(k) {
+                        for (a, l) in acc.iter_mut().zip(&xt[j as usize]) {
+                            *a += l;
+                        }
+                    }
+                    for &j in self.weights.minus(k) {
+                        for (a, l) in acc.iter_mut().zip(&xt[j as usize]) {
+                            *a -= l;
+                        }
+                    }
                     let bit = 1u64 << (k % 64);
-                    if u > hi {
-                        p[k / 64] |= bit;
-                    } else if u < lo {
-                        n[k / 64] |= bit;
+                    for (r, &u) in acc.iter().enumerate().take(b) {
+                        if u > hi {
+                            pl[r * words + k / 64] |= bit;
+                        } else if u < lo {
+                            mi[r * words + k / 64] |= bit;
+                        }
                     }
                 }
             });
@@ -536,6 +562,30 @@ mod tests {
             // All three values occur (the test is not vacuous).
             for v in [-1.0, 0.0, 1.0] {
                 assert!(codes.iter().any(|c| *c == v));
+            }
+        }
+    }
+
+    #[test]
+    fn blocked_projection_equals_row_projection() {
+        // n = 19 is not a multiple of the block size; Gaussian (non-integer) inputs.
+        let (m, p, n) = (130, 33, 19);
+        let f = features(m, p, 0.4);
+        let mut rng = rng_stream(6, "x");
+        let x = Array2::from_shape_fn((n, p), |_| StandardNormal.sample(&mut rng));
+        let codes = f.transform_packed(x.view()).unwrap();
+        let (lo, hi) = (f.lo, f.hi);
+        for i in 0..n {
+            for k in 0..m {
+                let u = f.weights().project_row(k, x.row(i));
+                let want = if u > hi {
+                    1
+                } else if u < lo {
+                    -1
+                } else {
+                    0
+                };
+                assert_eq!(codes.get(i, k), want, "({i}, {k})");
             }
         }
     }

@@ -2,6 +2,11 @@
 //! computation (add-only ternary vs dense-GEMM RFF / ReLU features).
 //!
 //! Run: `cargo bench -p rfx-ternary --bench gram` (short settings; the CPU is shared).
+//!
+//! Measured 2026-11-22 on the shared 2-core box (median): Gram of n = 1000 points, m = 1024 / 8192:
+//! popcount 22 / 121 ms, f32 GEMM 43 / 369 ms, f64 GEMM 78 / 730 ms. Features, n = 1000, p = 784,
+//! m = 4096: ternary add-only 408 ms (eps = 0), 187 ms (0.5), 73 ms (0.9); RFF GEMM + cos 349 ms;
+//! ReLU GEMM 308 ms.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use ndarray::Array2;

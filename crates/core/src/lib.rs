@@ -9,6 +9,10 @@
 //! * [`rng`]: reproducible random streams derived from an experiment seed and a key, so that results do
 //!   not depend on thread count or execution order.
 
+// ndarray's `blas` feature is on workspace-wide: every binary that links an rfx crate needs OpenBLAS for
+// `.dot`. rfx-core is below every crate, so the link is forced here (dependencies.md, pitfall 3).
+extern crate openblas_src as _;
+
 pub mod error;
 pub mod rng;
 pub mod traits;

@@ -1,0 +1,8 @@
+//! # rfx-ntk
+//!
+//! Arc-cosine kernels, the depth-L ReLU neural tangent kernel (NTK) and NNGP, and their random features and
+//! sketches (Han et al. 2021, *Random Features for the Neural Tangent Kernel*; Zandieh et al. 2021,
+//! *Scaling Neural Tangent Kernels via Sketching and Random Features*).
+
+// ndarray's `blas` feature is on workspace-wide: link OpenBLAS for `.dot` (dependencies.md, pitfall 3).
+extern crate openblas_src as _;

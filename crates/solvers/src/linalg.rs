@@ -419,6 +419,21 @@ pub fn gram_rows(z: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
     Ok(c)
 }
 
+/// Adds $Z Z^\top$ ($Z$ of shape $n \times b$) into the **upper triangle** of the $n \times n$ matrix `c` by
+/// `dsyrk` ($n^2 b$ flops), leaving the strict lower triangle untouched. Accumulating column blocks
+/// $Z_1, Z_2, \dots$ of a feature matrix gives $\sum_k Z_k Z_k^\top = Z Z^\top$ without holding $Z$ whole; finish
+/// with [`symmetrize_from_upper`].
+pub fn gram_rows_add_upper(z: ArrayView2<'_, f64>, c: &mut Array2<f64>) -> Result<()> {
+    if c.dim() != (z.nrows(), z.nrows()) {
+        return Err(RfxError::DimensionMismatch(format!(
+            "gram_rows_add_upper: Z has {} rows, C is {:?}",
+            z.nrows(),
+            c.dim()
+        )));
+    }
+    syrk_upper(z, c, false)
+}
+
 /// Streaming normal equations of least squares on features: $G = Z^\top Z$ and $B = Z^\top Y$ accumulated
 /// over row blocks $(Z_b, Y_b)$, so that features can be generated block by block and the full $n \times m$
 /// feature matrix is never held twice (issue 3; `ntk-random-features.md` §3.9).
@@ -582,6 +597,15 @@ mod tests {
         let zt = z.t().to_owned();
         let g2 = gram_rows(zt.t()).unwrap();
         assert!(max_abs(&(&g2 - &k)) < 1e-12 * max_abs(&k));
+        // column blocks accumulated into the upper triangle
+        let mut acc = Array2::zeros((70, 70));
+        for start in (0..9).step_by(4) {
+            let end = (start + 4).min(9);
+            gram_rows_add_upper(z.slice(s![.., start..end]), &mut acc).unwrap();
+        }
+        symmetrize_from_upper(&mut acc);
+        assert!(max_abs(&(&acc - &k)) < 1e-12 * max_abs(&k));
+        assert!(gram_rows_add_upper(z.view(), &mut Array2::zeros((3, 3))).is_err());
         let mut ne = NormalEquations::new(9, 2).unwrap();
         for start in (0..70).step_by(16) {
             let end = (start + 16).min(70);

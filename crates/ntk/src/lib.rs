@@ -6,3 +6,14 @@
 
 // ndarray's `blas` feature is on workspace-wide: link OpenBLAS for `.dot` (dependencies.md, pitfall 3).
 extern crate openblas_src as _;
+
+pub mod arccos;
+pub mod kernel;
+pub mod ntkrf;
+
+pub use arccos::{ArcCosineFeatures, ArcCosineParams, Sampler};
+pub use kernel::{
+    arccos0, arccos1, ntk_nngp_recursion, relu_nngp, relu_ntk, row_norms, ArcCosineKernel,
+    ArcCosineOrder, ReluNngp, ReluNtk, MAX_DEPTH,
+};
+pub use ntkrf::{NtkRandomFeatures, NtkRfParams, PairSketch};

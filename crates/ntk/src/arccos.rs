@@ -1,0 +1,237 @@
+//! Arc-cosine random features (Cho & Saul 2009; Han et al. 2021, Eqs. 10, 11, 16; Zandieh et al. 2021,
+//! Eqs. 11, 15) and the leverage-score ("GS") order-1 features.
+//!
+//! With $W = [w_1, \dots, w_m]$, $w_j \sim \mathcal N(0, I_d)$ i.i.d. (the [`Sampler::Gaussian`] default):
+//! $$a_0(x) = \sqrt{2/m}\,\mathrm{Step}(W^\top x),\qquad a_1(x) = \sqrt{2/m}\,\mathrm{ReLU}(W^\top x),$$
+//! $\mathbb E\langle a_0(x), a_0(y)\rangle = A_0(x,y) = \kappa_0(\rho)$ and $\mathbb E\langle a_1(x), a_1(y)\rangle = A_1(x,y)$, with
+//! $\mathrm{Step}(t) = \mathbf 1[t > 0]$ (the papers leave $\mathrm{Step}(0)$ undefined; it has probability 0 except
+//! at $x = 0$, whose features are then all zero).
+//!
+//! **Leverage-score (GS) features, order 1 only** (Han et al. Eq. 15–16, Algorithm 2; Zandieh et al. Eq. 15,
+//! Algorithm 3): draw $v_j \sim q(v) = \frac{\|v\|^2}{d}\mathcal N(v; 0, I_d)$ and weight each feature by
+//! $\sqrt{p(v_j)/q(v_j)} = \sqrt d/\|v_j\|$:
+//! $$\tilde a_1(x) = \sqrt{2d/m}\,\Big[\frac{\mathrm{ReLU}(v_j^\top x)}{\|v_j\|}\Big]_{j=1}^m,$$
+//! unbiased for $A_1$ for any $q$ whose support covers that of $p$. [`Sampler::LeverageGibbs`] draws $v_j$ with
+//! the papers' Gibbs sampler ([`rfx_sampling::leverage::leverage_gibbs`], $T$ sweeps from a Gaussian start;
+//! the papers use $T = 1$); [`Sampler::LeverageExact`] samples $q$ exactly
+//! ([`rfx_sampling::leverage::leverage_exact`]). Since $\tilde a_1$ only depends on $v_j/\|v_j\|$, which is
+//! uniform on the sphere under $q$, the exact sampler gives the plain features with the $\chi_d$ radius
+//! replaced by $\sqrt d$ (research notes §3.5). The importance weight is applied as written (division by
+//! $\|v_j\|$), so a finite-$T$ Gibbs chain gives exactly the paper's features.
+//!
+//! **Batch form.** The weights are stored as one $d \times m$ matrix with the importance weights folded into
+//! its columns; a batch costs one GEMM $XW$ ($n d m$ flops) and one parallel elementwise pass.
+
+use ndarray::{Array2, ArrayView2, Axis};
+use rfx_core::{FeatureMap, Result, RfxError, RfxRng};
+use rfx_sampling::leverage::{leverage_exact, leverage_gibbs};
+use rfx_sampling::random::gaussian_matrix;
+
+pub use crate::kernel::ArcCosineOrder;
+
+/// How the order-1 weight vectors are drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sampler {
+    /// $w_j \sim \mathcal N(0, I_d)$, feature scale $\sqrt{2/m}$ (Eq. 11).
+    Gaussian,
+    /// $v_j \sim q$ by the Gibbs sampler with this many sweeps (Algorithm 2; the papers use 1), features
+    /// $\sqrt{2d/m}\,\mathrm{ReLU}(v_j^\top x)/\|v_j\|$ (Eq. 16).
+    LeverageGibbs {
+        /// Number of full Gibbs sweeps $T$.
+        sweeps: usize,
+    },
+    /// $v_j \sim q$ exactly (uniform direction, $\chi_{d+2}$ radius), same features as `LeverageGibbs`.
+    LeverageExact,
+}
+
+impl Sampler {
+    /// The papers' GS setting: Gibbs sampling with $T = 1$ sweep.
+    pub const GS: Sampler = Sampler::LeverageGibbs { sweeps: 1 };
+
+    /// Whether this is a leverage-score sampler.
+    pub fn is_leverage(&self) -> bool {
+        !matches!(self, Sampler::Gaussian)
+    }
+}
+
+/// Activation of a random layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Act {
+    Step,
+    Relu,
+}
+
+/// One random layer $x \mapsto c\,\sigma(x^\top W)$ with $W$ of shape $d_{\rm in} \times m$ (importance weights
+/// folded into the columns).
+#[derive(Clone, Debug)]
+pub(crate) struct RandomLayer {
+    pub(crate) w: Array2<f64>,
+    pub(crate) scale: f64,
+    pub(crate) act: Act,
+}
+
+impl RandomLayer {
+    /// Draws a layer of `m` features for inputs of dimension `din`.
+    pub(crate) fn draw(
+        din: usize,
+        m: usize,
+        act: Act,
+        sampler: Sampler,
+        rng: &mut RfxRng,
+    ) -> Result<Self> {
+        if din == 0 {
+            return Err(RfxError::invalid("d", din, "an integer >= 1"));
+        }
+        if m == 0 {
+            return Err(RfxError::invalid("dim", m, "an integer >= 1"));
+        }
+        let base = (2.0 / m as f64).sqrt();
+        match sampler {
+            Sampler::Gaussian => Ok(Self {
+                // drawn as m x d rows (one weight vector per row), then transposed: the stream order
+                // is "feature by feature", independent of the layout
+                w: gaussian_matrix(m, din, rng).reversed_axes().as_standard_layout().to_owned(),
+                scale: base,
+                act,
+            }),
+            Sampler::LeverageGibbs { .. } | Sampler::LeverageExact => {
+                if act != Act::Relu {
+                    return Err(RfxError::invalid(
+                        "sampler",
+                        format!("{sampler:?}"),
+                        "Gaussian for order-0 (Step) features: the leverage-score distribution is defined for order 1 only (Han et al. 2021, Sec. 4)",
+                    ));
+                }
+                let mut v = match sampler {
+                    Sampler::LeverageGibbs { sweeps } => leverage_gibbs(m, din, sweeps, rng)?,
+                    _ => leverage_exact(m, din, rng)?,
+                };
+                for mut row in v.axis_iter_mut(Axis(0)) {
+                    let norm = row.dot(&row).sqrt();
+                    if !(norm > 0.0 && norm.is_finite()) {
+                        return Err(RfxError::Numerical(format!(
+                            "leverage sampler returned a weight vector of norm {norm}"
+                        )));
+                    }
+                    row.mapv_inplace(|t| t / norm);
+                }
+                Ok(Self {
+                    w: v.reversed_axes().as_standard_layout().to_owned(),
+                    scale: base * (din as f64).sqrt(),
+                    act,
+                })
+            }
+        }
+    }
+
+    pub(crate) fn input_dim(&self) -> usize {
+        self.w.nrows()
+    }
+
+    pub(crate) fn dim(&self) -> usize {
+        self.w.ncols()
+    }
+
+    /// $c\,\sigma(XW)$ for the rows of `x` (one GEMM, then a parallel elementwise pass).
+    pub(crate) fn apply(&self, x: ArrayView2<'_, f64>) -> Array2<f64> {
+        let mut z = x.dot(&self.w);
+        let c = self.scale;
+        match self.act {
+            Act::Step => z.par_mapv_inplace(|t| if t > 0.0 { c } else { 0.0 }),
+            Act::Relu => z.par_mapv_inplace(|t| if t > 0.0 { c * t } else { 0.0 }),
+        }
+        z
+    }
+}
+
+/// Parameters of [`ArcCosineFeatures`]: `order` (default 1), `dim` $m$ (default 1024), `sampler` (default
+/// [`Sampler::Gaussian`]; leverage samplers need order 1).
+#[derive(Clone, Debug)]
+pub struct ArcCosineParams {
+    order: ArcCosineOrder,
+    dim: usize,
+    sampler: Sampler,
+}
+
+impl ArcCosineParams {
+    /// Order 0 (Step) or 1 (ReLU).
+    pub fn order(mut self, order: ArcCosineOrder) -> Self {
+        self.order = order;
+        self
+    }
+
+    /// Feature dimension $m$.
+    pub fn dim(mut self, m: usize) -> Self {
+        self.dim = m;
+        self
+    }
+
+    /// Weight sampler.
+    pub fn sampler(mut self, s: Sampler) -> Self {
+        self.sampler = s;
+        self
+    }
+
+    /// Draws the weights for inputs of dimension `d`.
+    pub fn fit(&self, d: usize, rng: &mut RfxRng) -> Result<ArcCosineFeatures> {
+        let act = match self.order {
+            ArcCosineOrder::Zero => Act::Step,
+            ArcCosineOrder::One => Act::Relu,
+        };
+        Ok(ArcCosineFeatures {
+            order: self.order,
+            sampler: self.sampler,
+            layer: RandomLayer::draw(d, self.dim, act, self.sampler, rng)?,
+        })
+    }
+}
+
+/// Fitted arc-cosine random features $\mathbb R^d \to \mathbb R^m$ (module docs); dimension $m$.
+#[derive(Clone, Debug)]
+pub struct ArcCosineFeatures {
+    order: ArcCosineOrder,
+    sampler: Sampler,
+    layer: RandomLayer,
+}
+
+impl ArcCosineFeatures {
+    /// Parameters with the defaults: order 1, $m = 1024$, Gaussian weights.
+    pub fn params() -> ArcCosineParams {
+        ArcCosineParams {
+            order: ArcCosineOrder::One,
+            dim: 1024,
+            sampler: Sampler::Gaussian,
+        }
+    }
+
+    /// The order.
+    pub fn order(&self) -> ArcCosineOrder {
+        self.order
+    }
+
+    /// The sampler the weights were drawn with.
+    pub fn sampler(&self) -> Sampler {
+        self.sampler
+    }
+
+    /// The $d \times m$ weight matrix with the importance weights folded in (unit columns for leverage
+    /// samplers) and the common feature scale ($\sqrt{2/m}$ or $\sqrt{2d/m}$).
+    pub fn weights(&self) -> (ArrayView2<'_, f64>, f64) {
+        (self.layer.w.view(), self.layer.scale)
+    }
+}
+
+impl FeatureMap for ArcCosineFeatures {
+    fn input_dim(&self) -> usize {
+        self.layer.input_dim()
+    }
+
+    fn dim(&self) -> usize {
+        self.layer.dim()
+    }
+
+    fn transform(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        self.check_input(x)?;
+        Ok(self.layer.apply(x))
+    }
+}

@@ -1,0 +1,304 @@
+//! NTK random features: Algorithm 1 of Han et al. 2021 (CountSketch / TensorSketch) and Algorithm 2
+//! ("NTKRF") of Zandieh et al. 2021 (TensorSRHT), with and without leverage-score (GS) order-1 features.
+//!
+//! For $\ell = 1, \dots, L$, with fresh independent weights and sketches per layer
+//! (Han et al. Algorithm 1, lines 3–8):
+//! $$\Lambda^{(\ell)} = \sqrt{2/m_0}\,\mathrm{Step}(W_0^{(\ell)\top}\Psi^{(\ell-1)}),\qquad
+//!   \Psi^{(\ell)} = \sqrt{2/m_1}\,\mathrm{ReLU}(W_1^{(\ell)\top}\Psi^{(\ell-1)}),$$
+//! $$\Gamma^{(\ell)} = S^{(\ell)}\big(\Lambda^{(\ell)} \otimes \Phi^{(\ell-1)}\big) \in \mathbb R^{m_{cs}},\qquad
+//!   \Phi^{(\ell)} = [\Psi^{(\ell)}, \Gamma^{(\ell)}],$$
+//! starting from $\Phi^{(0)} = \Psi^{(0)} = x$; the output is $\Phi^{(L)}$ and $\langle\Phi^{(L)}(x),\Phi^{(L)}(y)\rangle
+//! \approx \Theta^{(L)}(x,y)$ (and $\langle\Psi^{(L)}(x), \Psi^{(L)}(y)\rangle \approx \Sigma^{(L)}(x, y)$, the NNGP).
+//! $W_0^{(\ell)}$ ($d_{\ell-1} \times m_0$) and $W_1^{(\ell)}$ ($d_{\ell-1} \times m_1$) are independent, as
+//! written in both papers (a real network would tie them), $d_0 = d$, $d_\ell = m_1$.
+//!
+//! The degree-2 sketch $S^{(\ell)}$ of the Kronecker product is
+//! * [`PairSketch::TensorSketch`] (Han et al. Eq. 8): two independent CountSketches combined by FFT circular
+//!   convolution ([`rfx_sketches::TensorSketch`]), any $m_{cs} \ge 1$;
+//! * [`PairSketch::TensorSrht`] (Zandieh et al. Algorithm 2, $\mathbf Q^2$): the complex-FFT TensorSRHT of the
+//!   reference code ([`rfx_sketches::TensorSrht`]), $m_{cs}$ even.
+//!
+//! Zandieh et al. normalise $x$ first and multiply the output by $\|x\|$; because ReLU features are
+//! 1-homogeneous, Step features 0-homogeneous and the sketches linear, that gives the identical map, so it is
+//! skipped (as in the reference code). With a leverage [`Sampler`], every layer's ReLU features are the GS
+//! features $\sqrt{2 d_{\ell-1}/m_1}\,\mathrm{ReLU}(v^\top\Psi^{(\ell-1)})/\|v\|$ (Han et al. §5: "Algorithm 1 with GS",
+//! Zandieh et al. `do_leverage` on every ReLU map); the Step features are unchanged.
+//!
+//! **Dimension** $m_1 + m_{cs}$ (the paper's "$m$"; with the papers' choice $m_0 = m_1 = m - m_{cs}$).
+//! $m_{cs} = 0$ drops the sketch and returns $\Psi^{(L)}$, the NNGP features (App. D's "$m_{cs} = 0$"), of
+//! dimension $m_1$.
+//!
+//! **Bias.** For $L = 1$ the map is exactly unbiased: $\mathbb E[\Phi\Phi^\top] = A_1 + A_0 \odot XX^\top =
+//! \Theta^{(1)}$. For $L \ge 2$ it is a nonlinear function of random features and has an $O(1/m)$ bias (not
+//! discussed in the papers; research notes §7.19).
+//!
+//! **Cost** per row $O(d(m_0 + m_1) + (L-1)m_1(m_0+m_1) + L\,m_{cs}\log m_{cs})$: one GEMM per random layer
+//! and one FFT-based sketch per layer, all on row batches; with GS the Gibbs sampler costs $m_1 d_{\ell-1}$
+//! conditional inversions per layer at fit time. Measured throughput: see the crate documentation.
+
+use crate::arccos::{Act, RandomLayer, Sampler};
+use crate::kernel::check_depth;
+use ndarray::{concatenate, s, Array2, ArrayView2, Axis};
+use rfx_core::{FeatureMap, Result, RfxError, RfxRng};
+use rfx_sketches::{TensorSketch, TensorSrht, Transform};
+
+/// Rows per batch in [`NtkRandomFeatures::transform`] (bounds the memory of the intermediate layers).
+const ROW_BATCH: usize = 2048;
+
+/// The degree-2 sketch of $\Lambda \otimes \Phi$ used at each layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PairSketch {
+    /// CountSketch + FFT (Han et al. 2021, Algorithm 1, Eq. 8).
+    TensorSketch,
+    /// Complex-FFT TensorSRHT (Zandieh et al. 2021, Algorithm 2; reference code A1.4); needs even $m_{cs}$.
+    TensorSrht,
+}
+
+/// Parameters of [`NtkRandomFeatures`]: `depth` $L \ge 1$ (default 1), `m0` Step features (default 512),
+/// `m1` ReLU features (default 512), `mcs` sketch dimension (default 512), `sketch` (default
+/// [`PairSketch::TensorSketch`]), `sampler` for the ReLU features (default [`Sampler::Gaussian`]).
+#[derive(Clone, Debug)]
+pub struct NtkRfParams {
+    depth: usize,
+    m0: usize,
+    m1: usize,
+    mcs: usize,
+    sketch: PairSketch,
+    sampler: Sampler,
+}
+
+impl NtkRfParams {
+    /// Han et al. 2021, Algorithm 1 with the paper's split: total dimension `m`, sketch dimension `mcs`
+    /// ($0 \le m_{cs} < m$), $m_0 = m_1 = m - m_{cs}$, TensorSketch, Gaussian weights (use
+    /// [`NtkRfParams::sampler`]`(Sampler::GS)` for "with GS").
+    pub fn han2021(depth: usize, m: usize, mcs: usize) -> Self {
+        let m1 = m.saturating_sub(mcs);
+        NtkRandomFeatures::params()
+            .depth(depth)
+            .m0(m1)
+            .m1(m1)
+            .mcs(mcs)
+            .sketch(PairSketch::TensorSketch)
+            .sampler(Sampler::Gaussian)
+    }
+
+    /// Zandieh et al. 2021 NTKRF as run by the reference code (A1.5): `feat_dim` total, `cs_dim` sketch,
+    /// $m_0 = m_1 = $ `feat_dim - cs_dim`, TensorSRHT, leverage-score ReLU features by Gibbs sampling ($T = 1$).
+    pub fn zandieh2021(depth: usize, feat_dim: usize, cs_dim: usize) -> Self {
+        Self::han2021(depth, feat_dim, cs_dim)
+            .sketch(PairSketch::TensorSrht)
+            .sampler(Sampler::GS)
+    }
+
+    /// Number of hidden layers $L \ge 1$.
+    pub fn depth(mut self, l: usize) -> Self {
+        self.depth = l;
+        self
+    }
+
+    /// Number of Step (order-0) features per layer.
+    pub fn m0(mut self, m: usize) -> Self {
+        self.m0 = m;
+        self
+    }
+
+    /// Number of ReLU (order-1) features per layer.
+    pub fn m1(mut self, m: usize) -> Self {
+        self.m1 = m;
+        self
+    }
+
+    /// Sketch dimension per layer (0: NNGP features only).
+    pub fn mcs(mut self, m: usize) -> Self {
+        self.mcs = m;
+        self
+    }
+
+    /// The degree-2 sketch.
+    pub fn sketch(mut self, s: PairSketch) -> Self {
+        self.sketch = s;
+        self
+    }
+
+    /// The sampler of the ReLU weights (Gaussian, or leverage scores = "with GS").
+    pub fn sampler(mut self, s: Sampler) -> Self {
+        self.sampler = s;
+        self
+    }
+
+    /// The output dimension these parameters give: $m_1 + m_{cs}$.
+    pub fn output_dim(&self) -> usize {
+        self.m1 + self.mcs
+    }
+
+    fn validate(&self) -> Result<()> {
+        check_depth(self.depth, 1)?;
+        if self.m1 == 0 {
+            return Err(RfxError::invalid("m1", self.m1, "an integer >= 1"));
+        }
+        if self.mcs > 0 && self.m0 == 0 {
+            return Err(RfxError::invalid(
+                "m0",
+                self.m0,
+                "an integer >= 1 when mcs > 0",
+            ));
+        }
+        if self.sketch == PairSketch::TensorSrht && self.mcs % 2 != 0 {
+            return Err(RfxError::invalid(
+                "mcs",
+                self.mcs,
+                "an even integer for the complex TensorSRHT ([Re; Im] output)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Draws all weights and sketches for inputs of dimension `d` (in layer order: Step weights, ReLU
+    /// weights, sketch).
+    pub fn fit(&self, d: usize, rng: &mut RfxRng) -> Result<NtkRandomFeatures> {
+        self.validate()?;
+        if d == 0 {
+            return Err(RfxError::invalid("d", d, "an integer >= 1"));
+        }
+        let mut layers = Vec::with_capacity(self.depth);
+        let (mut din, mut dphi) = (d, d);
+        for _ in 0..self.depth {
+            let step = if self.mcs > 0 {
+                Some(RandomLayer::draw(
+                    din,
+                    self.m0,
+                    Act::Step,
+                    Sampler::Gaussian,
+                    rng,
+                )?)
+            } else {
+                None
+            };
+            let relu = RandomLayer::draw(din, self.m1, Act::Relu, self.sampler, rng)?;
+            let sketch = if self.mcs > 0 {
+                Some(match self.sketch {
+                    PairSketch::TensorSketch => Sketch2::Count(
+                        TensorSketch::params()
+                            .dim(self.mcs)
+                            .fit_dims(&[self.m0, dphi], rng)?,
+                    ),
+                    PairSketch::TensorSrht => Sketch2::Srht(
+                        TensorSrht::params()
+                            .dim(self.mcs)
+                            .transform(Transform::Fourier)
+                            .fit_pair(self.m0, dphi, rng)?,
+                    ),
+                })
+            } else {
+                None
+            };
+            layers.push(Layer { step, relu, sketch });
+            din = self.m1;
+            dphi = self.m1 + self.mcs;
+        }
+        Ok(NtkRandomFeatures {
+            params: self.clone(),
+            d,
+            layers,
+        })
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Sketch2 {
+    Count(TensorSketch),
+    Srht(TensorSrht),
+}
+
+#[derive(Clone, Debug)]
+struct Layer {
+    step: Option<RandomLayer>,
+    relu: RandomLayer,
+    sketch: Option<Sketch2>,
+}
+
+/// Fitted NTK random features (module docs); dimension $m_1 + m_{cs}$.
+#[derive(Clone, Debug)]
+pub struct NtkRandomFeatures {
+    params: NtkRfParams,
+    d: usize,
+    layers: Vec<Layer>,
+}
+
+impl NtkRandomFeatures {
+    /// Defaults: $L = 1$, $m_0 = m_1 = m_{cs} = 512$, TensorSketch, Gaussian weights.
+    pub fn params() -> NtkRfParams {
+        NtkRfParams {
+            depth: 1,
+            m0: 512,
+            m1: 512,
+            mcs: 512,
+            sketch: PairSketch::TensorSketch,
+            sampler: Sampler::Gaussian,
+        }
+    }
+
+    /// The parameters the map was fitted with.
+    pub fn parameters(&self) -> &NtkRfParams {
+        &self.params
+    }
+
+    /// Features of a batch: returns $(\Phi^{(L)}, \Psi^{(L)})$ (NTK features and NNGP features).
+    pub fn transform_with_nngp(&self, x: ArrayView2<'_, f64>) -> Result<(Array2<f64>, Array2<f64>)> {
+        self.check_input(x)?;
+        let n = x.nrows();
+        let mut phi_out = Array2::zeros((n, self.dim()));
+        let mut psi_out = Array2::zeros((n, self.params.m1));
+        for start in (0..n).step_by(ROW_BATCH) {
+            let end = (start + ROW_BATCH).min(n);
+            let (phi, psi) = self.batch(x.slice(s![start..end, ..]))?;
+            phi_out.slice_mut(s![start..end, ..]).assign(&phi);
+            psi_out.slice_mut(s![start..end, ..]).assign(&psi);
+        }
+        Ok((phi_out, psi_out))
+    }
+
+    fn batch(&self, x: ArrayView2<'_, f64>) -> Result<(Array2<f64>, Array2<f64>)> {
+        let mut psi = x.to_owned();
+        let mut phi = x.to_owned();
+        for layer in &self.layers {
+            let psi_new = layer.relu.apply(psi.view());
+            phi = match (&layer.step, &layer.sketch) {
+                (Some(step), Some(sk)) => {
+                    let lam = step.apply(psi.view());
+                    let gamma = match sk {
+                        Sketch2::Count(ts) => ts.transform_tensor(&[lam.view(), phi.view()])?,
+                        Sketch2::Srht(ts) => ts.transform_pair(lam.view(), phi.view())?,
+                    };
+                    concatenate(Axis(1), &[psi_new.view(), gamma.view()])
+                        .map_err(|e| RfxError::Numerical(e.to_string()))?
+                }
+                _ => psi_new.clone(),
+            };
+            psi = psi_new;
+        }
+        Ok((phi, psi))
+    }
+}
+
+impl FeatureMap for NtkRandomFeatures {
+    fn input_dim(&self) -> usize {
+        self.d
+    }
+
+    fn dim(&self) -> usize {
+        self.params.output_dim()
+    }
+
+    fn transform(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        self.check_input(x)?;
+        let n = x.nrows();
+        let mut out = Array2::zeros((n, self.dim()));
+        for start in (0..n).step_by(ROW_BATCH) {
+            let end = (start + ROW_BATCH).min(n);
+            let (phi, _) = self.batch(x.slice(s![start..end, ..]))?;
+            out.slice_mut(s![start..end, ..]).assign(&phi);
+        }
+        Ok(out)
+    }
+}

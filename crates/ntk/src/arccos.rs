@@ -46,6 +46,12 @@ pub enum Sampler {
 
 impl Sampler {
     /// The papers' GS setting: Gibbs sampling with $T = 1$ sweep.
+    ///
+    /// One sweep from a Gaussian start has not mixed: the sampled directions are not uniform, so these
+    /// importance-weighted features are slightly **biased** for $A_1$ (measured at $d = 5$: entries off by up
+    /// to 5% of $\|x\|^2$; $T = 3$ is unbiased within Monte Carlo error, `tests/features.rs`). The bias shrinks
+    /// with $d$ because the conditional approaches $\mathcal N(0, 1)$ when $\sum_{k \ne j} v_k^2$ is large. Use
+    /// [`Sampler::LeverageExact`] for the exact distribution.
     pub const GS: Sampler = Sampler::LeverageGibbs { sweeps: 1 };
 
     /// Whether this is a leverage-score sampler.

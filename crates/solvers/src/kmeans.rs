@@ -14,7 +14,7 @@ use ndarray::{Array2, ArrayView2};
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256Plus;
 use rayon::prelude::*;
-use rfx_core::{stream_seed, Result, RfxError};
+use rfx_core::{stream_seed, Kernel, Result, RfxError};
 
 /// Parameters of [`kmeans`].
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -179,6 +179,46 @@ pub fn kernel_kmeans_objective(k: ArrayView2<'_, f64>, labels: &[usize]) -> Resu
     Ok((k.diag().sum() - within) / n as f64)
 }
 
+/// Rows of `x` per kernel block in [`kernel_kmeans_objective_of`] (bounds the block to `ROWS × |C_i|` entries).
+const OBJECTIVE_BLOCK_ROWS: usize = 1024;
+
+/// [`kernel_kmeans_objective`] of the partition `labels` of the rows of `x` under `kernel`, without forming the
+/// $n \times n$ Gram: $K_{jj}$ from [`Kernel::eval`], and for each cluster $C_i$ the sum
+/// $\sum_{j,j' \in C_i} K_{jj'}$ from [`Kernel::gram`] blocks of at most 1024 rows of $C_i$ against all of $C_i$
+/// (memory $O(1024\,|C_i|)$, time $O(\sum_i |C_i|^2 d)$). Blocks are summed in a fixed order, so the result
+/// does not depend on the thread count.
+pub fn kernel_kmeans_objective_of<K: Kernel + ?Sized>(
+    kernel: &K,
+    x: ArrayView2<'_, f64>,
+    labels: &[usize],
+) -> Result<f64> {
+    let n = x.nrows();
+    if labels.len() != n || n == 0 {
+        return Err(RfxError::DimensionMismatch(format!(
+            "{n} rows vs {} labels",
+            labels.len()
+        )));
+    }
+    let nc = labels.iter().max().map_or(0, |m| m + 1);
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); nc];
+    for (i, &c) in labels.iter().enumerate() {
+        members[c].push(i);
+    }
+    let diag: f64 = x.rows().into_iter().map(|r| kernel.eval(r, r)).sum();
+    let mut within = 0.0;
+    for m in members.iter().filter(|m| !m.is_empty()) {
+        let xc = x.select(ndarray::Axis(0), m);
+        let mut s = 0.0;
+        for start in (0..m.len()).step_by(OBJECTIVE_BLOCK_ROWS) {
+            let end = (start + OBJECTIVE_BLOCK_ROWS).min(m.len());
+            let block = kernel.gram(xc.slice(ndarray::s![start..end, ..]), xc.view())?;
+            s += block.sum();
+        }
+        within += s / m.len() as f64;
+    }
+    Ok((diag - within) / n as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,6 +258,26 @@ mod tests {
         // deterministic under the seed
         let again = kmeans(z.view(), &KMeansParams::new(k, 3)).unwrap();
         assert_eq!(again.labels, res.labels);
+    }
+
+    /// A Gaussian kernel for the test (the solvers crate has no kernel of its own).
+    struct Gauss;
+    impl Kernel for Gauss {
+        fn eval(&self, x: ndarray::ArrayView1<'_, f64>, y: ndarray::ArrayView1<'_, f64>) -> f64 {
+            (-0.5 * (&x - &y).mapv(|v| v * v).sum()).exp()
+        }
+    }
+
+    #[test]
+    fn blocked_objective_equals_full_gram_objective() {
+        // 2500 rows: the largest cluster spans three row blocks
+        let x = randn(2500, 3, 21);
+        let labels: Vec<usize> = (0..2500).map(|i| if i % 7 == 0 { 1 } else { 0 }).collect();
+        let k = Gauss.gram(x.view(), x.view()).unwrap();
+        let full = kernel_kmeans_objective(k.view(), &labels).unwrap();
+        let blocked = kernel_kmeans_objective_of(&Gauss, x.view(), &labels).unwrap();
+        assert!((full - blocked).abs() < 1e-10, "{full} vs {blocked}");
+        assert!(kernel_kmeans_objective_of(&Gauss, x.view(), &labels[1..]).is_err());
     }
 
     #[test]

@@ -10,6 +10,8 @@ extern crate openblas_src as _;
 pub mod arccos;
 pub mod kernel;
 pub mod ntkrf;
+pub mod ntksketch;
+pub mod qp;
 
 pub use arccos::{ArcCosineFeatures, ArcCosineParams, Sampler};
 pub use kernel::{
@@ -17,3 +19,4 @@ pub use kernel::{
     ArcCosineOrder, ReluNngp, ReluNtk, MAX_DEPTH,
 };
 pub use ntkrf::{NtkRandomFeatures, NtkRfParams, PairSketch};
+pub use ntksketch::{fit_ntk_polynomial, NtkPolynomial, NtkSketch, NtkSketchParams, MAX_POLY_DEGREE};

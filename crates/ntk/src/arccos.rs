@@ -96,7 +96,10 @@ impl RandomLayer {
             Sampler::Gaussian => Ok(Self {
                 // drawn as m x d rows (one weight vector per row), then transposed: the stream order
                 // is "feature by feature", independent of the layout
-                w: gaussian_matrix(m, din, rng).reversed_axes().as_standard_layout().to_owned(),
+                w: gaussian_matrix(m, din, rng)
+                    .reversed_axes()
+                    .as_standard_layout()
+                    .to_owned(),
                 scale: base,
                 act,
             }),

@@ -8,15 +8,21 @@
 extern crate openblas_src as _;
 
 pub mod arccos;
+pub mod baselines;
+pub mod gram;
 pub mod kernel;
 pub mod ntkrf;
 pub mod ntksketch;
 pub mod qp;
 
 pub use arccos::{ArcCosineFeatures, ArcCosineParams, Sampler};
+pub use baselines::{GradRf, GradRfParams, NaiveRf, NaiveRfParams, DEFAULT_NAIVE_MEMORY_CAP};
+pub use gram::{chunked_gram, feature_gram, GramAccumulator};
 pub use kernel::{
     arccos0, arccos1, ntk_nngp_recursion, relu_nngp, relu_ntk, row_norms, ArcCosineKernel,
     ArcCosineOrder, ReluNngp, ReluNtk, MAX_DEPTH,
 };
 pub use ntkrf::{NtkRandomFeatures, NtkRfParams, PairSketch};
-pub use ntksketch::{fit_ntk_polynomial, NtkPolynomial, NtkSketch, NtkSketchParams, MAX_POLY_DEGREE};
+pub use ntksketch::{
+    fit_ntk_polynomial, NtkPolynomial, NtkSketch, NtkSketchParams, MAX_POLY_DEGREE,
+};

@@ -244,7 +244,10 @@ impl NtkRandomFeatures {
     }
 
     /// Features of a batch: returns $(\Phi^{(L)}, \Psi^{(L)})$ (NTK features and NNGP features).
-    pub fn transform_with_nngp(&self, x: ArrayView2<'_, f64>) -> Result<(Array2<f64>, Array2<f64>)> {
+    pub fn transform_with_nngp(
+        &self,
+        x: ArrayView2<'_, f64>,
+    ) -> Result<(Array2<f64>, Array2<f64>)> {
         self.check_input(x)?;
         let n = x.nrows();
         let mut phi_out = Array2::zeros((n, self.dim()));

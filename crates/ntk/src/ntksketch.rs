@@ -109,8 +109,7 @@ pub fn fit_ntk_polynomial(depth: usize, degree: usize) -> Result<NtkPolynomial> 
     let ncheb = 15 * depth + 5 * q;
     let mut nodes: Vec<f64> = linspace(-1.0, 1.0, 201).collect();
     nodes.extend(
-        (0..ncheb)
-            .map(|i| ((2 * i + 1) as f64 * std::f64::consts::PI / (4 * ncheb) as f64).cos()),
+        (0..ncheb).map(|i| ((2 * i + 1) as f64 * std::f64::consts::PI / (4 * ncheb) as f64).cos()),
     );
     nodes.sort_by(f64::total_cmp);
     let nn = nodes.len();
@@ -238,7 +237,11 @@ impl NtkSketchParams {
         }
         let tree_dim = self.tree_dim_value();
         if tree_dim < 2 || tree_dim % 2 != 0 {
-            return Err(RfxError::invalid("tree_dim", tree_dim, "an even integer >= 2"));
+            return Err(RfxError::invalid(
+                "tree_dim",
+                tree_dim,
+                "an even integer >= 2",
+            ));
         }
         if d == 0 {
             return Err(RfxError::invalid("d", d, "an integer >= 1"));

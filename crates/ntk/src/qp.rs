@@ -164,7 +164,9 @@ pub fn lsi(r: &Array2<f64>, f: &[f64], g: ArrayView2<'_, f64>, h: &[f64]) -> Res
     let n = r.nrows();
     let p = g.nrows();
     if g.ncols() != n || h.len() != p || f.len() != n {
-        return Err(RfxError::DimensionMismatch("lsi: inconsistent shapes".into()));
+        return Err(RfxError::DimensionMismatch(
+            "lsi: inconsistent shapes".into(),
+        ));
     }
     // Ĝ = G R^{-1}: each row solves ĝ R = g, i.e. Rᵀ ĝᵀ = gᵀ (forward substitution).
     let mut gh = Array2::<f64>::zeros((p, n));

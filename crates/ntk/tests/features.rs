@@ -4,8 +4,8 @@
 use ndarray::{Array2, ArrayView2};
 use rfx_core::{rng_stream, FeatureMap, Kernel};
 use rfx_ntk::{
-    ArcCosineFeatures, ArcCosineKernel, ArcCosineOrder, NtkRandomFeatures, NtkRfParams,
-    PairSketch, ReluNtk, Sampler,
+    ArcCosineFeatures, ArcCosineKernel, ArcCosineOrder, NtkRandomFeatures, NtkRfParams, PairSketch,
+    ReluNtk, Sampler,
 };
 use rfx_sampling::random::gaussian_matrix;
 
@@ -108,7 +108,9 @@ fn gs_features_have_smaller_variance_than_gaussian_ones() {
             .unwrap()
             .transform(x.view())
             .unwrap();
-        let terms: Vec<f64> = (0..m).map(|c| m as f64 * phi[[0, c]] * phi[[1, c]]).collect();
+        let terms: Vec<f64> = (0..m)
+            .map(|c| m as f64 * phi[[0, c]] * phi[[1, c]])
+            .collect();
         let mean = terms.iter().sum::<f64>() / m as f64;
         terms.iter().map(|t| (t - mean).powi(2)).sum::<f64>() / m as f64
     };
@@ -200,7 +202,10 @@ fn deeper_maps_converge_like_one_over_m() {
         };
         let (e1, e4) = (mse(32), mse(128));
         let ratio = e1 / e4;
-        assert!(ratio > 2.8 && ratio < 6.5, "L={l}: mse {e1} -> {e4} (ratio {ratio})");
+        assert!(
+            ratio > 2.8 && ratio < 6.5,
+            "L={l}: mse {e1} -> {e4} (ratio {ratio})"
+        );
     }
 }
 
@@ -217,13 +222,23 @@ fn ntk_rf_dimensions_and_parameter_checks() {
     // Φ = [Ψ, Γ]
     assert_eq!(phi.slice(ndarray::s![.., ..70]), psi);
     // mcs = 0: NNGP features only
-    let nngp = NtkRfParams::han2021(2, 50, 0).fit(7, &mut rng_stream(0, "n")).unwrap();
+    let nngp = NtkRfParams::han2021(2, 50, 0)
+        .fit(7, &mut rng_stream(0, "n"))
+        .unwrap();
     assert_eq!(nngp.dim(), 50);
     let z = NtkRfParams::zandieh2021(1, 64, 40);
     assert_eq!(z.output_dim(), 64);
     assert!(z.fit(7, &mut rng_stream(0, "z")).is_ok());
-    assert!(NtkRfParams::zandieh2021(1, 64, 41).fit(7, &mut rng_stream(0, "z")).is_err());
-    assert!(NtkRfParams::han2021(0, 64, 4).fit(7, &mut rng_stream(0, "z")).is_err());
-    assert!(NtkRfParams::han2021(1, 64, 64).fit(7, &mut rng_stream(0, "z")).is_err());
-    assert!(map.transform(gaussian_matrix(3, 6, &mut rng_stream(0, "x")).view()).is_err());
+    assert!(NtkRfParams::zandieh2021(1, 64, 41)
+        .fit(7, &mut rng_stream(0, "z"))
+        .is_err());
+    assert!(NtkRfParams::han2021(0, 64, 4)
+        .fit(7, &mut rng_stream(0, "z"))
+        .is_err());
+    assert!(NtkRfParams::han2021(1, 64, 64)
+        .fit(7, &mut rng_stream(0, "z"))
+        .is_err());
+    assert!(map
+        .transform(gaussian_matrix(3, 6, &mut rng_stream(0, "x")).view())
+        .is_err());
 }

@@ -14,7 +14,10 @@ fn polynomial_fit_is_nonnegative_monotone_and_within_its_stated_error() {
         // monotone between consecutive fit nodes (the constraint), up to the 1e-5 zeroing of tiny coefficients
         let nodes = p.nodes();
         for w in nodes.windows(2) {
-            assert!(p.eval(w[1]) - p.eval(w[0]) >= -1e-5 * q as f64, "L={l} q={q} at {w:?}");
+            assert!(
+                p.eval(w[1]) - p.eval(w[0]) >= -1e-5 * q as f64,
+                "L={l} q={q} at {w:?}"
+            );
         }
         // the stated error holds on an independent 200,001-point grid (up to what lies between grid points:
         // |P' - K'| <= sum j β_j + K' ... bounded by the sqrt singularity at ±1, ~sqrt(h) with h = 1e-5)
@@ -23,7 +26,11 @@ fn polynomial_fit_is_nonnegative_monotone_and_within_its_stated_error() {
             let t = -1.0 + i as f64 / 100_000.0;
             worst = worst.max((p.eval(t) - relu_ntk(l, t)).abs());
         }
-        assert!(worst <= p.max_error() + 1e-3, "L={l} q={q}: {worst} > {}", p.max_error());
+        assert!(
+            worst <= p.max_error() + 1e-3,
+            "L={l} q={q}: {worst} > {}",
+            p.max_error()
+        );
         assert!(worst >= p.max_error() - 1e-12);
     }
     assert!(fit_ntk_polynomial(0, 4).is_err());
@@ -58,7 +65,11 @@ fn ntk_sketch_is_unbiased_for_its_polynomial() {
     };
     let norms: Vec<f64> = x.rows().into_iter().map(|r| r.dot(&r).sqrt()).collect();
     for compress in [true, false] {
-        let params = NtkSketch::params().depth(2).degree(3).dim(16).compress(compress);
+        let params = NtkSketch::params()
+            .depth(2)
+            .degree(3)
+            .dim(16)
+            .compress(compress);
         let reps = 1500;
         let n = x.nrows();
         let (mut sum, mut sum2) = (Array2::<f64>::zeros((n, n)), Array2::<f64>::zeros((n, n)));
@@ -84,10 +95,19 @@ fn ntk_sketch_is_unbiased_for_its_polynomial() {
                 } else {
                     norms[i] * norms[j] * poly.eval(x.row(i).dot(&x.row(j)) / (norms[i] * norms[j]))
                 };
-                assert!((mean - want).abs() <= 5.0 * se + 1e-10, "{compress} ({i},{j}): {mean} vs {want} se {se}");
+                assert!(
+                    (mean - want).abs() <= 5.0 * se + 1e-10,
+                    "{compress} ({i},{j}): {mean} vs {want} se {se}"
+                );
             }
         }
     }
-    assert!(NtkSketch::params().dim(7).fit(3, &mut rng_stream(0, "e")).is_err());
-    assert!(NtkSketch::params().depth(0).fit(3, &mut rng_stream(0, "e")).is_err());
+    assert!(NtkSketch::params()
+        .dim(7)
+        .fit(3, &mut rng_stream(0, "e"))
+        .is_err());
+    assert!(NtkSketch::params()
+        .depth(0)
+        .fit(3, &mut rng_stream(0, "e"))
+        .is_err());
 }

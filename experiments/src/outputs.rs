@@ -1,4 +1,4 @@
-//! Everything derived from `cells.csv`: `summary.csv`, the plot, `table.md`, and the experiment's
+//! Everything derived from `cells.csv`: `summary.csv`, the plot, `table.md` (every table, in file order), and the experiment's
 //! section of the report (`report.md`) with claims, verdicts and the paper's numbers.
 
 use std::fmt::Write as _;
@@ -8,7 +8,7 @@ use crate::config::Value;
 use crate::error::AppError;
 use crate::io::write_atomic;
 use crate::results::{Layout, Row, Summary};
-use crate::spec::{Better, ClaimSpec, NumFormat, Spec, TableSpec};
+use crate::spec::{Better, ClaimSpec, NumFormat, PaperValue, Spec, TableSpec};
 
 /// Writes summary.csv, `<name>.png`/`.svg`, table.md and report.md into `dir`.
 pub fn write_all(spec: &Spec, dir: &Path, layout: &Layout, rows: &[Row]) -> Result<(), AppError> {
@@ -28,9 +28,14 @@ pub fn write_all(spec: &Spec, dir: &Path, layout: &Layout, rows: &[Row]) -> Resu
         )
         .map_err(|e| AppError::internal(format!("plot: {e}")))?;
     }
-    if let Some(t) = &spec.table {
+    if !spec.tables.is_empty() {
         let path = dir.join("table.md");
-        let text = table_markdown(t, layout, &summaries);
+        let text = spec
+            .tables
+            .iter()
+            .map(|t| table_markdown(t, layout, &summaries, &spec.paper_values))
+            .collect::<Vec<_>>()
+            .join("\n");
         write_atomic(&path, text.as_bytes()).map_err(|e| AppError::io(&path, e))?;
     }
     let path = dir.join("report.md");
@@ -54,8 +59,31 @@ fn metric_index(layout: &Layout, name: &str) -> usize {
     layout.metrics.iter().position(|m| m == name).unwrap_or(0)
 }
 
-/// The markdown table: one row per combination of `rows` parameters, one column per `columns` value.
-pub fn table_markdown(t: &TableSpec, layout: &Layout, summaries: &[Summary]) -> String {
+/// The paper's value for a table cell: a `[[paper_value]]` of metric `metric` whose every parameter is among
+/// `cell` (the row's and column's parameter values) with the same value.
+fn paper_for<'p>(
+    paper: &'p [PaperValue],
+    metric: &str,
+    cell: &[(&String, &Value)],
+) -> Option<&'p PaperValue> {
+    paper.iter().find(|pv| {
+        pv.metric == metric
+            && !pv.cell.is_empty()
+            && pv
+                .cell
+                .iter()
+                .all(|(k, v)| cell.iter().any(|(ck, cv)| *ck == k && *cv == v))
+    })
+}
+
+/// The markdown table: one row per combination of `rows` parameters, one column per `columns` value; with
+/// `show_paper`, the paper's number for a cell (from `paper`) follows ours in brackets.
+pub fn table_markdown(
+    t: &TableSpec,
+    layout: &Layout,
+    summaries: &[Summary],
+    paper: &[PaperValue],
+) -> String {
     let mi = metric_index(layout, &t.value);
     let mut cols: Vec<Value> = Vec::new();
     let mut rows: Vec<Vec<Value>> = Vec::new();
@@ -107,13 +135,31 @@ pub fn table_markdown(t: &TableSpec, layout: &Layout, summaries: &[Summary]) -> 
                 }
                 _ => "(-)".into(),
             });
+            if t.show_paper {
+                let at: Vec<(&String, &Value)> = t
+                    .rows
+                    .iter()
+                    .zip(r)
+                    .chain(std::iter::once((&t.columns, c)))
+                    .collect();
+                if let Some(pv) = paper_for(paper, &t.value, &at) {
+                    if let Some(last) = fields.last_mut() {
+                        let _ = write!(last, " [{}]", fmt_num(pv.value, t.format));
+                    }
+                }
+            }
         }
         let _ = writeln!(out, "| {} |", fields.join(" | "));
     }
     let _ = writeln!(
         out,
-        "\nValues: `{}`, mean ± standard deviation over seeds where there are several.",
-        t.value
+        "\nValues: `{}`, mean ± standard deviation over seeds where there are several{}.",
+        t.value,
+        if t.show_paper {
+            "; the paper's number in [brackets] where it reports one"
+        } else {
+            ""
+        }
     );
     out
 }
@@ -243,8 +289,8 @@ pub fn section(spec: &Spec, layout: &Layout, summaries: &[Summary], dir: &Path) 
     if spec.plot.is_some() {
         let _ = writeln!(out, "![{}]({}/{}.png)\n", spec.title, spec.name, spec.name);
     }
-    if let Some(t) = &spec.table {
-        out.push_str(&table_markdown(t, layout, summaries));
+    for t in &spec.tables {
+        out.push_str(&table_markdown(t, layout, summaries, &spec.paper_values));
         out.push('\n');
     }
     if !spec.claims.is_empty() {

@@ -1,5 +1,7 @@
 //! The resumable, parallel sweep runner.
 //!
+//! * Cells run in parallel on a rayon pool of `--threads` workers, or one after another (each using the
+//!   whole pool and as many BLAS threads) when the experiment sets `parallel_cells = false`.
 //! * Each cell gets its own RNG stream `rng_stream(seed, cell.key())`, so its metrics do not depend on the
 //!   thread count or on the order in which cells run.
 //! * Each finished cell is appended to `cells.csv` as one line and flushed; a rerun reads the file, drops
@@ -129,59 +131,77 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
         .build()
         .map_err(|e| AppError::internal(format!("cannot start worker threads: {e}")))?;
     let failed = AtomicBool::new(false);
-    let result: Result<(), AppError> = pool.install(|| {
-        pending.par_iter().try_for_each(|cell| {
-            if failed.load(Ordering::Relaxed) {
-                return Ok(());
-            }
-            let mut rng = rfx_core::rng_stream(spec.seed, &cell.key());
-            let t0 = Instant::now();
-            let out = spec.runner.run_cell(cell, &mut rng);
-            let secs = t0.elapsed().as_secs_f64();
-            let mut fields: Vec<String> = cell.params.iter().map(|(_, v)| v.to_string()).collect();
-            let (metrics, note, timings) = match out {
-                Ok(CellOutput { metrics, timings }) => {
-                    if metrics.len() != layout.metrics.len() || timings.len() + 1 != layout.timings.len() {
-                        failed.store(true, Ordering::Relaxed);
-                        return Err(AppError::internal(format!(
-                            "cell {}: the kind returned {} metrics and {} timings, expected {} and {}",
-                            cell.key(),
-                            metrics.len(),
-                            timings.len(),
-                            layout.metrics.len(),
-                            layout.timings.len() - 1
-                        )));
-                    }
-                    (metrics.iter().map(|m| m.to_string()).collect(), String::new(), timings)
-                }
-                Err(CellError::Skipped(why)) => (
-                    vec![String::new(); layout.metrics.len()],
-                    why,
-                    vec![f64::NAN; layout.timings.len() - 1],
-                ),
-                Err(CellError::Fatal(why)) => {
+    let run_one = |cell: &&crate::kinds::Cell| -> Result<(), AppError> {
+        if failed.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let mut rng = rfx_core::rng_stream(spec.seed, &cell.key());
+        let t0 = Instant::now();
+        let out = spec.runner.run_cell(cell, &mut rng);
+        let secs = t0.elapsed().as_secs_f64();
+        let mut fields: Vec<String> = cell.params.iter().map(|(_, v)| v.to_string()).collect();
+        let (metrics, note, timings) = match out {
+            Ok(CellOutput { metrics, timings }) => {
+                if metrics.len() != layout.metrics.len()
+                    || timings.len() + 1 != layout.timings.len()
+                {
                     failed.store(true, Ordering::Relaxed);
-                    return Err(AppError::internal(format!("cell {}: {why}", cell.key())));
+                    return Err(AppError::internal(format!(
+                        "cell {}: the kind returned {} metrics and {} timings, expected {} and {}",
+                        cell.key(),
+                        metrics.len(),
+                        timings.len(),
+                        layout.metrics.len(),
+                        layout.timings.len() - 1
+                    )));
                 }
-            };
-            fields.extend::<Vec<String>>(metrics);
-            fields.push(note);
-            fields.push(secs.to_string());
-            fields.extend(timings.iter().map(|t| t.to_string()));
-            let line = csv_line(&fields);
-            {
-                let mut guard = sink.lock().map_err(|_| AppError::internal("results writer poisoned"))?;
-                guard
-                    .0
-                    .write_all(line.as_bytes())
-                    .and_then(|_| guard.0.flush())
-                    .map_err(|e| AppError::io(&cells_path, e))?;
-                guard.1.push(Row(fields));
+                (
+                    metrics.iter().map(|m| m.to_string()).collect(),
+                    String::new(),
+                    timings,
+                )
             }
-            bar.inc(1);
-            Ok(())
-        })
-    });
+            Err(CellError::Skipped(why)) => (
+                vec![String::new(); layout.metrics.len()],
+                why,
+                vec![f64::NAN; layout.timings.len() - 1],
+            ),
+            Err(CellError::Fatal(why)) => {
+                failed.store(true, Ordering::Relaxed);
+                return Err(AppError::internal(format!("cell {}: {why}", cell.key())));
+            }
+        };
+        fields.extend::<Vec<String>>(metrics);
+        fields.push(note);
+        fields.push(secs.to_string());
+        fields.extend(timings.iter().map(|t| t.to_string()));
+        let line = csv_line(&fields);
+        {
+            let mut guard = sink
+                .lock()
+                .map_err(|_| AppError::internal("results writer poisoned"))?;
+            guard
+                .0
+                .write_all(line.as_bytes())
+                .and_then(|_| guard.0.flush())
+                .map_err(|e| AppError::io(&cells_path, e))?;
+            guard.1.push(Row(fields));
+        }
+        bar.inc(1);
+        Ok(())
+    };
+    let threads = pool.current_num_threads();
+    let result: Result<(), AppError> = if spec.parallel_cells {
+        pool.install(|| pending.par_iter().try_for_each(run_one))
+    } else {
+        // One cell at a time; inside it rayon uses the whole pool and OpenBLAS as many threads, so that
+        // the cell's own timings measure an unshared machine.
+        let before = rfx_solvers::linalg::blas_threads();
+        rfx_solvers::linalg::set_blas_threads(threads);
+        let r = pool.install(|| pending.iter().try_for_each(run_one));
+        rfx_solvers::linalg::set_blas_threads(before);
+        r
+    };
     bar.finish_and_clear();
     result?;
     let (_, new_rows) = sink

@@ -1,5 +1,11 @@
-//! The experiment file: `[experiment]`, `[sweep]`, the kind's section, `[plot]`, `[table]`, `[[claim]]`,
-//! `[[paper_value]]` and `[quick]`. Everything is validated before anything is computed or written.
+//! The experiment file: `[experiment]`, `[sweep]`, the kind's section, `[plot]`, `[table]` (or several
+//! `[[table]]`s), `[[claim]]`, `[[paper_value]]` and `[quick]`. Everything is validated before anything is
+//! computed or written.
+//!
+//! `[experiment]` keys: `name`, `kind`, `seed` (required), `title`, `paper`, `description`, `notes`, and
+//! `parallel_cells` (default `true`): with `false` the cells run one after another and each cell may use
+//! every worker thread (rayon and BLAS) itself, so that the wall times a kind measures are not
+//! contaminated by other cells running at the same time — use it for experiments whose tables report times.
 
 use std::path::{Path, PathBuf};
 
@@ -84,6 +90,9 @@ pub struct TableSpec {
     pub value: String,
     /// Number format.
     pub format: NumFormat,
+    /// Show the paper's number (a `[[paper_value]]` of the same metric whose cell matches the row and column)
+    /// in brackets after ours (`show_paper`, default `false`).
+    pub show_paper: bool,
 }
 
 /// `[[claim]]`: a paper's claim as an ordering of groups of a parameter's values by a metric.
@@ -140,8 +149,10 @@ pub struct Spec {
     pub sweep: Vec<Axis>,
     /// Plot.
     pub plot: Option<PlotSpec>,
-    /// Table.
-    pub table: Option<TableSpec>,
+    /// Tables (`[table]` gives one, `[[table]]` any number), in file order.
+    pub tables: Vec<TableSpec>,
+    /// Whether cells run in parallel (`[experiment] parallel_cells`, default `true`).
+    pub parallel_cells: bool,
     /// Claims with verdicts.
     pub claims: Vec<ClaimSpec>,
     /// Paper numbers.
@@ -207,6 +218,7 @@ impl Spec {
         let description = exp.opt_str("description")?.unwrap_or_default();
         let paper = exp.opt_str("paper")?.unwrap_or_default();
         let notes = exp.opt_str("notes")?.unwrap_or_default();
+        let parallel_cells = exp.opt_bool("parallel_cells")?.unwrap_or(true);
         exp.finish()?;
 
         let sweep = read_sweep(&root, kind)?;
@@ -222,10 +234,7 @@ impl Spec {
             Some(s) => Some(read_plot(&s, &params, &metrics, &sweep)?),
             None => None,
         };
-        let table = match root.table("table")? {
-            Some(s) => Some(read_table(&s, &params, &metrics)?),
-            None => None,
-        };
+        let tables = read_tables(&root, &params, &metrics)?;
         let claims = root
             .tables("claim")?
             .iter()
@@ -250,7 +259,8 @@ impl Spec {
             notes,
             sweep,
             plot,
-            table,
+            tables,
+            parallel_cells,
             claims,
             paper_values,
             quick,
@@ -270,7 +280,11 @@ impl Spec {
                     *slot = (axis.name.clone(), axis.values[rest % n].clone());
                     rest /= n;
                 }
-                Cell { index, params }
+                Cell {
+                    index,
+                    params,
+                    experiment_seed: self.seed,
+                }
             })
             .collect()
     }
@@ -433,6 +447,29 @@ fn read_plot(
     Ok(spec)
 }
 
+/// `[table]` (one table) or `[[table]]` (an array of tables); none when absent.
+fn read_tables(
+    root: &Section<'_, '_>,
+    params: &[String],
+    metrics: &[String],
+) -> Result<Vec<TableSpec>, ConfigError> {
+    let is_array = matches!(
+        root.value("table").map(|v| v.get_ref()),
+        Some(toml::de::DeValue::Array(_))
+    );
+    if is_array {
+        root.tables("table")?
+            .iter()
+            .map(|s| read_table(s, params, metrics))
+            .collect()
+    } else {
+        Ok(match root.table("table")? {
+            Some(s) => vec![read_table(&s, params, metrics)?],
+            None => Vec::new(),
+        })
+    }
+}
+
 fn read_table(
     s: &Section<'_, '_>,
     params: &[String],
@@ -463,6 +500,7 @@ fn read_table(
         column_values,
         value,
         format,
+        show_paper: s.opt_bool("show_paper")?.unwrap_or(false),
     };
     s.finish()?;
     Ok(spec)

@@ -7,8 +7,11 @@
 use crate::config::{ConfigError, Section, Value};
 use rfx_core::RfxRng;
 
+pub mod kmeans_table;
+pub mod krr_table;
 pub mod selftest;
 pub mod series_approx;
+pub mod tabular;
 
 /// One sweep parameter of a kind.
 pub struct ParamSpec {
@@ -29,6 +32,10 @@ pub struct Cell {
     pub index: usize,
     /// Parameter values in sweep order.
     pub params: Vec<(String, Value)>,
+    /// The experiment's seed (`[experiment] seed`), for streams that several cells must share (e.g. one
+    /// train/test split per data set and `seed` value, the same for every method); the cell's own RNG is
+    /// the stream `rng_stream(experiment_seed, key)` passed to [`Runner::run_cell`].
+    pub experiment_seed: u64,
 }
 
 impl Cell {
@@ -115,7 +122,12 @@ pub trait Kind: Sync {
 
 /// Every kind the runner knows.
 pub fn registry() -> Vec<&'static dyn Kind> {
-    vec![&series_approx::SeriesApprox, &selftest::SelfTest]
+    vec![
+        &series_approx::SeriesApprox,
+        &krr_table::KrrTable,
+        &kmeans_table::KmeansTable,
+        &selftest::SelfTest,
+    ]
 }
 
 /// Looks a kind up by name.

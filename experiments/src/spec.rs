@@ -395,6 +395,17 @@ fn read_plot(
 ) -> Result<PlotSpec, ConfigError> {
     let x = s.req_str("x")?;
     need_param(s, "x", &x, params)?;
+    if let Some(a) = sweep.iter().find(|a| a.name == x) {
+        if let Some(bad) = a.values.iter().find(|v| v.as_f64().is_none()) {
+            return Err(s.error(
+                "x",
+                format!(
+                    "the x axis needs numbers, but sweep.{x} has the value \"{bad}\"; use a numeric sweep parameter \
+                     (a text parameter can be `series` or `panels`, or shown in a [table])"
+                ),
+            ));
+        }
+    }
     let y = s.req_str("y")?;
     need_metric(s, "y", &y, metrics)?;
     let series = s.opt_str("series")?;

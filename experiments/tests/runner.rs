@@ -129,6 +129,33 @@ fn negative_dimension_is_rejected() {
 }
 
 #[test]
+fn text_parameter_on_the_plot_x_axis_is_rejected() {
+    let toml = r#"
+[experiment]
+name = "t"
+kind = "krr_table"
+seed = 1
+
+[sweep]
+dataset = ["uci-raw/power-plant"]
+method = ["rff", "nystrom"]
+
+[plot]
+x = "method"
+y = "test_mse"
+"#;
+    assert_config_error(
+        toml,
+        &[
+            "bad.toml:12:",
+            "`plot.x`",
+            "the x axis needs numbers",
+            "\"rff\"",
+        ],
+    );
+}
+
+#[test]
 fn unknown_kind_lists_the_kinds() {
     let toml = SELFTEST.replace("kind = \"selftest\"", "kind = \"nope\"");
     assert_config_error(

@@ -31,6 +31,9 @@ pub struct KrrTable;
 
 struct KrrRunner {
     kernel: TableKernel,
+    /// Multiply the Gaussian bandwidth by $\sqrt d$ (`sigma_times_sqrt_dim`): on standardised inputs
+    /// $\mathbb E\|x-y\|^2 = 2d$, so $\sigma = c\sqrt d$ gives every data set the same kernel scale.
+    sigma_sqrt_dim: bool,
     methods: MethodSettings,
     test_fraction: f64,
     folds: usize,
@@ -78,6 +81,7 @@ fn defaults() -> KrrRunner {
         kernel: TableKernel::Gaussian {
             sigma: std::f64::consts::FRAC_1_SQRT_2,
         },
+        sigma_sqrt_dim: false,
         methods: MethodSettings {
             features: 1024,
             degree: 15,
@@ -101,10 +105,14 @@ fn read(s: &Section<'_, '_>) -> Result<KrrRunner, ConfigError> {
         .unwrap_or_else(|| "gaussian".into());
     let sigma = s.opt_float("sigma", 1e-6, 1e6)?;
     let depth = s.opt_int("ntk_depth", 1, 8)?;
+    r.sigma_sqrt_dim = s.opt_bool("sigma_times_sqrt_dim")?.unwrap_or(false);
     r.kernel = match kernel.as_str() {
         "relu-ntk" => {
-            if sigma.is_some() {
-                return Err(s.error("sigma", "the ReLU NTK has no bandwidth; remove `sigma`"));
+            if sigma.is_some() || r.sigma_sqrt_dim {
+                return Err(s.error(
+                    "sigma",
+                    "the ReLU NTK has no bandwidth; remove `sigma` and `sigma_times_sqrt_dim`",
+                ));
             }
             TableKernel::ReluNtk {
                 depth: depth.unwrap_or(2) as usize,
@@ -176,8 +184,9 @@ impl Runner for KrrRunner {
     }
     fn settings(&self) -> String {
         format!(
-            "kernel={:?};{};test_fraction={};folds={};grid={:?};max_rows={}",
+            "kernel={:?};sigma_times_sqrt_dim={};{};test_fraction={};folds={};grid={:?};max_rows={}",
             self.kernel,
+            self.sigma_sqrt_dim,
             self.methods.describe(),
             self.test_fraction,
             self.folds,
@@ -224,7 +233,13 @@ impl Runner for KrrRunner {
 
         // features
         let t0 = Instant::now();
-        let map = fit_method(method, self.kernel, &self.methods, xtr.view(), rng)?;
+        let kernel = match self.kernel {
+            TableKernel::Gaussian { sigma } if self.sigma_sqrt_dim => TableKernel::Gaussian {
+                sigma: sigma * (xtr.ncols() as f64).sqrt(),
+            },
+            k => k,
+        };
+        let map = fit_method(method, kernel, &self.methods, xtr.view(), rng)?;
         let ztr = map.transform(xtr.view()).map_err(fatal)?;
         let zte = map.transform(xte.view()).map_err(fatal)?;
         let feature_s = t0.elapsed().as_secs_f64();

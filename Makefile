@@ -47,8 +47,11 @@ doc: setup
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked
 
 ## Every experiment with its [quick] settings, into results/quick (not committed).
+# The build step is `cargo test --no-run`: it builds target/debug/rfx with the same feature set as `make test`'s
+# `cargo test --workspace`, so after the tests nothing is rebuilt (a plain `cargo build -p` would resolve features
+# differently and rebuild the dependencies).
 quick: setup
-	$(CARGO) build --locked -p rfx-experiments
+	$(CARGO) test --workspace --locked --no-run -q
 	target/debug/rfx fetch --all
 	target/debug/rfx run --quick --no-progress --out results/quick $(EXPERIMENTS)
 

@@ -30,8 +30,15 @@ pub struct Panel {
     pub curves: Vec<Curve>,
 }
 
-/// Groups summaries into panels and curves as the spec says. `metric` is the index of `spec.y`.
-pub fn panels(spec: &PlotSpec, summaries: &[Summary], metric: usize) -> Vec<Panel> {
+/// Groups summaries into panels and curves as the spec says. `metric` is the index of `spec.y`; `x_metric`
+/// the index of `spec.x` among the metrics when the x axis is a metric ([`PlotSpec::x_is_metric`]), whose
+/// mean over seeds is then the abscissa.
+pub fn panels(
+    spec: &PlotSpec,
+    summaries: &[Summary],
+    metric: usize,
+    x_metric: Option<usize>,
+) -> Vec<Panel> {
     let mut out: Vec<Panel> = Vec::new();
     for s in summaries {
         let panel = spec
@@ -46,7 +53,11 @@ pub fn panels(spec: &PlotSpec, summaries: &[Summary], metric: usize) -> Vec<Pane
             .and_then(|p| s.get(p))
             .map(|v| spec.label(&v.to_string()))
             .unwrap_or_else(|| spec.label(&spec.y));
-        let Some(x) = s.get(&spec.x).and_then(|v| v.as_f64()) else {
+        let x = match x_metric {
+            Some(j) => Some(s.mean[j]).filter(|v| v.is_finite()),
+            None => s.get(&spec.x).and_then(|v| v.as_f64()),
+        };
+        let Some(x) = x else {
             continue;
         };
         let (m, sd) = (s.mean[metric], s.std[metric]);

@@ -35,8 +35,13 @@ pub enum Better {
 pub struct PlotSpec {
     /// Figure title.
     pub title: String,
-    /// Sweep parameter on the x axis (numeric).
+    /// The x axis: a numeric sweep parameter, or a metric of the kind (e.g. a feature dimension that the
+    /// cell computes); see [`PlotSpec::x_is_metric`].
     pub x: String,
+    /// Whether `x` names a metric (its mean over seeds is the abscissa) rather than a sweep parameter. Then
+    /// sweep parameters that are none of x, series and panels (e.g. a size exponent) give the points along
+    /// each curve.
+    pub x_is_metric: bool,
     /// Metric on the y axis.
     pub y: String,
     /// Sweep parameter that distinguishes curves.
@@ -394,7 +399,17 @@ fn read_plot(
     sweep: &[Axis],
 ) -> Result<PlotSpec, ConfigError> {
     let x = s.req_str("x")?;
-    need_param(s, "x", &x, params)?;
+    let x_is_metric = !params.contains(&x) && metrics.contains(&x);
+    if !x_is_metric && !params.contains(&x) {
+        return Err(s.error(
+            "x",
+            format!(
+                "\"{x}\" is neither a sweep parameter nor a metric; allowed: sweep parameters {}; metrics {}",
+                params.join(", "),
+                metrics.join(", ")
+            ),
+        ));
+    }
     let y = s.req_str("y")?;
     need_metric(s, "y", &y, metrics)?;
     let series = s.opt_str("series")?;
@@ -408,7 +423,7 @@ fn read_plot(
     for a in sweep {
         let used =
             a.name == x || Some(&a.name) == series.as_ref() || Some(&a.name) == panels.as_ref();
-        if !used && a.name != "seed" && a.values.len() > 1 {
+        if !used && !x_is_metric && a.name != "seed" && a.values.len() > 1 {
             return Err(s.error(
                 "x",
                 format!(
@@ -438,6 +453,7 @@ fn read_plot(
         log_x: s.opt_bool("log_x")?.unwrap_or(false),
         log_y: s.opt_bool("log_y")?.unwrap_or(false),
         x,
+        x_is_metric,
         y,
         series,
         panels,

@@ -360,3 +360,29 @@ fn series_experiment_is_identical_across_thread_counts() {
     assert!(tables[0].len() > 10);
     assert_eq!(tables[0], tables[1]);
 }
+
+#[test]
+fn plot_x_may_be_a_metric() {
+    // x = a metric: the unmapped sweep parameter `dim` gives the points along the curve.
+    let dir = tempfile::tempdir().unwrap();
+    let toml = format!(
+        "{SELFTEST}\n[plot]\ntitle = \"t\"\nx = \"scaled\"\ny = \"mean\"\nx_label = \"s\"\ny_label = \"m\"\nlog_x = true\n"
+    );
+    let f = write(dir.path(), "st.toml", &toml);
+    let out = dir.path().join("out");
+    let o = run(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.join("st/st.png").is_file());
+    // neither a parameter nor a metric: the error lists both kinds of allowed values
+    let bad = format!(
+        "{SELFTEST}\n[plot]\ntitle = \"t\"\nx = \"size\"\ny = \"mean\"\nx_label = \"s\"\ny_label = \"m\"\n"
+    );
+    assert_config_error(
+        &bad,
+        &[
+            "\"size\" is neither a sweep parameter nor a metric",
+            "dim",
+            "scaled",
+        ],
+    );
+}

@@ -386,3 +386,61 @@ fn plot_x_may_be_a_metric() {
         ],
     );
 }
+
+const NTK_MSE: &str = r#"
+[experiment]
+name = "nm"
+kind = "ntk_mse"
+seed = 1
+
+[sweep]
+depth = [1]
+method = ["ntk-rf", "grad-rf"]
+k = [1, 4]
+
+[ntk_mse]
+n = 20
+"#;
+
+#[test]
+fn ntk_kinds_reject_bad_settings_with_allowed_values() {
+    assert_config_error(
+        &NTK_MSE.replace("n = 20", "n = 20\nmcs_tenths = [1, 10]"),
+        &["mcs_tenths", "allowed: distinct integers from 1 to 9"],
+    );
+    assert_config_error(
+        &NTK_MSE.replace("\"grad-rf\"]", "\"grad\"]"),
+        &[
+            "unknown value \"grad\"",
+            "grad-rf",
+            "naive-rf",
+            "ntk-sketch",
+        ],
+    );
+    assert_config_error(
+        &NTK_MSE.replace("n = 20", "n = 20\nntk_k_min = 0"),
+        &["ntk_k_min", "must be >= 1"],
+    );
+    assert_config_error(
+        &NTK_MSE.replace("n = 20", "n = 20\nwidth = 3"),
+        &["width", "allowed"],
+    );
+    let arccos = r#"
+[experiment]
+name = "ac"
+kind = "arccos_condition"
+seed = 1
+
+[sweep]
+dataset = ["keel/nosuch"]
+features = ["gs"]
+m1 = [10]
+"#;
+    assert_config_error(arccos, &["unknown data set \"keel/nosuch\"", "keel/magic"]);
+    assert_config_error(
+        &arccos
+            .replace("keel/nosuch", "keel/magic")
+            .replace("\"gs\"", "\"leverage\""),
+        &["unknown value \"leverage\"", "standard", "gs", "exact"],
+    );
+}

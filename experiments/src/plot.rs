@@ -287,7 +287,12 @@ where
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK.mix(0.4))
         .label_font(("sans-serif", 13))
-        .position(SeriesLabelPosition::UpperRight)
+        .position(match spec.legend.as_str() {
+            "upper-left" => SeriesLabelPosition::UpperLeft,
+            "lower-left" => SeriesLabelPosition::LowerLeft,
+            "lower-right" => SeriesLabelPosition::LowerRight,
+            _ => SeriesLabelPosition::UpperRight,
+        })
         .draw()
         .map_err(err)?;
     Ok(())

@@ -58,6 +58,9 @@ pub struct PlotSpec {
     pub log_y: bool,
     /// Display labels for parameter values (`[plot.labels]`).
     pub labels: Vec<(String, String)>,
+    /// Corner of the legend in each panel (`legend`: `upper-right` (default), `upper-left`, `lower-left`,
+    /// `lower-right`).
+    pub legend: String,
 }
 
 impl PlotSpec {
@@ -392,6 +395,9 @@ fn need_metric(
     }
 }
 
+/// Allowed values of `[plot] legend`.
+pub const LEGEND_POSITIONS: [&str; 4] = ["upper-right", "upper-left", "lower-left", "lower-right"];
+
 fn read_plot(
     s: &Section<'_, '_>,
     params: &[String],
@@ -452,6 +458,9 @@ fn read_plot(
         y_label: s.req_str("y_label")?,
         log_x: s.opt_bool("log_x")?.unwrap_or(false),
         log_y: s.opt_bool("log_y")?.unwrap_or(false),
+        legend: s
+            .opt_choice("legend", &LEGEND_POSITIONS)?
+            .unwrap_or_else(|| LEGEND_POSITIONS[0].to_string()),
         x,
         x_is_metric,
         y,

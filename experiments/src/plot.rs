@@ -151,7 +151,8 @@ fn draw<DB: DrawingBackend>(
         )
         .map_err(|e| e.to_string())?;
     let areas = root.split_evenly((nrows, ncols));
-    for (panel, area) in panels.iter().zip(areas.iter()) {
+    for (i, (panel, area)) in panels.iter().zip(areas.iter()).enumerate() {
+        let legend = spec.legend_panel.is_none_or(|p| p == i + 1);
         let pts = panel.curves.iter().flat_map(|c| c.points.iter());
         let (mut x0, mut x1, mut y0, mut y1) = (
             f64::INFINITY,
@@ -177,13 +178,14 @@ fn draw<DB: DrawingBackend>(
         let (x0, x1) = pad(x0, x1, spec.log_x, 0.02);
         let (y0, y1) = pad(y0, y1, spec.log_y, 0.05);
         let r = match (spec.log_x, spec.log_y) {
-            (false, false) => draw_panel(spec, panel, area, x0..x1, y0..y1),
-            (true, false) => draw_panel(spec, panel, area, (x0..x1).log_scale(), y0..y1),
-            (false, true) => draw_panel(spec, panel, area, x0..x1, (y0..y1).log_scale()),
+            (false, false) => draw_panel(spec, panel, area, legend, x0..x1, y0..y1),
+            (true, false) => draw_panel(spec, panel, area, legend, (x0..x1).log_scale(), y0..y1),
+            (false, true) => draw_panel(spec, panel, area, legend, x0..x1, (y0..y1).log_scale()),
             (true, true) => draw_panel(
                 spec,
                 panel,
                 area,
+                legend,
                 (x0..x1).log_scale(),
                 (y0..y1).log_scale(),
             ),
@@ -221,6 +223,7 @@ fn draw_panel<DB, XR, YR>(
     spec: &PlotSpec,
     panel: &Panel,
     area: &DrawingArea<DB, Shift>,
+    legend: bool,
     xr: XR,
     yr: YR,
 ) -> Result<(), String>
@@ -281,6 +284,9 @@ where
             })
             .collect();
         chart.draw_series(bars).map_err(err)?;
+    }
+    if !legend {
+        return Ok(());
     }
     chart
         .configure_series_labels()

@@ -61,6 +61,9 @@ pub struct PlotSpec {
     /// Corner of the legend in each panel (`legend`: `upper-right` (default), `upper-left`, `lower-left`,
     /// `lower-right`).
     pub legend: String,
+    /// Draw the legend only in this panel (`legend_panel`, 1-based in panel order; default: every panel),
+    /// for panels whose curves leave no corner free.
+    pub legend_panel: Option<usize>,
 }
 
 impl PlotSpec {
@@ -461,6 +464,7 @@ fn read_plot(
         legend: s
             .opt_choice("legend", &LEGEND_POSITIONS)?
             .unwrap_or_else(|| LEGEND_POSITIONS[0].to_string()),
+        legend_panel: s.opt_int("legend_panel", 1, 64)?.map(|v| v as usize),
         x,
         x_is_metric,
         y,

@@ -366,7 +366,7 @@ fn plot_x_may_be_a_metric() {
     // x = a metric: the unmapped sweep parameter `dim` gives the points along the curve.
     let dir = tempfile::tempdir().unwrap();
     let toml = format!(
-        "{SELFTEST}\n[plot]\ntitle = \"t\"\nx = \"scaled\"\ny = \"mean\"\nx_label = \"s\"\ny_label = \"m\"\nlog_x = true\n"
+        "{SELFTEST}\n[plot]\ntitle = \"t\"\nx = \"scaled\"\ny = \"mean\"\nx_label = \"s\"\ny_label = \"m\"\nlog_x = true\nlegend = \"lower-left\"\nlegend_panel = 1\n"
     );
     let f = write(dir.path(), "st.toml", &toml);
     let out = dir.path().join("out");

@@ -355,3 +355,17 @@ impl Runner for MseRunner {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_are_mean_squared_and_relative() {
+        let exact = ndarray::array![[2.0, 1.0], [1.0, 2.0]];
+        let approx = ndarray::array![[2.0, 2.0], [1.0, 0.0]];
+        let (mse, rel) = errors(&approx, &exact);
+        assert_eq!(mse, (1.0 + 4.0) / 4.0);
+        assert_eq!(rel, 5.0 / 10.0);
+    }
+}

@@ -30,8 +30,15 @@ pub struct Panel {
     pub curves: Vec<Curve>,
 }
 
-/// Groups summaries into panels and curves as the spec says. `metric` is the index of `spec.y`.
-pub fn panels(spec: &PlotSpec, summaries: &[Summary], metric: usize) -> Vec<Panel> {
+/// Groups summaries into panels and curves as the spec says. `metric` is the index of `spec.y`; `x_metric`
+/// the index of `spec.x` among the metrics when the x axis is a metric ([`PlotSpec::x_is_metric`]), whose
+/// mean over seeds is then the abscissa.
+pub fn panels(
+    spec: &PlotSpec,
+    summaries: &[Summary],
+    metric: usize,
+    x_metric: Option<usize>,
+) -> Vec<Panel> {
     let mut out: Vec<Panel> = Vec::new();
     for s in summaries {
         let panel = spec
@@ -46,7 +53,11 @@ pub fn panels(spec: &PlotSpec, summaries: &[Summary], metric: usize) -> Vec<Pane
             .and_then(|p| s.get(p))
             .map(|v| spec.label(&v.to_string()))
             .unwrap_or_else(|| spec.label(&spec.y));
-        let Some(x) = s.get(&spec.x).and_then(|v| v.as_f64()) else {
+        let x = match x_metric {
+            Some(j) => Some(s.mean[j]).filter(|v| v.is_finite()),
+            None => s.get(&spec.x).and_then(|v| v.as_f64()),
+        };
+        let Some(x) = x else {
             continue;
         };
         let (m, sd) = (s.mean[metric], s.std[metric]);
@@ -140,7 +151,8 @@ fn draw<DB: DrawingBackend>(
         )
         .map_err(|e| e.to_string())?;
     let areas = root.split_evenly((nrows, ncols));
-    for (panel, area) in panels.iter().zip(areas.iter()) {
+    for (i, (panel, area)) in panels.iter().zip(areas.iter()).enumerate() {
+        let legend = spec.legend_panel.is_none_or(|p| p == i + 1);
         let pts = panel.curves.iter().flat_map(|c| c.points.iter());
         let (mut x0, mut x1, mut y0, mut y1) = (
             f64::INFINITY,
@@ -166,13 +178,14 @@ fn draw<DB: DrawingBackend>(
         let (x0, x1) = pad(x0, x1, spec.log_x, 0.02);
         let (y0, y1) = pad(y0, y1, spec.log_y, 0.05);
         let r = match (spec.log_x, spec.log_y) {
-            (false, false) => draw_panel(spec, panel, area, x0..x1, y0..y1),
-            (true, false) => draw_panel(spec, panel, area, (x0..x1).log_scale(), y0..y1),
-            (false, true) => draw_panel(spec, panel, area, x0..x1, (y0..y1).log_scale()),
+            (false, false) => draw_panel(spec, panel, area, legend, x0..x1, y0..y1),
+            (true, false) => draw_panel(spec, panel, area, legend, (x0..x1).log_scale(), y0..y1),
+            (false, true) => draw_panel(spec, panel, area, legend, x0..x1, (y0..y1).log_scale()),
             (true, true) => draw_panel(
                 spec,
                 panel,
                 area,
+                legend,
                 (x0..x1).log_scale(),
                 (y0..y1).log_scale(),
             ),
@@ -210,6 +223,7 @@ fn draw_panel<DB, XR, YR>(
     spec: &PlotSpec,
     panel: &Panel,
     area: &DrawingArea<DB, Shift>,
+    legend: bool,
     xr: XR,
     yr: YR,
 ) -> Result<(), String>
@@ -271,12 +285,20 @@ where
             .collect();
         chart.draw_series(bars).map_err(err)?;
     }
+    if !legend {
+        return Ok(());
+    }
     chart
         .configure_series_labels()
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK.mix(0.4))
         .label_font(("sans-serif", 13))
-        .position(SeriesLabelPosition::UpperRight)
+        .position(match spec.legend.as_str() {
+            "upper-left" => SeriesLabelPosition::UpperLeft,
+            "lower-left" => SeriesLabelPosition::LowerLeft,
+            "lower-right" => SeriesLabelPosition::LowerRight,
+            _ => SeriesLabelPosition::UpperRight,
+        })
         .draw()
         .map_err(err)?;
     Ok(())

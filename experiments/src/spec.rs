@@ -35,8 +35,13 @@ pub enum Better {
 pub struct PlotSpec {
     /// Figure title.
     pub title: String,
-    /// Sweep parameter on the x axis (numeric).
+    /// The x axis: a numeric sweep parameter, or a metric of the kind (e.g. a feature dimension that the
+    /// cell computes); see [`PlotSpec::x_is_metric`].
     pub x: String,
+    /// Whether `x` names a metric (its mean over seeds is the abscissa) rather than a sweep parameter. Then
+    /// sweep parameters that are none of x, series and panels (e.g. a size exponent) give the points along
+    /// each curve.
+    pub x_is_metric: bool,
     /// Metric on the y axis.
     pub y: String,
     /// Sweep parameter that distinguishes curves.
@@ -53,6 +58,12 @@ pub struct PlotSpec {
     pub log_y: bool,
     /// Display labels for parameter values (`[plot.labels]`).
     pub labels: Vec<(String, String)>,
+    /// Corner of the legend in each panel (`legend`: `upper-right` (default), `upper-left`, `lower-left`,
+    /// `lower-right`).
+    pub legend: String,
+    /// Draw the legend only in this panel (`legend_panel`, 1-based in panel order; default: every panel),
+    /// for panels whose curves leave no corner free.
+    pub legend_panel: Option<usize>,
 }
 
 impl PlotSpec {
@@ -387,6 +398,9 @@ fn need_metric(
     }
 }
 
+/// Allowed values of `[plot] legend`.
+pub const LEGEND_POSITIONS: [&str; 4] = ["upper-right", "upper-left", "lower-left", "lower-right"];
+
 fn read_plot(
     s: &Section<'_, '_>,
     params: &[String],
@@ -394,14 +408,24 @@ fn read_plot(
     sweep: &[Axis],
 ) -> Result<PlotSpec, ConfigError> {
     let x = s.req_str("x")?;
-    need_param(s, "x", &x, params)?;
+    let x_is_metric = !params.contains(&x) && metrics.contains(&x);
+    if !x_is_metric && !params.contains(&x) {
+        return Err(s.error(
+            "x",
+            format!(
+                "\"{x}\" is neither a sweep parameter nor a metric; allowed: sweep parameters {}; metrics {}",
+                params.join(", "),
+                metrics.join(", ")
+            ),
+        ));
+    }
     if let Some(a) = sweep.iter().find(|a| a.name == x) {
         if let Some(bad) = a.values.iter().find(|v| v.as_f64().is_none()) {
             return Err(s.error(
                 "x",
                 format!(
                     "the x axis needs numbers, but sweep.{x} has the value \"{bad}\"; use a numeric sweep parameter \
-                     (a text parameter can be `series` or `panels`, or shown in a [table])"
+                     or a metric (a text parameter can be `series` or `panels`, or shown in a [table])"
                 ),
             ));
         }
@@ -419,7 +443,7 @@ fn read_plot(
     for a in sweep {
         let used =
             a.name == x || Some(&a.name) == series.as_ref() || Some(&a.name) == panels.as_ref();
-        if !used && a.name != "seed" && a.values.len() > 1 {
+        if !used && !x_is_metric && a.name != "seed" && a.values.len() > 1 {
             return Err(s.error(
                 "x",
                 format!(
@@ -448,7 +472,12 @@ fn read_plot(
         y_label: s.req_str("y_label")?,
         log_x: s.opt_bool("log_x")?.unwrap_or(false),
         log_y: s.opt_bool("log_y")?.unwrap_or(false),
+        legend: s
+            .opt_choice("legend", &LEGEND_POSITIONS)?
+            .unwrap_or_else(|| LEGEND_POSITIONS[0].to_string()),
+        legend_panel: s.opt_int("legend_panel", 1, 64)?.map(|v| v as usize),
         x,
+        x_is_metric,
         y,
         series,
         panels,

@@ -387,3 +387,87 @@ fn series_experiment_is_identical_across_thread_counts() {
     assert!(tables[0].len() > 10);
     assert_eq!(tables[0], tables[1]);
 }
+
+#[test]
+fn plot_x_may_be_a_metric() {
+    // x = a metric: the unmapped sweep parameter `dim` gives the points along the curve.
+    let dir = tempfile::tempdir().unwrap();
+    let toml = format!(
+        "{SELFTEST}\n[plot]\ntitle = \"t\"\nx = \"scaled\"\ny = \"mean\"\nx_label = \"s\"\ny_label = \"m\"\nlog_x = true\nlegend = \"lower-left\"\nlegend_panel = 1\n"
+    );
+    let f = write(dir.path(), "st.toml", &toml);
+    let out = dir.path().join("out");
+    let o = run(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.join("st/st.png").is_file());
+    // neither a parameter nor a metric: the error lists both kinds of allowed values
+    let bad = format!(
+        "{SELFTEST}\n[plot]\ntitle = \"t\"\nx = \"size\"\ny = \"mean\"\nx_label = \"s\"\ny_label = \"m\"\n"
+    );
+    assert_config_error(
+        &bad,
+        &[
+            "\"size\" is neither a sweep parameter nor a metric",
+            "dim",
+            "scaled",
+        ],
+    );
+}
+
+const NTK_MSE: &str = r#"
+[experiment]
+name = "nm"
+kind = "ntk_mse"
+seed = 1
+
+[sweep]
+depth = [1]
+method = ["ntk-rf", "grad-rf"]
+k = [1, 4]
+
+[ntk_mse]
+n = 20
+"#;
+
+#[test]
+fn ntk_kinds_reject_bad_settings_with_allowed_values() {
+    assert_config_error(
+        &NTK_MSE.replace("n = 20", "n = 20\nmcs_tenths = [1, 10]"),
+        &["mcs_tenths", "allowed: distinct integers from 1 to 9"],
+    );
+    assert_config_error(
+        &NTK_MSE.replace("\"grad-rf\"]", "\"grad\"]"),
+        &[
+            "unknown value \"grad\"",
+            "grad-rf",
+            "naive-rf",
+            "ntk-sketch",
+        ],
+    );
+    assert_config_error(
+        &NTK_MSE.replace("n = 20", "n = 20\nntk_k_min = 0"),
+        &["ntk_k_min", "must be >= 1"],
+    );
+    assert_config_error(
+        &NTK_MSE.replace("n = 20", "n = 20\nwidth = 3"),
+        &["width", "allowed"],
+    );
+    let arccos = r#"
+[experiment]
+name = "ac"
+kind = "arccos_condition"
+seed = 1
+
+[sweep]
+dataset = ["keel/nosuch"]
+features = ["gs"]
+m1 = [10]
+"#;
+    assert_config_error(arccos, &["unknown data set \"keel/nosuch\"", "keel/magic"]);
+    assert_config_error(
+        &arccos
+            .replace("keel/nosuch", "keel/magic")
+            .replace("\"gs\"", "\"leverage\""),
+        &["unknown value \"leverage\"", "standard", "gs", "exact"],
+    );
+}

@@ -7,8 +7,11 @@
 use crate::config::{ConfigError, Section, Value};
 use rfx_core::RfxRng;
 
+pub mod arccos_condition;
 pub mod kmeans_table;
 pub mod krr_table;
+pub mod ntk_common;
+pub mod ntk_mse;
 pub mod selftest;
 pub mod series_approx;
 pub mod tabular;
@@ -126,6 +129,8 @@ pub fn registry() -> Vec<&'static dyn Kind> {
         &series_approx::SeriesApprox,
         &krr_table::KrrTable,
         &kmeans_table::KmeansTable,
+        &arccos_condition::ArccosCondition,
+        &ntk_mse::NtkMse,
         &selftest::SelfTest,
     ]
 }

@@ -1,0 +1,152 @@
+//! `arccos_condition`: generalized condition numbers of order-1 arc-cosine random features against the exact
+//! arc-cosine kernel (NTK random features paper, Han et al. 2021, Fig. 1).
+//!
+//! One cell = (data set, features, $m_1$, seed). Per data set, a fixed subsample of `n` rows (the same for
+//! every cell), each column standardised and then each row scaled to unit norm, and the exact Gram
+//! $A_1 = [\|x_i\|\|x_j\|\kappa_1(\cos\theta_{ij})]$ are computed once per run and shared. The cell draws
+//! $m_1$ order-1 features $\Phi_1$ and reports the generalized condition number
+//! $$\kappa = \lambda_{\max}/\lambda_{\min}\ \text{of}\ (A_1+\lambda I)^{-1/2}(\Phi_1\Phi_1^\top+\lambda I)(A_1+\lambda I)^{-1/2},
+//! \qquad \lambda = c\,n\ (c = 10^{-4}\ \text{in the paper}),$$
+//! and the extreme eigenvalues $\mu_{\min}$, $\mu_{\max}$ ([`rfx_solvers::spectral::spectral_approx`]).
+//! Features: `standard` (Cho–Saul, $w \sim \mathcal N(0, I)$, Eq. 11), `gs` (leverage-score weights by
+//! Gibbs sampling with `gibbs_sweeps` sweeps, Algorithm 2), `exact` (leverage-score weights drawn exactly).
+
+use std::sync::Arc;
+
+use ndarray::Array2;
+use rfx_core::RfxRng;
+use rfx_ntk::{ArcCosineFeatures, ArcCosineKernel, ArcCosineOrder, Sampler};
+
+use super::ntk_common::{check_any_dataset, load_rows, Prep, Shared};
+use super::{check_choice, check_int, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
+use crate::config::{ConfigError, Section};
+use rfx_core::FeatureMap;
+
+/// The kind.
+pub struct ArccosCondition;
+
+const FEATURES: [&str; 3] = ["standard", "gs", "exact"];
+const FEATURES_ALLOWED: &str = "standard (Gaussian weights, Cho & Saul), gs (leverage-score weights by Gibbs sampling, Algorithm 2), \
+exact (leverage-score weights drawn exactly)";
+
+struct Data {
+    x: Array2<f64>,
+    a1: Array2<f64>,
+}
+
+struct ArccosRunner {
+    n: usize,
+    lambda_factor: f64,
+    gibbs_sweeps: usize,
+    data: Shared<Data>,
+}
+
+impl Kind for ArccosCondition {
+    fn name(&self) -> &'static str {
+        "arccos_condition"
+    }
+    fn about(&self) -> &'static str {
+        "generalized condition number of order-1 arc-cosine features (standard vs leverage-score) against the exact kernel (NTK-RF paper, Fig. 1)"
+    }
+    fn sweep_params(&self) -> Vec<ParamSpec> {
+        vec![
+            ParamSpec {
+                name: "dataset",
+                allowed: "a registered data set (e.g. keel/magic)",
+                check: check_any_dataset,
+                required: true,
+            },
+            ParamSpec {
+                name: "features",
+                allowed: FEATURES_ALLOWED,
+                check: |v| check_choice(v, &FEATURES),
+                required: true,
+            },
+            ParamSpec {
+                name: "m1",
+                allowed: "number of features, integers from 1 to 100000",
+                check: |v| check_int(v, 1, 100_000),
+                required: true,
+            },
+        ]
+    }
+    fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
+        let mut r = ArccosRunner {
+            n: 1000,
+            lambda_factor: 1e-4,
+            gibbs_sweeps: 1,
+            data: Shared::default(),
+        };
+        if let Some(s) = section {
+            if let Some(v) = s.opt_int("n", 2, 20_000)? {
+                r.n = v as usize;
+            }
+            if let Some(v) = s.opt_float("lambda_factor", 1e-12, 1e6)? {
+                r.lambda_factor = v;
+            }
+            if let Some(v) = s.opt_int("gibbs_sweeps", 1, 100)? {
+                r.gibbs_sweeps = v as usize;
+            }
+        }
+        Ok(Box::new(r))
+    }
+}
+
+impl Runner for ArccosRunner {
+    fn metrics(&self) -> Vec<String> {
+        ["condition_number", "mu_min", "mu_max"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    }
+    fn settings(&self) -> String {
+        format!(
+            "n={};lambda_factor={};gibbs_sweeps={};prep=standardize+unit",
+            self.n, self.lambda_factor, self.gibbs_sweeps
+        )
+    }
+    fn run_cell(&self, cell: &Cell, rng: &mut RfxRng) -> Result<CellOutput, CellError> {
+        let name = cell.str("dataset")?;
+        let features = cell.str("features")?;
+        let m1 = cell.int("m1")? as usize;
+        let fatal = |e: rfx_core::RfxError| CellError::Fatal(format!("{}: {e}", cell.key()));
+        let data: Arc<Data> = self.data.get(name, || {
+            let x = load_rows(
+                name,
+                self.n,
+                cell.experiment_seed,
+                Prep::StandardizeThenUnit,
+            )?;
+            let a1 = ArcCosineKernel::new(ArcCosineOrder::One)
+                .gram_sym(x.view())
+                .map_err(|e| CellError::Fatal(format!("data set {name}: {e}")))?;
+            Ok(Data { x, a1 })
+        })?;
+        let sampler = match features {
+            "standard" => Sampler::Gaussian,
+            "gs" => Sampler::LeverageGibbs {
+                sweeps: self.gibbs_sweeps,
+            },
+            "exact" => Sampler::LeverageExact,
+            other => {
+                return Err(CellError::Fatal(format!(
+                    "unknown features \"{other}\"; allowed: {FEATURES_ALLOWED}"
+                )))
+            }
+        };
+        let map = ArcCosineFeatures::params()
+            .order(ArcCosineOrder::One)
+            .dim(m1)
+            .sampler(sampler)
+            .fit(data.x.ncols(), rng)
+            .map_err(fatal)?;
+        let z = map.transform(data.x.view()).map_err(fatal)?;
+        let lambda = self.lambda_factor * data.x.nrows() as f64;
+        let s = rfx_solvers::spectral::spectral_approx(data.a1.view(), z.view(), lambda)
+            .map_err(fatal)?;
+        Ok(CellOutput {
+            metrics: vec![s.condition_number, s.mu_min, s.mu_max],
+            timings: Vec::new(),
+        })
+    }
+}

@@ -4,7 +4,7 @@
 //! With $W = [w_1, \dots, w_m]$, $w_j \sim \mathcal N(0, I_d)$ i.i.d. (the [`Sampler::Gaussian`] default):
 //! $$a_0(x) = \sqrt{2/m}\,\mathrm{Step}(W^\top x),\qquad a_1(x) = \sqrt{2/m}\,\mathrm{ReLU}(W^\top x),$$
 //! $\mathbb E\langle a_0(x), a_0(y)\rangle = A_0(x,y) = \kappa_0(\rho)$ and $\mathbb E\langle a_1(x), a_1(y)\rangle = A_1(x,y)$, with
-//! $\mathrm{Step}(t) = \mathbf 1[t > 0]$ (the papers leave $\mathrm{Step}(0)$ undefined; it has probability 0 except
+//! $\mathrm{Step}(t) = \mathbf 1_{\{t > 0\}}$ (the papers leave $\mathrm{Step}(0)$ undefined; it has probability 0 except
 //! at $x = 0$, whose features are then all zero).
 //!
 //! **Leverage-score (GS) features, order 1 only** (Han et al. Eq. 15–16, Algorithm 2; Zandieh et al. Eq. 15,

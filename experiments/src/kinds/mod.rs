@@ -12,6 +12,8 @@ pub mod krr_table;
 pub mod selftest;
 pub mod series_approx;
 pub mod tabular;
+pub mod trf_common;
+pub mod trf_ridge;
 
 /// One sweep parameter of a kind.
 pub struct ParamSpec {
@@ -126,6 +128,7 @@ pub fn registry() -> Vec<&'static dyn Kind> {
         &series_approx::SeriesApprox,
         &krr_table::KrrTable,
         &kmeans_table::KmeansTable,
+        &trf_ridge::TrfRidgeGamma,
         &selftest::SelfTest,
     ]
 }

@@ -90,7 +90,10 @@ pub fn group_key(cell: &Cell, drop: &[&str]) -> String {
 /// Float parameter (integers convert), or an error naming it.
 pub fn cell_f64(cell: &Cell, name: &str) -> Result<f64, CellError> {
     cell.get(name).and_then(Value::as_f64).ok_or_else(|| {
-        CellError::Fatal(format!("cell {} has no numeric parameter `{name}`", cell.key()))
+        CellError::Fatal(format!(
+            "cell {} has no numeric parameter `{name}`",
+            cell.key()
+        ))
     })
 }
 

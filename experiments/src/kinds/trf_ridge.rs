@@ -18,8 +18,8 @@
 //! and the γ solve; `time_total_s` is their sum, the paper's "running time of the whole ridge solver".
 
 use super::trf_common::{
-    cell_f64, center_columns, check_f64, fatal, group_key, idx_data, scale_to_tau, timed,
-    DataSlot, SharedCache,
+    cell_f64, center_columns, check_f64, fatal, group_key, idx_data, scale_to_tau, timed, DataSlot,
+    SharedCache,
 };
 use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use crate::config::{ConfigError, Section, Value};
@@ -34,7 +34,8 @@ use rfx_ternary::{
 /// The kind.
 pub struct TrfRidgeGamma;
 
-const SETTINGS: &str = "\"mnist-m<m>\" (MNIST 7 vs 9) or \"gmm-m<m>\" (Fig. 2 Gaussian mixture), m from 1 to 200000";
+const SETTINGS: &str =
+    "\"mnist-m<m>\" (MNIST 7 vs 9) or \"gmm-m<m>\" (Fig. 2 Gaussian mixture), m from 1 to 200000";
 const METHODS: &str = "\"rff\" or \"trf-<eps>\" with sparsity eps in [0, 1), e.g. trf-0.5";
 
 /// Data set of a setting.
@@ -185,13 +186,19 @@ impl RidgeRunner {
             Data::Mnist => {
                 let tt = idx_data(&self.mnist, "mnist")?;
                 // The notebook's protocol: the first n/2 images of each digit of each split.
-                let pick = |labels: &[usize], digit: usize, k: usize| -> Result<Vec<usize>, CellError> {
-                    let v: Vec<usize> = (0..labels.len()).filter(|&i| labels[i] == digit).take(k).collect();
-                    if v.len() < k {
-                        return Err(CellError::Fatal(format!("MNIST has fewer than {k} images of digit {digit}")));
-                    }
-                    Ok(v)
-                };
+                let pick =
+                    |labels: &[usize], digit: usize, k: usize| -> Result<Vec<usize>, CellError> {
+                        let v: Vec<usize> = (0..labels.len())
+                            .filter(|&i| labels[i] == digit)
+                            .take(k)
+                            .collect();
+                        if v.len() < k {
+                            return Err(CellError::Fatal(format!(
+                                "MNIST has fewer than {k} images of digit {digit}"
+                            )));
+                        }
+                        Ok(v)
+                    };
                 let mut itr = pick(&tt.train.labels, 7, n / 2)?;
                 itr.extend(pick(&tt.train.labels, 9, n / 2)?);
                 let mut ite = pick(&tt.test.labels, 7, nt / 2)?;
@@ -203,9 +210,14 @@ impl RidgeRunner {
                 (a, b)
             }
             Data::Gmm => {
-                let gmm = GaussianMixture::paper_fig2(self.s.p_gmm, 2).map_err(fatal(cell, "GMM"))?;
-                let a = gmm.sample(&[n / 2, n / 2], rng).map_err(fatal(cell, "GMM sample"))?;
-                let b = gmm.sample(&[nt / 2, nt / 2], rng).map_err(fatal(cell, "GMM sample"))?;
+                let gmm =
+                    GaussianMixture::paper_fig2(self.s.p_gmm, 2).map_err(fatal(cell, "GMM"))?;
+                let a = gmm
+                    .sample(&[n / 2, n / 2], rng)
+                    .map_err(fatal(cell, "GMM sample"))?;
+                let b = gmm
+                    .sample(&[nt / 2, nt / 2], rng)
+                    .map_err(fatal(cell, "GMM sample"))?;
                 (a.x, b.x)
             }
         };
@@ -226,7 +238,9 @@ impl RidgeRunner {
         let (xtr, ytr, xte, yte) = self.data(data, &mut drng, cell)?;
         let mut rng = rng_stream(self.s.stream_seed, &gkey);
         let tau_hat = estimate_tau(xtr.view()).map_err(fatal(cell, "tau"))?;
-        let target = Activation::CosSin.moments(tau_hat).map_err(fatal(cell, "moments"))?;
+        let target = Activation::CosSin
+            .moments(tau_hat)
+            .map_err(fatal(cell, "moments"))?;
         let (n, nt) = (xtr.nrows(), xte.nrows());
         let (a, b, d0, time_features, time_gram) = match method {
             None => {
@@ -283,7 +297,10 @@ impl RidgeRunner {
                 let (ctr, cte) = r?;
                 let (r, tg) = timed(|| -> Result<_, CellError> {
                     let a = ctr.gram().mapv(|v| v as f64);
-                    let b = cte.cross_gram(&ctr).map_err(fatal(cell, "TRF Gram"))?.mapv(|v| v as f64);
+                    let b = cte
+                        .cross_gram(&ctr)
+                        .map_err(fatal(cell, "TRF Gram"))?
+                        .mapv(|v| v as f64);
                     Ok((a, b))
                 });
                 let (a, b) = r?;
@@ -326,10 +343,15 @@ impl Runner for RidgeRunner {
             .collect()
     }
     fn timings(&self) -> Vec<String> {
-        ["time_features_s", "time_gram_s", "time_eig_s", "time_solve_s"]
-            .into_iter()
-            .map(String::from)
-            .collect()
+        [
+            "time_features_s",
+            "time_gram_s",
+            "time_eig_s",
+            "time_solve_s",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect()
     }
     fn settings(&self) -> String {
         let s = &self.s;
@@ -341,9 +363,11 @@ impl Runner for RidgeRunner {
     fn run_cell(&self, cell: &Cell, _rng: &mut RfxRng) -> Result<CellOutput, CellError> {
         let gamma = cell_f64(cell, "gamma")?;
         let key = group_key(cell, &["gamma"]);
-        let path = self.cache.get(&key, || self.path(cell).map_err(|e| match e {
-            CellError::Fatal(s) | CellError::Skipped(s) => s,
-        }))?;
+        let path = self.cache.get(&key, || {
+            self.path(cell).map_err(|e| match e {
+                CellError::Fatal(s) | CellError::Skipped(s) => s,
+            })
+        })?;
         let (mse, t_solve) = timed(|| mse_at(&path, gamma));
         let total = path.time_features + path.time_gram + path.time_eig + t_solve;
         Ok(CellOutput {

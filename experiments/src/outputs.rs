@@ -19,7 +19,18 @@ pub fn write_all(spec: &Spec, dir: &Path, layout: &Layout, rows: &[Row]) -> Resu
             .iter()
             .position(|m| *m == p.y)
             .ok_or_else(|| AppError::internal(format!("plot metric {} missing", p.y)))?;
-        let panels = crate::plot::panels(p, &summaries, metric);
+        let x_metric = if p.x_is_metric {
+            Some(
+                layout
+                    .metrics
+                    .iter()
+                    .position(|m| *m == p.x)
+                    .ok_or_else(|| AppError::internal(format!("plot x metric {} missing", p.x)))?,
+            )
+        } else {
+            None
+        };
+        let panels = crate::plot::panels(p, &summaries, metric, x_metric);
         crate::plot::write(
             p,
             &panels,

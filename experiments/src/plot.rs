@@ -30,8 +30,15 @@ pub struct Panel {
     pub curves: Vec<Curve>,
 }
 
-/// Groups summaries into panels and curves as the spec says. `metric` is the index of `spec.y`.
-pub fn panels(spec: &PlotSpec, summaries: &[Summary], metric: usize) -> Vec<Panel> {
+/// Groups summaries into panels and curves as the spec says. `metric` is the index of `spec.y`; `x_metric`
+/// is the index of `spec.x` when x is a metric (the point's x is then that metric's mean over seeds),
+/// `None` when x is a sweep parameter.
+pub fn panels(
+    spec: &PlotSpec,
+    summaries: &[Summary],
+    metric: usize,
+    x_metric: Option<usize>,
+) -> Vec<Panel> {
     let mut out: Vec<Panel> = Vec::new();
     for s in summaries {
         let panel = spec
@@ -46,7 +53,11 @@ pub fn panels(spec: &PlotSpec, summaries: &[Summary], metric: usize) -> Vec<Pane
             .and_then(|p| s.get(p))
             .map(|v| spec.label(&v.to_string()))
             .unwrap_or_else(|| spec.label(&spec.y));
-        let Some(x) = s.get(&spec.x).and_then(|v| v.as_f64()) else {
+        let x = match x_metric {
+            Some(i) => Some(s.mean[i]).filter(|v| v.is_finite()),
+            None => s.get(&spec.x).and_then(|v| v.as_f64()),
+        };
+        let Some(x) = x else {
             continue;
         };
         let (m, sd) = (s.mean[metric], s.std[metric]);
@@ -182,6 +193,18 @@ fn draw<DB: DrawingBackend>(
     Ok(())
 }
 
+/// The plotters position of a `[plot] legend` value (validated against `spec::LEGEND_POSITIONS`).
+fn legend_position(s: &str) -> SeriesLabelPosition {
+    match s {
+        "upper-left" => SeriesLabelPosition::UpperLeft,
+        "upper-middle" => SeriesLabelPosition::UpperMiddle,
+        "lower-right" => SeriesLabelPosition::LowerRight,
+        "lower-left" => SeriesLabelPosition::LowerLeft,
+        "lower-middle" => SeriesLabelPosition::LowerMiddle,
+        _ => SeriesLabelPosition::UpperRight,
+    }
+}
+
 fn pad(lo: f64, hi: f64, log: bool, frac: f64) -> (f64, f64) {
     if log {
         let (a, b) = (lo.log10(), hi.log10());
@@ -276,8 +299,67 @@ where
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK.mix(0.4))
         .label_font(("sans-serif", 13))
-        .position(SeriesLabelPosition::UpperRight)
+        .position(legend_position(&spec.legend))
         .draw()
         .map_err(err)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Value;
+
+    fn summary(method: &str, m: i64, bits: f64, err: f64) -> Summary {
+        Summary {
+            params: vec![
+                ("method".into(), Value::Str(method.into())),
+                ("m".into(), Value::Int(m)),
+            ],
+            n: 1,
+            mean: vec![err, bits],
+            std: vec![0.0, 0.0],
+            timing_mean: Vec::new(),
+            note: String::new(),
+        }
+    }
+
+    #[test]
+    fn metric_on_x_places_points_at_the_metric_mean() {
+        let spec = PlotSpec {
+            title: "t".into(),
+            x: "bits".into(),
+            x_is_metric: true,
+            y: "err".into(),
+            series: Some("method".into()),
+            panels: None,
+            x_label: "bits".into(),
+            y_label: "err".into(),
+            log_x: true,
+            log_y: false,
+            labels: Vec::new(),
+            legend: "upper-right".into(),
+        };
+        let s = vec![
+            summary("a", 100, 800.0, 0.3),
+            summary("a", 10, 80.0, 0.5),
+            summary("b", 10, 10.0, 0.4),
+            summary("b", 100, f64::NAN, 0.2),
+        ];
+        let p = panels(&spec, &s, 0, Some(1));
+        assert_eq!(p.len(), 1);
+        let a = &p[0].curves[0];
+        assert_eq!(a.label, "a");
+        assert_eq!(a.points, vec![(80.0, 0.5, 0.0), (800.0, 0.3, 0.0)]);
+        // a point whose x metric is missing is left out
+        assert_eq!(p[0].curves[1].points, vec![(10.0, 0.4, 0.0)]);
+        // with x a sweep parameter the metric index is ignored
+        let spec = PlotSpec {
+            x: "m".into(),
+            x_is_metric: false,
+            ..spec
+        };
+        let p = panels(&spec, &s, 0, None);
+        assert_eq!(p[0].curves[0].points[0].0, 10.0);
+    }
 }

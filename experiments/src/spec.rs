@@ -35,8 +35,12 @@ pub enum Better {
 pub struct PlotSpec {
     /// Figure title.
     pub title: String,
-    /// Sweep parameter on the x axis (numeric).
+    /// What the x axis shows: a numeric sweep parameter, or a metric (see `x_is_metric`).
     pub x: String,
+    /// Whether `x` names a metric (e.g. memory in bits) rather than a sweep parameter: each point is then
+    /// placed at the mean of that metric over seeds, and at most one varying sweep parameter may be left
+    /// off `series`/`panels` (its values are the points along each curve).
+    pub x_is_metric: bool,
     /// Metric on the y axis.
     pub y: String,
     /// Sweep parameter that distinguishes curves.
@@ -53,7 +57,19 @@ pub struct PlotSpec {
     pub log_y: bool,
     /// Display labels for parameter values (`[plot.labels]`).
     pub labels: Vec<(String, String)>,
+    /// Where the legend goes in each panel: one of [`LEGEND_POSITIONS`] (`legend`, default `upper-right`).
+    pub legend: String,
 }
+
+/// Allowed values of `[plot] legend`.
+pub const LEGEND_POSITIONS: [&str; 6] = [
+    "upper-right",
+    "upper-left",
+    "upper-middle",
+    "lower-right",
+    "lower-left",
+    "lower-middle",
+];
 
 impl PlotSpec {
     /// The display label of a parameter value.
@@ -394,7 +410,17 @@ fn read_plot(
     sweep: &[Axis],
 ) -> Result<PlotSpec, ConfigError> {
     let x = s.req_str("x")?;
-    need_param(s, "x", &x, params)?;
+    let x_is_metric = !params.contains(&x) && metrics.contains(&x);
+    if !x_is_metric && !params.contains(&x) {
+        return Err(s.error(
+            "x",
+            format!(
+                "\"{x}\" is neither a sweep parameter nor a metric of this kind; allowed: {}, {}",
+                params.join(", "),
+                metrics.join(", ")
+            ),
+        ));
+    }
     let y = s.req_str("y")?;
     need_metric(s, "y", &y, metrics)?;
     let series = s.opt_str("series")?;
@@ -405,20 +431,34 @@ fn read_plot(
     if let Some(v) = &panels {
         need_param(s, "panels", v, params)?;
     }
+    let mut along: Option<&str> = None;
     for a in sweep {
         let used =
             a.name == x || Some(&a.name) == series.as_ref() || Some(&a.name) == panels.as_ref();
-        if !used && a.name != "seed" && a.values.len() > 1 {
-            return Err(s.error(
-                "x",
-                format!(
-                    "sweep parameter `{}` has {} values but is none of plot.x, plot.series, plot.panels; \
-                     map it to one of them",
-                    a.name,
-                    a.values.len()
-                ),
-            ));
+        if used || a.name == "seed" || a.values.len() < 2 {
+            continue;
         }
+        if x_is_metric && along.is_none() {
+            along = Some(&a.name); // its values are the points along each curve
+            continue;
+        }
+        let hint = if x_is_metric {
+            format!(
+                "with a metric on x only one varying parameter (here `{}`) may be left off plot.series and \
+                 plot.panels",
+                along.unwrap_or_default()
+            )
+        } else {
+            "map it to one of them".to_string()
+        };
+        return Err(s.error(
+            "x",
+            format!(
+                "sweep parameter `{}` has {} values but is none of plot.x, plot.series, plot.panels; {hint}",
+                a.name,
+                a.values.len()
+            ),
+        ));
     }
     let labels = match s.table("labels")? {
         Some(t) => {
@@ -437,7 +477,11 @@ fn read_plot(
         y_label: s.req_str("y_label")?,
         log_x: s.opt_bool("log_x")?.unwrap_or(false),
         log_y: s.opt_bool("log_y")?.unwrap_or(false),
+        legend: s
+            .opt_choice("legend", &LEGEND_POSITIONS)?
+            .unwrap_or_else(|| "upper-right".into()),
         x,
+        x_is_metric,
         y,
         series,
         panels,

@@ -360,3 +360,36 @@ fn series_experiment_is_identical_across_thread_counts() {
     assert!(tables[0].len() > 10);
     assert_eq!(tables[0], tables[1]);
 }
+
+#[test]
+fn plot_accepts_a_metric_on_x() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = format!(
+        "{SELFTEST}\n[plot]\ntitle = \"t\"\nx = \"scaled\"\ny = \"mean\"\nx_label = \"s\"\ny_label = \"m\"\n"
+    );
+    let f = write(dir.path(), "st.toml", &toml);
+    let out = dir.path().join("out");
+    let o = run(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.join("st/st.png").is_file());
+}
+
+#[test]
+fn plot_x_that_is_neither_parameter_nor_metric_is_rejected() {
+    assert_config_error(
+        &format!(
+            "{SELFTEST}\n[plot]\ntitle = \"t\"\nx = \"bits\"\ny = \"mean\"\nx_label = \"s\"\ny_label = \"m\"\n"
+        ),
+        &["plot.x", "\"bits\" is neither", "dim", "scaled"],
+    );
+}
+
+#[test]
+fn unknown_legend_position_is_rejected_with_allowed_values() {
+    assert_config_error(
+        &format!(
+            "{SELFTEST}\n[plot]\ntitle = \"t\"\nx = \"dim\"\ny = \"mean\"\nx_label = \"d\"\ny_label = \"m\"\nlegend = \"middle\"\n"
+        ),
+        &["plot.legend", "upper-right", "lower-left"],
+    );
+}

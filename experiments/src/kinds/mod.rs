@@ -13,7 +13,9 @@ pub mod selftest;
 pub mod series_approx;
 pub mod tabular;
 pub mod trf_common;
+pub mod trf_memory;
 pub mod trf_ridge;
+pub mod trf_spectrum;
 
 /// One sweep parameter of a kind.
 pub struct ParamSpec {
@@ -129,6 +131,8 @@ pub fn registry() -> Vec<&'static dyn Kind> {
         &krr_table::KrrTable,
         &kmeans_table::KmeansTable,
         &trf_ridge::TrfRidgeGamma,
+        &trf_spectrum::TrfSpectrum,
+        &trf_memory::TrfMemory,
         &selftest::SelfTest,
     ]
 }

@@ -16,9 +16,12 @@ use rfx_data::{cache_dir_from_env, fetch_from_env, load_idx_set, TrainTest};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
+/// The slot of one group: filled once with the computation's value or its error message.
+type Slot<T> = Arc<OnceLock<Result<Arc<T>, String>>>;
+
 /// A cache of computations keyed by a group key, each computed once (see the module docs).
 pub struct SharedCache<T> {
-    map: Mutex<HashMap<String, Arc<OnceLock<Result<Arc<T>, String>>>>>,
+    map: Mutex<HashMap<String, Slot<T>>>,
 }
 
 impl<T: Send + Sync> Default for SharedCache<T> {

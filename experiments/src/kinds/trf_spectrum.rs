@@ -152,12 +152,15 @@ impl Kind for TrfSpectrum {
     }
 }
 
-/// Number of `values` in `[c - w/2, c + w/2)`, negative values counted as 0.
+/// Number of `values` in `[c - w/2, c + w/2)`, negative values counted as 0. The test is on
+/// $t = (v - c)/w \in [-\frac12 - \delta, \frac12 - \delta)$ with $\delta = 10^{-9}$, so that adjacent bins whose
+/// centres come from decimal literals (0.1, 0.3, ...) neither overlap nor leave a round-off gap between them.
 fn bin_count(values: &Array1<f64>, c: f64, w: f64) -> usize {
+    const DELTA: f64 = 1e-9;
     values
         .iter()
-        .map(|&v| v.max(0.0))
-        .filter(|&v| v >= c - w / 2.0 && v < c + w / 2.0)
+        .map(|&v| (v.max(0.0) - c) / w)
+        .filter(|&t| (-0.5 - DELTA..0.5 - DELTA).contains(&t))
         .count()
 }
 
@@ -297,6 +300,12 @@ mod tests {
         let w = 0.2;
         let total: usize = (0..5)
             .map(|i| bin_count(&v, w / 2.0 + i as f64 * w, w))
+            .sum();
+        assert_eq!(total, v.len());
+        // centres written as decimals, as in a TOML list
+        let total: usize = [0.1, 0.3, 0.5, 0.7, 0.9]
+            .iter()
+            .map(|&c| bin_count(&v, c, w))
             .sum();
         assert_eq!(total, v.len());
         assert_eq!(bin_count(&v, 0.1, w), 5);

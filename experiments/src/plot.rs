@@ -193,6 +193,26 @@ fn draw<DB: DrawingBackend>(
     Ok(())
 }
 
+/// Runs of consecutive drawable points (`keep`), as `(x, mean)` pairs: a curve is drawn as one line per run.
+/// A curve with no drawable point still yields one empty run, so that its legend entry is drawn.
+fn line_segments(
+    points: &[(f64, f64, f64)],
+    keep: impl Fn(&&(f64, f64, f64)) -> bool,
+) -> Vec<Vec<(f64, f64)>> {
+    let mut out = vec![Vec::new()];
+    for p in points {
+        if keep(&p) {
+            out.last_mut().expect("non-empty").push((p.0, p.1));
+        } else if !out.last().expect("non-empty").is_empty() {
+            out.push(Vec::new());
+        }
+    }
+    if out.len() > 1 && out.last().is_some_and(Vec::is_empty) {
+        out.pop();
+    }
+    out
+}
+
 /// The plotters position of a `[plot] legend` value (validated against `spec::LEGEND_POSITIONS`).
 fn legend_position(s: &str) -> SeriesLabelPosition {
     match s {
@@ -274,11 +294,18 @@ where
             .filter(keep)
             .map(|&(x, m, _)| (x, m))
             .collect();
-        chart
-            .draw_series(LineSeries::new(pts.clone(), style))
-            .map_err(err)?
-            .label(c.label.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+        // The line is broken where a point cannot be drawn (e.g. a zero count on a log axis) rather
+        // than bridging the gap as if the values in between were known.
+        for (j, seg) in line_segments(&c.points, keep).into_iter().enumerate() {
+            let series = chart
+                .draw_series(LineSeries::new(seg, style))
+                .map_err(err)?;
+            if j == 0 {
+                series
+                    .label(c.label.clone())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+            }
+        }
         chart
             .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
             .map_err(err)?;
@@ -322,6 +349,24 @@ mod tests {
             timing_mean: Vec::new(),
             note: String::new(),
         }
+    }
+
+    #[test]
+    fn lines_break_at_points_that_cannot_be_drawn() {
+        let pts = [
+            (1.0, 5.0, 0.0),
+            (2.0, 0.0, 0.0),
+            (3.0, 2.0, 0.0),
+            (4.0, 3.0, 0.0),
+            (5.0, 0.0, 0.0),
+        ];
+        let keep = |p: &&(f64, f64, f64)| p.1 > 0.0;
+        assert_eq!(
+            line_segments(&pts, keep),
+            vec![vec![(1.0, 5.0)], vec![(3.0, 2.0), (4.0, 3.0)]]
+        );
+        assert_eq!(line_segments(&pts[1..2], keep), vec![Vec::new()]);
+        assert_eq!(line_segments(&pts[2..4], keep).len(), 1);
     }
 
     #[test]

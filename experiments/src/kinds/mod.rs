@@ -16,6 +16,7 @@ pub mod trf_common;
 pub mod trf_memory;
 pub mod trf_ridge;
 pub mod trf_spectrum;
+pub mod trf_svm;
 
 /// One sweep parameter of a kind.
 pub struct ParamSpec {
@@ -133,6 +134,7 @@ pub fn registry() -> Vec<&'static dyn Kind> {
         &trf_ridge::TrfRidgeGamma,
         &trf_spectrum::TrfSpectrum,
         &trf_memory::TrfMemory,
+        &trf_svm::TrfSvm,
         &selftest::SelfTest,
     ]
 }

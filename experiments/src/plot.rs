@@ -195,6 +195,38 @@ fn draw<DB: DrawingBackend>(
     Ok(())
 }
 
+/// Runs of consecutive drawable points (`keep`), as `(x, mean)` pairs: a curve is drawn as one line per run.
+/// A curve with no drawable point still yields one empty run, so that its legend entry is drawn.
+fn line_segments(
+    points: &[(f64, f64, f64)],
+    keep: impl Fn(&&(f64, f64, f64)) -> bool,
+) -> Vec<Vec<(f64, f64)>> {
+    let mut out = vec![Vec::new()];
+    for p in points {
+        if keep(&p) {
+            out.last_mut().expect("non-empty").push((p.0, p.1));
+        } else if !out.last().expect("non-empty").is_empty() {
+            out.push(Vec::new());
+        }
+    }
+    if out.len() > 1 && out.last().is_some_and(Vec::is_empty) {
+        out.pop();
+    }
+    out
+}
+
+/// The plotters position of a `[plot] legend` value (validated against `spec::LEGEND_POSITIONS`).
+fn legend_position(s: &str) -> SeriesLabelPosition {
+    match s {
+        "upper-left" => SeriesLabelPosition::UpperLeft,
+        "upper-middle" => SeriesLabelPosition::UpperMiddle,
+        "lower-right" => SeriesLabelPosition::LowerRight,
+        "lower-left" => SeriesLabelPosition::LowerLeft,
+        "lower-middle" => SeriesLabelPosition::LowerMiddle,
+        _ => SeriesLabelPosition::UpperRight,
+    }
+}
+
 fn pad(lo: f64, hi: f64, log: bool, frac: f64) -> (f64, f64) {
     if log {
         let (a, b) = (lo.log10(), hi.log10());
@@ -265,11 +297,18 @@ where
             .filter(keep)
             .map(|&(x, m, _)| (x, m))
             .collect();
-        chart
-            .draw_series(LineSeries::new(pts.clone(), style))
-            .map_err(err)?
-            .label(c.label.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+        // The line is broken where a point cannot be drawn (e.g. a zero count on a log axis) rather
+        // than bridging the gap as if the values in between were known.
+        for (j, seg) in line_segments(&c.points, keep).into_iter().enumerate() {
+            let series = chart
+                .draw_series(LineSeries::new(seg, style))
+                .map_err(err)?;
+            if j == 0 {
+                series
+                    .label(c.label.clone())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+            }
+        }
         chart
             .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
             .map_err(err)?;
@@ -293,13 +332,86 @@ where
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK.mix(0.4))
         .label_font(("sans-serif", 13))
-        .position(match spec.legend.as_str() {
-            "upper-left" => SeriesLabelPosition::UpperLeft,
-            "lower-left" => SeriesLabelPosition::LowerLeft,
-            "lower-right" => SeriesLabelPosition::LowerRight,
-            _ => SeriesLabelPosition::UpperRight,
-        })
+        .position(legend_position(&spec.legend))
         .draw()
         .map_err(err)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Value;
+
+    fn summary(method: &str, m: i64, bits: f64, err: f64) -> Summary {
+        Summary {
+            params: vec![
+                ("method".into(), Value::Str(method.into())),
+                ("m".into(), Value::Int(m)),
+            ],
+            n: 1,
+            mean: vec![err, bits],
+            std: vec![0.0, 0.0],
+            timing_mean: Vec::new(),
+            note: String::new(),
+        }
+    }
+
+    #[test]
+    fn lines_break_at_points_that_cannot_be_drawn() {
+        let pts = [
+            (1.0, 5.0, 0.0),
+            (2.0, 0.0, 0.0),
+            (3.0, 2.0, 0.0),
+            (4.0, 3.0, 0.0),
+            (5.0, 0.0, 0.0),
+        ];
+        let keep = |p: &&(f64, f64, f64)| p.1 > 0.0;
+        assert_eq!(
+            line_segments(&pts, keep),
+            vec![vec![(1.0, 5.0)], vec![(3.0, 2.0), (4.0, 3.0)]]
+        );
+        assert_eq!(line_segments(&pts[1..2], keep), vec![Vec::new()]);
+        assert_eq!(line_segments(&pts[2..4], keep).len(), 1);
+    }
+
+    #[test]
+    fn metric_on_x_places_points_at_the_metric_mean() {
+        let spec = PlotSpec {
+            title: "t".into(),
+            x: "bits".into(),
+            x_is_metric: true,
+            y: "err".into(),
+            series: Some("method".into()),
+            panels: None,
+            x_label: "bits".into(),
+            y_label: "err".into(),
+            log_x: true,
+            log_y: false,
+            labels: Vec::new(),
+            legend: "upper-right".into(),
+            legend_panel: None,
+        };
+        let s = vec![
+            summary("a", 100, 800.0, 0.3),
+            summary("a", 10, 80.0, 0.5),
+            summary("b", 10, 10.0, 0.4),
+            summary("b", 100, f64::NAN, 0.2),
+        ];
+        let p = panels(&spec, &s, 0, Some(1));
+        assert_eq!(p.len(), 1);
+        let a = &p[0].curves[0];
+        assert_eq!(a.label, "a");
+        assert_eq!(a.points, vec![(80.0, 0.5, 0.0), (800.0, 0.3, 0.0)]);
+        // a point whose x metric is missing is left out
+        assert_eq!(p[0].curves[1].points, vec![(10.0, 0.4, 0.0)]);
+        // with x a sweep parameter the metric index is ignored
+        let spec = PlotSpec {
+            x: "m".into(),
+            x_is_metric: false,
+            ..spec
+        };
+        let p = panels(&spec, &s, 0, None);
+        assert_eq!(p[0].curves[0].points[0].0, 10.0);
+    }
 }

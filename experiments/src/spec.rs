@@ -39,8 +39,8 @@ pub struct PlotSpec {
     /// cell computes); see [`PlotSpec::x_is_metric`].
     pub x: String,
     /// Whether `x` names a metric (its mean over seeds is the abscissa) rather than a sweep parameter. Then
-    /// sweep parameters that are none of x, series and panels (e.g. a size exponent) give the points along
-    /// each curve.
+    /// at most one varying sweep parameter may be none of x, series and panels (e.g. a size exponent): its
+    /// values give the points along each curve.
     pub x_is_metric: bool,
     /// Metric on the y axis.
     pub y: String,
@@ -58,13 +58,22 @@ pub struct PlotSpec {
     pub log_y: bool,
     /// Display labels for parameter values (`[plot.labels]`).
     pub labels: Vec<(String, String)>,
-    /// Corner of the legend in each panel (`legend`: `upper-right` (default), `upper-left`, `lower-left`,
-    /// `lower-right`).
+    /// Where the legend goes in each panel: one of [`LEGEND_POSITIONS`] (`legend`, default `upper-right`).
     pub legend: String,
     /// Draw the legend only in this panel (`legend_panel`, 1-based in panel order; default: every panel),
     /// for panels whose curves leave no corner free.
     pub legend_panel: Option<usize>,
 }
+
+/// Allowed values of `[plot] legend`.
+pub const LEGEND_POSITIONS: [&str; 6] = [
+    "upper-right",
+    "upper-left",
+    "upper-middle",
+    "lower-right",
+    "lower-left",
+    "lower-middle",
+];
 
 impl PlotSpec {
     /// The display label of a parameter value.
@@ -398,9 +407,6 @@ fn need_metric(
     }
 }
 
-/// Allowed values of `[plot] legend`.
-pub const LEGEND_POSITIONS: [&str; 4] = ["upper-right", "upper-left", "lower-left", "lower-right"];
-
 fn read_plot(
     s: &Section<'_, '_>,
     params: &[String],
@@ -440,20 +446,34 @@ fn read_plot(
     if let Some(v) = &panels {
         need_param(s, "panels", v, params)?;
     }
+    let mut along: Option<&str> = None;
     for a in sweep {
         let used =
             a.name == x || Some(&a.name) == series.as_ref() || Some(&a.name) == panels.as_ref();
-        if !used && !x_is_metric && a.name != "seed" && a.values.len() > 1 {
-            return Err(s.error(
-                "x",
-                format!(
-                    "sweep parameter `{}` has {} values but is none of plot.x, plot.series, plot.panels; \
-                     map it to one of them",
-                    a.name,
-                    a.values.len()
-                ),
-            ));
+        if used || a.name == "seed" || a.values.len() < 2 {
+            continue;
         }
+        if x_is_metric && along.is_none() {
+            along = Some(&a.name); // its values are the points along each curve
+            continue;
+        }
+        let hint = if x_is_metric {
+            format!(
+                "with a metric on x only one varying parameter (here `{}`) may be left off plot.series and \
+                 plot.panels",
+                along.unwrap_or_default()
+            )
+        } else {
+            "map it to one of them".to_string()
+        };
+        return Err(s.error(
+            "x",
+            format!(
+                "sweep parameter `{}` has {} values but is none of plot.x, plot.series, plot.panels; {hint}",
+                a.name,
+                a.values.len()
+            ),
+        ));
     }
     let labels = match s.table("labels")? {
         Some(t) => {

@@ -471,3 +471,13 @@ m1 = [10]
         &["unknown value \"leverage\"", "standard", "gs", "exact"],
     );
 }
+
+#[test]
+fn unknown_legend_position_is_rejected_with_allowed_values() {
+    assert_config_error(
+        &format!(
+            "{SELFTEST}\n[plot]\ntitle = \"t\"\nx = \"dim\"\ny = \"mean\"\nx_label = \"d\"\ny_label = \"m\"\nlegend = \"middle\"\n"
+        ),
+        &["plot.legend", "upper-right", "lower-left"],
+    );
+}

@@ -15,6 +15,11 @@ pub mod ntk_mse;
 pub mod selftest;
 pub mod series_approx;
 pub mod tabular;
+pub mod trf_common;
+pub mod trf_memory;
+pub mod trf_ridge;
+pub mod trf_spectrum;
+pub mod trf_svm;
 
 /// One sweep parameter of a kind.
 pub struct ParamSpec {
@@ -131,6 +136,10 @@ pub fn registry() -> Vec<&'static dyn Kind> {
         &kmeans_table::KmeansTable,
         &arccos_condition::ArccosCondition,
         &ntk_mse::NtkMse,
+        &trf_ridge::TrfRidgeGamma,
+        &trf_spectrum::TrfSpectrum,
+        &trf_memory::TrfMemory,
+        &trf_svm::TrfSvm,
         &selftest::SelfTest,
     ]
 }

@@ -1,0 +1,248 @@
+//! `trf_svm`: linear-SVM test accuracy and running time on random features against their number $m$, ReLU
+//! random features vs ternary random features matched to ReLU (ternary random features paper, Fig. 14:
+//! raw Fashion-MNIST, 10 classes).
+//!
+//! **Features.** ReLU RF $z(\mathbf x) = \max(0, W\mathbf x)/\sqrt m$, $W_{kj}\sim\mathcal N(0,1)$ (kernel: the
+//! arc-cosine kernel of order 1); TRF $\sigma^{ter}(W^{ter}\mathbf x)/\sqrt m$ with sparsity ε and thresholds
+//! matching the $d_1, d_2$ of ReLU at the data's $\hat\tau$ (Algorithm 1; exact for $\hat\tau \lesssim 1.3$).
+//! **Data.** `n_train` and `n_test` images drawn at random from the training and test sets (the draw of a
+//! seed is `rng_stream(stream_seed, "data;seed=..")`, shared by every method and $m$), centred with the
+//! training mean and scaled so that the training $\hat\tau = \frac1n\sum_i\|\mathbf x_i\|^2$ equals `tau`.
+//! **Learner.** One-vs-rest linear SVM, squared hinge, $C$ = `c` (sklearn `LinearSVC()` defaults: $C = 1$),
+//! by dual coordinate descent. **Time** = features (train + test) + training, the paper's running time.
+
+use super::trf_common::{idx_data, timed, DataSlot, SharedCache};
+use super::{check_int, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
+use crate::config::{ConfigError, Section, Value};
+use ndarray::{Array2, Axis};
+use rand::seq::SliceRandom;
+use rfx_core::{rng_stream, FeatureMap, RfxRng};
+use rfx_solvers::classify::{LinearSvm, SvmParams};
+use rfx_ternary::{Activation, ReluFeatures, TernaryParams};
+
+/// The kind.
+pub struct TrfSvm;
+
+const METHODS: &str = "\"relu\" or \"trf-<eps>\" with eps in [0, 1), e.g. trf-0.5";
+const DATASETS: [&str; 2] = ["fashion-mnist", "mnist"];
+
+/// `None` = ReLU RF, `Some(eps)` = TRF.
+fn parse_method(s: &str) -> Option<Option<f64>> {
+    if s == "relu" {
+        return Some(None);
+    }
+    let eps: f64 = s.strip_prefix("trf-")?.parse().ok()?;
+    (0.0..1.0).contains(&eps).then_some(Some(eps))
+}
+
+struct Settings {
+    dataset: String,
+    n_train: usize,
+    n_test: usize,
+    tau: f64,
+    c: f64,
+    stream_seed: u64,
+}
+
+struct Split {
+    xtr: Array2<f64>,
+    xte: Array2<f64>,
+    ltr: Vec<usize>,
+    lte: Vec<usize>,
+    classes: usize,
+}
+
+struct SvmRunner {
+    s: Settings,
+    data: DataSlot,
+    splits: SharedCache<Split>,
+}
+
+impl Kind for TrfSvm {
+    fn name(&self) -> &'static str {
+        "trf_svm"
+    }
+    fn about(&self) -> &'static str {
+        "Linear SVM accuracy and time vs m: ReLU random features vs TRF matched to ReLU (TRF paper, Fig. 14)"
+    }
+    fn sweep_params(&self) -> Vec<ParamSpec> {
+        vec![
+            ParamSpec {
+                name: "method",
+                allowed: METHODS,
+                check: |v| match v.as_str().and_then(parse_method) {
+                    Some(_) => Ok(()),
+                    None => Err(format!("invalid value \"{v}\"; allowed: {METHODS}")),
+                },
+                required: true,
+            },
+            ParamSpec {
+                name: "m",
+                allowed: "number of features, integers from 1 to 100000",
+                check: |v| check_int(v, 1, 100_000),
+                required: true,
+            },
+        ]
+    }
+    fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
+        let mut s = Settings {
+            dataset: "fashion-mnist".into(),
+            n_train: 1024,
+            n_test: 1024,
+            tau: 1.0,
+            c: 1.0,
+            stream_seed: 0,
+        };
+        if let Some(sec) = section {
+            if let Some(v) = sec.opt_choice("dataset", &DATASETS)? {
+                s.dataset = v;
+            }
+            if let Some(v) = sec.opt_int("n_train", 10, 60_000)? {
+                s.n_train = v as usize;
+            }
+            if let Some(v) = sec.opt_int("n_test", 10, 10_000)? {
+                s.n_test = v as usize;
+            }
+            if let Some(v) = sec.opt_float("tau", 1e-3, 100.0)? {
+                s.tau = v;
+            }
+            if let Some(v) = sec.opt_float("c", 1e-9, 1e9)? {
+                s.c = v;
+            }
+            if let Some(v) = sec.opt_int("stream_seed", 0, i64::MAX)? {
+                s.stream_seed = v as u64;
+            }
+        }
+        Ok(Box::new(SvmRunner {
+            s,
+            data: DataSlot::new(),
+            splits: SharedCache::default(),
+        }))
+    }
+}
+
+impl SvmRunner {
+    fn split(&self, seed: &str) -> Result<Split, CellError> {
+        let s = &self.s;
+        let tt = idx_data(&self.data, &s.dataset)?;
+        let mut rng = rng_stream(s.stream_seed, &format!("data;seed={seed}"));
+        let mut pick = |len: usize, k: usize| -> Result<Vec<usize>, CellError> {
+            if k > len {
+                return Err(CellError::Fatal(format!(
+                    "{}: asked for {k} points, the set has {len}",
+                    s.dataset
+                )));
+            }
+            let mut idx: Vec<usize> = (0..len).collect();
+            idx.shuffle(&mut rng);
+            idx.truncate(k);
+            Ok(idx)
+        };
+        let itr = pick(tt.train.x.nrows(), s.n_train)?;
+        let ite = pick(tt.test.x.nrows(), s.n_test)?;
+        let mut xtr = tt.train.x.select(Axis(0), &itr);
+        let mut xte = tt.test.x.select(Axis(0), &ite);
+        let mean = xtr.mean_axis(Axis(0)).unwrap_or_default();
+        xtr -= &mean;
+        xte -= &mean;
+        let t = xtr.iter().map(|v| v * v).sum::<f64>() / xtr.nrows().max(1) as f64;
+        let c = if t > 0.0 { (s.tau / t).sqrt() } else { 1.0 };
+        xtr *= c;
+        xte *= c;
+        let ltr: Vec<usize> = itr.iter().map(|&i| tt.train.labels[i]).collect();
+        let lte: Vec<usize> = ite.iter().map(|&i| tt.test.labels[i]).collect();
+        let classes = tt.train.labels.iter().max().map_or(0, |&k| k + 1);
+        Ok(Split {
+            xtr,
+            xte,
+            ltr,
+            lte,
+            classes,
+        })
+    }
+}
+
+impl Runner for SvmRunner {
+    fn metrics(&self) -> Vec<String> {
+        vec!["accuracy".into(), "time_total_s".into()]
+    }
+    fn timings(&self) -> Vec<String> {
+        vec!["time_features_s".into(), "time_fit_s".into()]
+    }
+    fn settings(&self) -> String {
+        let s = &self.s;
+        format!(
+            "dataset={};n_train={};n_test={};tau={};c={};stream_seed={}",
+            s.dataset, s.n_train, s.n_test, s.tau, s.c, s.stream_seed
+        )
+    }
+    fn run_cell(&self, cell: &Cell, rng: &mut RfxRng) -> Result<CellOutput, CellError> {
+        let method = parse_method(cell.str("method")?)
+            .ok_or_else(|| CellError::Fatal(format!("cell {}: bad method", cell.key())))?;
+        let m = usize::try_from(cell.int("m")?)
+            .map_err(|_| CellError::Fatal(format!("cell {}: bad m", cell.key())))?;
+        let seed = cell.get("seed").map(Value::to_string).unwrap_or_default();
+        let d = self.splits.get(&format!("seed={seed}"), || {
+            self.split(&seed).map_err(|e| match e {
+                CellError::Fatal(s) | CellError::Skipped(s) => s,
+            })
+        })?;
+        let key = cell.key();
+        let err = |e: rfx_core::RfxError| format!("cell {key}: {e}");
+        let p = d.xtr.ncols();
+        let (r, time_features) = timed(|| -> Result<_, String> {
+            match method {
+                None => {
+                    let f = ReluFeatures::fit(p, m, rng).map_err(err)?;
+                    Ok((
+                        f.transform(d.xtr.view()).map_err(err)?,
+                        f.transform(d.xte.view()).map_err(err)?,
+                    ))
+                }
+                Some(eps) => {
+                    let fit = TernaryParams::new(m)
+                        .sparsity(eps)
+                        .fit_to_target(d.xtr.view(), &Activation::Relu, rng)
+                        .map_err(err)?;
+                    Ok((
+                        fit.features.transform(d.xtr.view()).map_err(err)?,
+                        fit.features.transform(d.xte.view()).map_err(err)?,
+                    ))
+                }
+            }
+        });
+        let (ztr, zte) = r.map_err(CellError::Fatal)?;
+        let svm_seed = rfx_core::stream_seed(self.s.stream_seed, &key);
+        let (r, time_fit) = timed(|| {
+            LinearSvm::fit(
+                ztr.view(),
+                &d.ltr,
+                d.classes,
+                &SvmParams::new(self.s.c, svm_seed),
+            )
+        });
+        let model = r.map_err(|e| CellError::Fatal(err(e)))?;
+        let pred = model
+            .predict(zte.view())
+            .map_err(|e| CellError::Fatal(err(e)))?;
+        let correct = pred.iter().zip(&d.lte).filter(|(a, b)| a == b).count();
+        let acc = correct as f64 / d.lte.len().max(1) as f64;
+        Ok(CellOutput {
+            metrics: vec![acc, time_features + time_fit],
+            timings: vec![time_features, time_fit],
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_methods() {
+        assert_eq!(parse_method("relu"), Some(None));
+        assert_eq!(parse_method("trf-0.9"), Some(Some(0.9)));
+        assert_eq!(parse_method("trf-1"), None);
+        assert_eq!(parse_method("rff"), None);
+    }
+}

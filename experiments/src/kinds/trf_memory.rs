@@ -380,9 +380,16 @@ impl Runner for MemoryRunner {
     }
     fn settings(&self) -> String {
         let s = &self.s;
+        // `logistic_tol` only matters for the logistic classifier; it is left out otherwise so that ridge
+        // results computed before the setting existed keep their fingerprint (and can be resumed).
+        let tol = if s.logistic {
+            format!("logistic_tol={};", s.logistic_tol)
+        } else {
+            String::new()
+        };
         format!(
             "n_train={};n_test={};tau={};batch={};trf_bits={};lambda_logistic={};lambda_ridge={};max_iter={};\
-             logistic_tol={};logistic={};nystrom_max_m={};ridge_max_m={};stream_seed={}",
+             {tol}logistic={};nystrom_max_m={};ridge_max_m={};stream_seed={}",
             s.n_train,
             s.n_test,
             s.tau,
@@ -391,7 +398,6 @@ impl Runner for MemoryRunner {
             s.lambda_logistic,
             s.lambda_ridge,
             s.max_iter,
-            s.logistic_tol,
             s.logistic,
             s.nystrom_max_m,
             s.ridge_max_m,

@@ -33,6 +33,23 @@ use crate::methods::{self, MethodSpec, ParamDoc};
 /// Rows per chunk of a Gram block (the unit of parallel work; fixed, so results do not depend on threads).
 const GRAM_CHUNK: usize = 64;
 
+/// Rows per chunk transformed by one task in `features` (fixed, so results do not depend on threads or
+/// `--block-rows`, which is rounded up to a multiple of it).
+const FEATURE_CHUNK: usize = 256;
+
+/// Rounds a block size up to a positive multiple of `chunk`, so that chunk boundaries sit at fixed row
+/// indices whatever the block size.
+fn round_block(rows: usize, chunk: usize) -> usize {
+    rows.max(1).div_ceil(chunk) * chunk
+}
+
+/// OpenBLAS splits a GEMM differently with different thread counts, which changes the last bits of the
+/// result; the commands use one BLAS thread per task and parallelise over fixed row chunks instead, so
+/// their output is bit-for-bit the same for any number of threads.
+fn single_threaded_blas() {
+    rfx_solvers::linalg::set_blas_threads(1);
+}
+
 /// An algorithm-crate error as a command error: invalid parameters, shape mismatches and memory caps are
 /// the user's input (exit 2), numerical failures and the rest internal (exit 1).
 pub fn crate_error(context: &str, e: RfxError) -> AppError {
@@ -134,21 +151,30 @@ pub fn features(a: &FeaturesArgs) -> Result<(usize, usize), AppError> {
     drop(fit_x);
     let mut out = MatrixWriter::create(&a.output, map.dim())?;
     let mut first_row = 1;
-    while let Some(block) = input.next_block(a.block_rows)? {
-        let z = map.transform(block.view()).map_err(|e| {
-            crate_error(
-                &format!(
-                    "method {} on rows {}..{} of {}",
-                    spec.name,
-                    first_row,
-                    first_row + block.nrows() - 1,
-                    a.input.display()
-                ),
-                e,
-            )
-        })?;
+    single_threaded_blas();
+    while let Some(block) = input.next_block(round_block(a.block_rows, FEATURE_CHUNK))? {
+        let chunks: Vec<ArrayView2<'_, f64>> =
+            block.axis_chunks_iter(Axis(0), FEATURE_CHUNK).collect();
+        let parts = chunks
+            .par_iter()
+            .map(|c| map.transform(*c))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| {
+                crate_error(
+                    &format!(
+                        "method {} on rows {}..{} of {}",
+                        spec.name,
+                        first_row,
+                        first_row + block.nrows() - 1,
+                        a.input.display()
+                    ),
+                    e,
+                )
+            })?;
         first_row += block.nrows();
-        out.write_block(z.view())?;
+        for z in &parts {
+            out.write_block(z.view())?;
+        }
     }
     let shape = out.finish()?;
     println!(
@@ -214,7 +240,8 @@ pub fn gram(a: &GramArgs) -> Result<(usize, usize), AppError> {
     };
     let y = y_owned.as_ref().unwrap_or(&x);
     let (nx, ny) = (x.nrows(), y.nrows());
-    let block = a.block_rows.max(1).min(nx);
+    let block = round_block(a.block_rows, GRAM_CHUNK).min(round_block(nx, GRAM_CHUNK));
+    single_threaded_blas();
     // held: X, Y (if separate), one block of K and its chunks before concatenation
     let held = x.len() as u128
         + y_owned.as_ref().map_or(0, |y| y.len() as u128)

@@ -186,6 +186,16 @@ fn check_value(doc: &ParamDoc, v: &str) -> Result<(), String> {
 /// A fitted feature map with the method's output dimension.
 pub type BoxedMap = Box<dyn FeatureMap>;
 
+/// How a method is fitted: budget $m$, parameters, input dimension $d$, fitting rows (data-dependent maps),
+/// random stream.
+type BuildFn = fn(
+    m: usize,
+    p: &Params,
+    d: usize,
+    fit: Option<ArrayView2<'_, f64>>,
+    rng: &mut RfxRng,
+) -> rfx_core::Result<BoxedMap>;
+
 /// One feature map of the registry.
 pub struct MethodSpec {
     /// Name used by `--method` and by the TOML `method` sweep.
@@ -207,13 +217,7 @@ pub struct MethodSpec {
     pub out_dim: fn(m: usize, n_fit: usize, p: &Params) -> usize,
     /// Whether [`MethodSpec::out_dim`] is exact.
     pub exact_dim: bool,
-    build: fn(
-        m: usize,
-        p: &Params,
-        d: usize,
-        fit: Option<ArrayView2<'_, f64>>,
-        rng: &mut RfxRng,
-    ) -> rfx_core::Result<BoxedMap>,
+    build: BuildFn,
 }
 
 impl std::fmt::Debug for MethodSpec {

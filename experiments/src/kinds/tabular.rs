@@ -27,7 +27,7 @@ impl DataNeed {
     fn accepts(self, kind: DataKind) -> bool {
         match self {
             DataNeed::Regression => matches!(kind, DataKind::Uci | DataKind::UciRaw { .. }),
-            DataNeed::Classification => matches!(kind, DataKind::Keel),
+            DataNeed::Classification => matches!(kind, DataKind::Keel | DataKind::Abalone),
         }
     }
 

@@ -7,8 +7,10 @@ use clap::{Parser, Subcommand};
 
 use crate::error::AppError;
 use crate::kinds;
+use crate::matrix_io::HeaderMode;
 use crate::run::{run, RunOptions};
 use crate::spec::Spec;
+use crate::tools::{FeaturesArgs, FitArgs, GramArgs, Task};
 
 /// rfx: random features and sketches for kernel methods; reproduces five papers from TOML experiments.
 #[derive(Parser, Debug)]
@@ -81,6 +83,111 @@ enum Command {
         /// Results root.
         #[arg(long, default_value = "results")]
         root: PathBuf,
+    },
+    /// List every feature map and exact kernel with parameters, defaults, ranges and papers.
+    Methods {
+        /// Also print each map's output dimension at this budget m.
+        #[arg(long)]
+        dim: Option<usize>,
+    },
+    /// Random features of your data: fit a map (see rfx methods) and write one feature row per input row.
+    ///
+    /// Data-oblivious maps stream the input in blocks of rows (memory: one block); data-dependent maps
+    /// (nystrom, ternary) are fitted on --fit-on (default: the input, read whole) first.
+    Features {
+        /// Method name (rfx methods).
+        #[arg(long)]
+        method: String,
+        /// A method parameter, name=value (repeatable).
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+        /// Feature budget m (the output width follows the method's rule in rfx methods).
+        #[arg(long)]
+        dim: usize,
+        /// Seed of the map's random stream.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Input rows (.csv or .npy float32/float64).
+        #[arg(long)]
+        input: PathBuf,
+        /// Output file (.csv or .npy float64), written atomically.
+        #[arg(long)]
+        output: PathBuf,
+        /// Rows to fit a data-dependent map on (default: the input).
+        #[arg(long)]
+        fit_on: Option<PathBuf>,
+        /// Whether CSV files start with a header line: auto (a header iff a field of line 1 is not a number), yes, no.
+        #[arg(long, default_value = "auto", value_parser = crate::tools::header_mode)]
+        header: HeaderMode,
+        /// Rows per block.
+        #[arg(long, default_value_t = 4096)]
+        block_rows: usize,
+    },
+    /// The exact kernel matrix K(X, Y) (Y = X unless --against), in parallel blocks of rows.
+    ///
+    /// Kernels: gaussian, polynomial, arccos0, arccos1, ntk, nngp, gzk (rfx methods lists their parameters).
+    /// Not available: cntk (the convolutional NTK is not implemented in rfx-ntk yet).
+    Gram {
+        /// Kernel name (rfx methods).
+        #[arg(long)]
+        kernel: String,
+        /// A kernel parameter, name=value (repeatable).
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+        /// Rows X (.csv or .npy).
+        #[arg(long)]
+        input: PathBuf,
+        /// Rows Y (default: X).
+        #[arg(long)]
+        against: Option<PathBuf>,
+        /// Output file (.csv or .npy), written atomically.
+        #[arg(long)]
+        output: PathBuf,
+        /// CSV header line: auto, yes, no.
+        #[arg(long, default_value = "auto", value_parser = crate::tools::header_mode)]
+        header: HeaderMode,
+        /// Rows of X per block.
+        #[arg(long, default_value_t = 1024)]
+        block_rows: usize,
+        /// Memory cap in MiB for the inputs and one block (default: the solvers crate's 8 GiB).
+        #[arg(long)]
+        memory_cap_mb: Option<u64>,
+    },
+    /// Ridge regression (or classification) on random features, lambda by k-fold cross-validation.
+    Fit {
+        /// Method name (rfx methods).
+        #[arg(long)]
+        method: String,
+        /// A method parameter, name=value (repeatable).
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+        /// Feature budget m.
+        #[arg(long)]
+        dim: usize,
+        /// Seed of the map and of the CV folds.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Training rows, target column included (.csv or .npy).
+        #[arg(long)]
+        input: PathBuf,
+        /// Target column: a header name or a 0-based index.
+        #[arg(long)]
+        target_column: String,
+        /// Test rows with the same columns.
+        #[arg(long)]
+        test: PathBuf,
+        /// regression (test MSE) or classification (target values are labels; test accuracy).
+        #[arg(long, value_enum, default_value = "regression")]
+        task: Task,
+        /// Cross-validation folds.
+        #[arg(long, default_value_t = 5)]
+        folds: usize,
+        /// Write the test predictions here (CSV, one column).
+        #[arg(long)]
+        predictions: Option<PathBuf>,
+        /// CSV header line: auto, yes, no.
+        #[arg(long, default_value = "auto", value_parser = crate::tools::header_mode)]
+        header: HeaderMode,
     },
 }
 
@@ -186,6 +293,80 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             println!("{}: {n} experiments", root.join("README.md").display());
             Ok(())
         }
+        Command::Methods { dim } => {
+            crate::tools::list_methods(dim);
+            Ok(())
+        }
+        Command::Features {
+            method,
+            params,
+            dim,
+            seed,
+            input,
+            output,
+            fit_on,
+            header,
+            block_rows,
+        } => crate::tools::features(&FeaturesArgs {
+            method,
+            params,
+            dim,
+            seed,
+            input,
+            output,
+            fit_on,
+            header,
+            block_rows,
+        })
+        .map(|_| ()),
+        Command::Gram {
+            kernel,
+            params,
+            input,
+            against,
+            output,
+            header,
+            block_rows,
+            memory_cap_mb,
+        } => crate::tools::gram(&GramArgs {
+            kernel,
+            params,
+            input,
+            against,
+            output,
+            header,
+            block_rows,
+            memory_cap: memory_cap_mb.map_or(rfx_solvers::linalg::DEFAULT_MEMORY_CAP, |mb| {
+                mb.saturating_mul(1 << 20)
+            }),
+        })
+        .map(|_| ()),
+        Command::Fit {
+            method,
+            params,
+            dim,
+            seed,
+            input,
+            target_column,
+            test,
+            task,
+            folds,
+            predictions,
+            header,
+        } => crate::tools::fit(&FitArgs {
+            method,
+            params,
+            dim,
+            seed,
+            input,
+            test,
+            target_column,
+            task,
+            folds,
+            predictions,
+            header,
+        })
+        .map(|_| ()),
     }
 }
 

@@ -10,12 +10,15 @@ pub mod config;
 pub mod error;
 pub mod io;
 pub mod kinds;
+pub mod matrix_io;
+pub mod methods;
 pub mod outputs;
 pub mod plot;
 pub mod report;
 pub mod results;
 pub mod run;
 pub mod spec;
+pub mod tools;
 
 /// The rfx version recorded in every manifest.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -18,8 +18,8 @@ use rfx_data::{normalize_rows, subsample, Standardizer};
 use rfx_solvers::kmeans::{kernel_kmeans_objective_of, kmeans, KMeansParams};
 
 use super::tabular::{
-    check_dataset, exact_kernel, fit_method, DataCache, DataNeed, MethodSettings, TableKernel,
-    METHODS, METHODS_ALLOWED,
+    check_dataset, exact_kernel, fit_method, methods_allowed, table_methods, DataCache, DataNeed,
+    MethodSettings, TableKernel,
 };
 use super::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use crate::config::{ConfigError, Section};
@@ -53,8 +53,8 @@ impl Kind for KmeansTable {
             },
             ParamSpec {
                 name: "method",
-                allowed: METHODS_ALLOWED,
-                check: |v| check_choice(v, &METHODS),
+                allowed: methods_allowed(),
+                check: |v| check_choice(v, &table_methods()),
                 required: true,
             },
         ]

@@ -20,8 +20,8 @@ use rfx_solvers::ridge::{
 };
 
 use super::tabular::{
-    check_dataset, fit_method, DataCache, DataNeed, MethodSettings, TableKernel, METHODS,
-    METHODS_ALLOWED,
+    check_dataset, fit_method, methods_allowed, table_methods, DataCache, DataNeed, MethodSettings,
+    TableKernel,
 };
 use super::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use crate::config::{ConfigError, Section};
@@ -61,8 +61,8 @@ impl Kind for KrrTable {
             },
             ParamSpec {
                 name: "method",
-                allowed: METHODS_ALLOWED,
-                check: |v| check_choice(v, &METHODS),
+                allowed: methods_allowed(),
+                check: |v| check_choice(v, &table_methods()),
                 required: true,
             },
         ]

@@ -5,15 +5,11 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use ndarray::{Array2, ArrayView2, Axis};
+use ndarray::{Array2, ArrayView2};
 use rfx_core::{FeatureMap, Kernel, RfxRng};
 use rfx_data::registry::Kind as DataKind;
 use rfx_data::Loaded;
 use rfx_gzk::zonal::Gzk;
-use rfx_gzk::RandomGegenbauerParams;
-use rfx_sampling::{FourierMethod, GaussianFeatureParams};
-use rfx_sketches::{PolynomialSketch, RandomMaclaurin};
-use rfx_solvers::nystrom::{Nystrom, NystromParams};
 
 use super::CellError;
 use crate::config::Value;
@@ -130,20 +126,26 @@ impl DataCache {
     }
 }
 
-/// The methods of the tables.
-pub const METHODS: [&str; 6] = [
-    "nystrom",
-    "rff",
-    "fastfood",
-    "maclaurin",
-    "polysketch",
-    "gegenbauer",
-];
+/// The methods of the tables: the registry's methods marked `table` ([`crate::methods::table_methods`]).
+pub fn table_methods() -> Vec<&'static str> {
+    crate::methods::table_methods()
+}
 
-/// The allowed `method` values, for messages.
-pub const METHODS_ALLOWED: &str = "nystrom (recursive ridge-leverage-score Nyström), rff (random Fourier features, paired cos/sin), \
-fastfood, maclaurin (Random Maclaurin), polysketch (Taylor series sketched by the PolySketch tree), \
-gegenbauer (random Gegenbauer features); rff and fastfood only for the Gaussian kernel";
+/// The allowed `method` values, for messages (built from the registry).
+pub static METHODS_ALLOWED: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    crate::methods::methods()
+        .iter()
+        .filter(|m| m.table)
+        .map(|m| m.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+        + " (see rfx methods); rff and fastfood only for the Gaussian kernel"
+});
+
+/// `METHODS_ALLOWED` as a `&'static str` (for [`super::ParamSpec::allowed`]).
+pub fn methods_allowed() -> &'static str {
+    std::sync::LazyLock::force(&METHODS_ALLOWED).as_str()
+}
 
 /// The kernel of a table.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -202,41 +204,10 @@ impl MethodSettings {
     }
 }
 
-/// A dot-product feature map applied to $\hat x = x/\|x\|$ and scaled by $\|x\|$: features of
-/// $\|x\|\|y\|\kappa(\langle\hat x,\hat y\rangle)$, the form of the ReLU NTK (zero rows stay zero).
-struct NormScaled<F>(F);
-
-impl<F: FeatureMap> FeatureMap for NormScaled<F> {
-    fn input_dim(&self) -> usize {
-        self.0.input_dim()
-    }
-    fn dim(&self) -> usize {
-        self.0.dim()
-    }
-    fn transform(&self, x: ArrayView2<'_, f64>) -> rfx_core::Result<Array2<f64>> {
-        let norms: Vec<f64> = x.rows().into_iter().map(|r| r.dot(&r).sqrt()).collect();
-        let mut unit = x.to_owned();
-        rfx_data::normalize_rows(&mut unit);
-        let mut z = self.0.transform(unit.view())?;
-        for (mut row, &r) in z.axis_iter_mut(Axis(0)).zip(&norms) {
-            row *= r;
-        }
-        Ok(z)
-    }
-}
-
-fn ntk_taylor(depth: usize, q: usize) -> Vec<f64> {
-    // tiny negative round-off would be rejected by the sketches; the coefficients are >= 0 (Schoenberg)
-    rfx_gzk::ntk::relu_ntk_taylor(depth, q)
-        .into_iter()
-        .map(|c| c.max(0.0))
-        .collect()
-}
-
-/// Fits method `method` for `kernel` on the training inputs `x_train` with the cell's RNG. Nyström chooses
-/// its landmarks among the training rows; the other methods are data-oblivious. Errors that mean "this
-/// method does not apply" (RFF/Fastfood for the NTK) are [`CellError::Fatal`] (the sweep should not list
-/// them).
+/// Fits method `method` for `kernel` on the training inputs `x_train` with the cell's RNG, through the method
+/// registry ([`crate::methods::build_method`]). Nyström chooses its landmarks among the training rows; the
+/// other methods are data-oblivious. Errors that mean "this method does not apply" (RFF/Fastfood for the NTK)
+/// are [`CellError::Fatal`] (the sweep should not list them).
 pub fn fit_method(
     method: &str,
     kernel: TableKernel,
@@ -244,77 +215,23 @@ pub fn fit_method(
     x_train: ArrayView2<'_, f64>,
     rng: &mut RfxRng,
 ) -> Result<Box<dyn FeatureMap>, CellError> {
-    let d = x_train.ncols();
-    let fatal = |e: rfx_core::RfxError| CellError::Fatal(format!("method {method}: {e}"));
-    let m = s.features;
-    let per_degree = |p: usize| (((m - 1) / p) / 2 * 2).max(2);
-    let map: Box<dyn FeatureMap> = match (method, kernel) {
-        ("nystrom", k) => {
-            let g = k.gzk().map_err(fatal)?;
-            Box::new(Nystrom::fit(g, x_train, &NystromParams::new(m), rng).map_err(fatal)?)
+    let mut given: Vec<(&str, String)> = match kernel {
+        TableKernel::Gaussian { sigma } => {
+            vec![("kernel", "gaussian".into()), ("sigma", format!("{sigma}"))]
         }
-        ("rff" | "fastfood", TableKernel::Gaussian { sigma }) => {
-            let fm = if method == "rff" {
-                FourierMethod::Rff
-            } else {
-                FourierMethod::Fastfood
-            };
-            Box::new(
-                GaussianFeatureParams::new(fm)
-                    .dim(m)
-                    .sigma(sigma)
-                    .fit(d, rng)
-                    .map_err(fatal)?,
-            )
-        }
-        ("maclaurin", TableKernel::Gaussian { sigma }) => Box::new(
-            RandomMaclaurin::params()
-                .dim(m)
-                .gaussian(sigma, s.maclaurin_degree)
-                .fit(d, rng)
-                .map_err(fatal)?,
-        ),
-        ("maclaurin", TableKernel::ReluNtk { depth }) => Box::new(NormScaled(
-            RandomMaclaurin::params()
-                .dim(m)
-                .coefficients(ntk_taylor(depth, s.maclaurin_degree))
-                .fit(d, rng)
-                .map_err(fatal)?,
-        )),
-        ("polysketch", TableKernel::Gaussian { sigma }) => Box::new(
-            PolynomialSketch::params()
-                .dim(per_degree(s.polysketch_degree))
-                .gaussian(sigma, s.polysketch_degree)
-                .fit(d, rng)
-                .map_err(fatal)?,
-        ),
-        ("polysketch", TableKernel::ReluNtk { depth }) => Box::new(NormScaled(
-            PolynomialSketch::params()
-                .dim(per_degree(s.polysketch_degree))
-                .coefficients(ntk_taylor(depth, s.polysketch_degree))
-                .fit(d, rng)
-                .map_err(fatal)?,
-        )),
-        ("gegenbauer", k) => {
-            let g = k.gzk().map_err(fatal)?;
-            let p = if s.unit_norm {
-                RandomGegenbauerParams::unit_norm(g, m, s.degree)
-            } else {
-                let radial = match k {
-                    TableKernel::ReluNtk { .. } => 1,
-                    TableKernel::Gaussian { .. } => s.radial_terms,
-                };
-                RandomGegenbauerParams::new(g, m / radial, s.degree, radial)
-            };
-            Box::new(p.fit(d, rng).map_err(fatal)?)
-        }
-        (other, k) => {
-            return Err(CellError::Fatal(format!(
-                "method {other} is not available for the kernel {k:?}; allowed: {METHODS_ALLOWED}"
-            )))
+        TableKernel::ReluNtk { depth } => {
+            vec![("kernel", "relu-ntk".into()), ("depth", depth.to_string())]
         }
     };
-    Ok(map)
+    let degree = match method {
+        "maclaurin" => s.maclaurin_degree,
+        "polysketch" => s.polysketch_degree,
+        _ => s.degree,
+    };
+    given.push(("degree", degree.to_string()));
+    given.push(("radial_terms", s.radial_terms.to_string()));
+    given.push(("unit_norm", s.unit_norm.to_string()));
+    crate::methods::build_method(method, s.features, &given, x_train, rng).map_err(CellError::Fatal)
 }
 
 /// The exact kernel as a boxed [`Kernel`] (for exact objectives).

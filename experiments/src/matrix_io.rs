@@ -1,0 +1,530 @@
+//! Matrices in and out of the command line: CSV (with or without a header line, auto-detected) and `.npy`
+//! (float32 or float64, C or Fortran order, read with `ndarray-npy`), read whole or in blocks of rows; output
+//! written in blocks to a temporary file that is renamed into place when complete (atomic).
+//!
+//! Every value must be finite: a NaN or infinite value is an input error naming the file, the line (CSV) or
+//! row (`.npy`) and the column. Errors are [`AppError::Usage`] (exit code 2) unless writing fails.
+
+use std::fs::File;
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use ndarray::{s, Array2, ArrayView2};
+use ndarray_npy::{ReadNpyError, ReadNpyExt};
+
+use crate::error::AppError;
+
+/// Whether the first CSV line is a header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HeaderMode {
+    /// A header iff some field of the first line is not a number.
+    #[default]
+    Auto,
+    /// The first line is a header.
+    Present,
+    /// The first line is data.
+    Absent,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Csv,
+    Npy,
+}
+
+fn format_of(path: &Path, what: &str) -> Result<Format, AppError> {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        Some("csv") => Ok(Format::Csv),
+        Some("npy") => Ok(Format::Npy),
+        _ => Err(AppError::usage(format!(
+            "{what} {}: unknown format; allowed: .csv or .npy",
+            path.display()
+        ))),
+    }
+}
+
+enum Source {
+    Csv {
+        reader: csv::Reader<File>,
+        /// The first data row, read while detecting the header.
+        first: Option<Vec<f64>>,
+    },
+    Npy {
+        data: Array2<f64>,
+        pos: usize,
+    },
+}
+
+/// Rows of a CSV or `.npy` file, read in blocks (CSV is streamed; `.npy` is read whole, then handed out in
+/// blocks).
+pub struct RowBlocks {
+    path: PathBuf,
+    source: Source,
+    ncols: usize,
+    header: Option<Vec<String>>,
+    rows: usize,
+}
+
+impl std::fmt::Debug for RowBlocks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RowBlocks")
+            .field("path", &self.path)
+            .field("ncols", &self.ncols)
+            .finish()
+    }
+}
+
+fn parse_field(path: &Path, line: u64, col: usize, field: &str) -> Result<f64, AppError> {
+    let v: f64 = field.trim().parse().map_err(|_| {
+        AppError::usage(format!(
+            "{}: line {line}, column {}: \"{field}\" is not a number",
+            path.display(),
+            col + 1
+        ))
+    })?;
+    if !v.is_finite() {
+        return Err(AppError::usage(format!(
+            "{}: line {line}, column {}: non-finite value {field} (NaN and infinite values are rejected)",
+            path.display(),
+            col + 1
+        )));
+    }
+    Ok(v)
+}
+
+fn npy_error(path: &Path, e: ReadNpyError) -> AppError {
+    AppError::usage(format!(
+        "{}: not a readable .npy matrix: {e}",
+        path.display()
+    ))
+}
+
+fn read_npy(path: &Path) -> Result<Array2<f64>, AppError> {
+    let open = || File::open(path).map_err(|e| AppError::usage(format!("{}: {e}", path.display())));
+    let a = match Array2::<f64>::read_npy(open()?) {
+        Ok(a) => a,
+        Err(ReadNpyError::WrongDescriptor(d64)) => match Array2::<f32>::read_npy(open()?) {
+            Ok(a) => a.mapv(f64::from),
+            Err(ReadNpyError::WrongDescriptor(_)) => {
+                return Err(AppError::usage(format!(
+                    "{}: unsupported .npy dtype {d64}; allowed: float32 ('<f4') or float64 ('<f8'), 2-D",
+                    path.display()
+                )))
+            }
+            Err(e) => return Err(npy_error(path, e)),
+        },
+        Err(ReadNpyError::WrongNdim(_, nd)) => {
+            return Err(AppError::usage(format!(
+                "{}: .npy array has {nd} dimensions; expected a 2-D matrix (rows x columns)",
+                path.display()
+            )))
+        }
+        Err(e) => return Err(npy_error(path, e)),
+    };
+    if a.nrows() == 0 || a.ncols() == 0 {
+        return Err(AppError::usage(format!(
+            "{}: empty matrix ({} x {})",
+            path.display(),
+            a.nrows(),
+            a.ncols()
+        )));
+    }
+    for (i, row) in a.rows().into_iter().enumerate() {
+        if let Some(j) = row.iter().position(|v| !v.is_finite()) {
+            return Err(AppError::usage(format!(
+                "{}: row {}, column {}: non-finite value {} (NaN and infinite values are rejected)",
+                path.display(),
+                i + 1,
+                j + 1,
+                row[j]
+            )));
+        }
+    }
+    Ok(a)
+}
+
+impl RowBlocks {
+    /// Opens `path` (`.csv` or `.npy`); `what` names the option in messages (e.g. `--input`). Reads the
+    /// first line of a CSV to detect the header and the number of columns.
+    pub fn open(path: &Path, header: HeaderMode, what: &str) -> Result<Self, AppError> {
+        let format = format_of(path, what)?;
+        if format == Format::Npy {
+            let data = read_npy(path)?;
+            return Ok(RowBlocks {
+                path: path.to_path_buf(),
+                ncols: data.ncols(),
+                source: Source::Npy { data, pos: 0 },
+                header: None,
+                rows: 0,
+            });
+        }
+        let file = File::open(path)
+            .map_err(|e| AppError::usage(format!("{what} {}: {e}", path.display())))?;
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(file);
+        let mut rec = csv::StringRecord::new();
+        let empty = || AppError::usage(format!("{}: empty file (no rows)", path.display()));
+        if !reader
+            .read_record(&mut rec)
+            .map_err(|e| csv_error(path, e))?
+        {
+            return Err(empty());
+        }
+        let line = rec.position().map_or(1, |p| p.line());
+        let all_numbers = rec.iter().all(|f| f.trim().parse::<f64>().is_ok());
+        let is_header = match header {
+            HeaderMode::Present => true,
+            HeaderMode::Absent => false,
+            HeaderMode::Auto => !all_numbers,
+        };
+        let ncols = rec.len();
+        let (header, first) = if is_header {
+            (
+                Some(rec.iter().map(|s| s.trim().to_string()).collect()),
+                None,
+            )
+        } else {
+            let row = rec
+                .iter()
+                .enumerate()
+                .map(|(j, f)| parse_field(path, line, j, f))
+                .collect::<Result<Vec<_>, _>>()?;
+            (None, Some(row))
+        };
+        let mut blocks = RowBlocks {
+            path: path.to_path_buf(),
+            source: Source::Csv { reader, first },
+            ncols,
+            header,
+            rows: 0,
+        };
+        if blocks.header.is_some() {
+            // a header alone is no data: read ahead one row
+            match blocks.read_csv_row()? {
+                Some(r) => {
+                    if let Source::Csv { first, .. } = &mut blocks.source {
+                        *first = Some(r);
+                    }
+                }
+                None => {
+                    return Err(AppError::usage(format!(
+                        "{}: no data rows after the header line",
+                        path.display()
+                    )))
+                }
+            }
+        }
+        Ok(blocks)
+    }
+
+    fn read_csv_row(&mut self) -> Result<Option<Vec<f64>>, AppError> {
+        let Source::Csv { reader, .. } = &mut self.source else {
+            return Ok(None);
+        };
+        let mut rec = csv::StringRecord::new();
+        if !reader
+            .read_record(&mut rec)
+            .map_err(|e| csv_error(&self.path, e))?
+        {
+            return Ok(None);
+        }
+        let line = rec.position().map_or(0, |p| p.line());
+        if rec.len() != self.ncols {
+            return Err(AppError::usage(format!(
+                "{}: line {line} has {} values, expected {} (ragged CSV)",
+                self.path.display(),
+                rec.len(),
+                self.ncols
+            )));
+        }
+        rec.iter()
+            .enumerate()
+            .map(|(j, f)| parse_field(&self.path, line, j, f))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+
+    /// Number of columns.
+    pub fn ncols(&self) -> usize {
+        self.ncols
+    }
+
+    /// The header line's names, if the CSV has one.
+    pub fn header(&self) -> Option<&[String]> {
+        self.header.as_deref()
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The next block of at most `max_rows` rows; `None` at the end.
+    pub fn next_block(&mut self, max_rows: usize) -> Result<Option<Array2<f64>>, AppError> {
+        let max_rows = max_rows.max(1);
+        if let Source::Npy { data, pos } = &mut self.source {
+            if *pos >= data.nrows() {
+                return Ok(None);
+            }
+            let end = (*pos + max_rows).min(data.nrows());
+            let b = data.slice(s![*pos..end, ..]).to_owned();
+            self.rows += end - *pos;
+            *pos = end;
+            return Ok(Some(b));
+        }
+        let mut vals = Vec::with_capacity(max_rows.min(1 << 16) * self.ncols);
+        let mut n = 0;
+        if let Source::Csv { first, .. } = &mut self.source {
+            if let Some(r) = first.take() {
+                vals.extend(r);
+                n += 1;
+            }
+        }
+        while n < max_rows {
+            match self.read_csv_row()? {
+                Some(r) => {
+                    vals.extend(r);
+                    n += 1;
+                }
+                None => break,
+            }
+        }
+        if n == 0 {
+            return Ok(None);
+        }
+        self.rows += n;
+        Array2::from_shape_vec((n, self.ncols), vals)
+            .map(Some)
+            .map_err(|e| AppError::internal(format!("{}: {e}", self.path.display())))
+    }
+
+    /// Reads every remaining row.
+    pub fn read_all(mut self) -> Result<(Array2<f64>, Option<Vec<String>>), AppError> {
+        if let Source::Npy { data, pos: 0 } = self.source {
+            return Ok((data, None));
+        }
+        let mut blocks = Vec::new();
+        while let Some(b) = self.next_block(1 << 14)? {
+            blocks.push(b);
+        }
+        let views: Vec<ArrayView2<'_, f64>> = blocks.iter().map(|b| b.view()).collect();
+        let x = ndarray::concatenate(ndarray::Axis(0), &views)
+            .map_err(|e| AppError::internal(format!("{}: {e}", self.path.display())))?;
+        Ok((x, self.header))
+    }
+}
+
+fn csv_error(path: &Path, e: csv::Error) -> AppError {
+    AppError::usage(format!("{}: {e}", path.display()))
+}
+
+/// Reads a whole matrix (`what` names the option in messages).
+pub fn read_matrix(
+    path: &Path,
+    header: HeaderMode,
+    what: &str,
+) -> Result<(Array2<f64>, Option<Vec<String>>), AppError> {
+    RowBlocks::open(path, header, what)?.read_all()
+}
+
+/// An output matrix written block by block to a temporary file next to the target and renamed into place
+/// by [`MatrixWriter::finish`] (dropped unfinished, the temporary file is removed and the target untouched).
+/// `.csv`: one line per row, no header, shortest round-trip decimal form; `.npy`: float64, C order.
+pub struct MatrixWriter {
+    path: PathBuf,
+    tmp: PathBuf,
+    out: Option<BufWriter<File>>,
+    format: Format,
+    ncols: usize,
+    rows: usize,
+}
+
+impl std::fmt::Debug for MatrixWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MatrixWriter")
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+/// The `.npy` (version 1.0) header for a float64 C-order matrix, its shape field padded so that every row
+/// count up to `u64::MAX` gives the same header length (the header is rewritten once the count is known).
+fn npy_header(rows: usize, ncols: usize) -> Vec<u8> {
+    let dict =
+        |r: &str| format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({r}, {ncols}), }}");
+    let width = dict(&u64::MAX.to_string()).len();
+    let mut d = dict(&rows.to_string());
+    while d.len() < width {
+        d.push(' ');
+    }
+    // magic (6) + version (2) + length (2) + dict + padding + '\n' is a multiple of 64
+    let unpadded = 10 + d.len() + 1;
+    let pad = (64 - unpadded % 64) % 64;
+    d.extend(std::iter::repeat_n(' ', pad));
+    d.push('\n');
+    let mut h = b"\x93NUMPY\x01\x00".to_vec();
+    h.extend((d.len() as u16).to_le_bytes());
+    h.extend(d.into_bytes());
+    h
+}
+
+impl MatrixWriter {
+    /// Starts writing a matrix with `ncols` columns to `path` (`.csv` or `.npy`).
+    pub fn create(path: &Path, ncols: usize) -> Result<Self, AppError> {
+        let format = format_of(path, "--output")?;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if !dir.is_dir() {
+                return Err(AppError::usage(format!(
+                    "--output {}: directory {} does not exist",
+                    path.display(),
+                    dir.display()
+                )));
+            }
+        }
+        let tmp = crate::io::temp_path(path);
+        let file = File::create(&tmp).map_err(|e| AppError::io(&tmp, e))?;
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        if format == Format::Npy {
+            out.write_all(&npy_header(0, ncols))
+                .map_err(|e| AppError::io(&tmp, e))?;
+        }
+        Ok(MatrixWriter {
+            path: path.to_path_buf(),
+            tmp,
+            out: Some(out),
+            format,
+            ncols,
+            rows: 0,
+        })
+    }
+
+    /// Appends rows.
+    pub fn write_block(&mut self, a: ArrayView2<'_, f64>) -> Result<(), AppError> {
+        if a.ncols() != self.ncols {
+            return Err(AppError::internal(format!(
+                "{}: block has {} columns, expected {}",
+                self.path.display(),
+                a.ncols(),
+                self.ncols
+            )));
+        }
+        let tmp = self.tmp.clone();
+        let out = self
+            .out
+            .as_mut()
+            .ok_or_else(|| AppError::internal("writer already finished"))?;
+        let err = |e| AppError::io(&tmp, e);
+        match self.format {
+            Format::Npy => {
+                for v in a.iter() {
+                    out.write_all(&v.to_le_bytes()).map_err(err)?;
+                }
+            }
+            Format::Csv => {
+                let mut line = String::new();
+                for row in a.rows() {
+                    line.clear();
+                    for (j, v) in row.iter().enumerate() {
+                        if j > 0 {
+                            line.push(',');
+                        }
+                        line.push_str(&v.to_string());
+                    }
+                    line.push('\n');
+                    out.write_all(line.as_bytes()).map_err(err)?;
+                }
+            }
+        }
+        self.rows += a.nrows();
+        Ok(())
+    }
+
+    /// Completes the file (the `.npy` header gets the row count), syncs it and renames it into place;
+    /// returns the shape written.
+    pub fn finish(mut self) -> Result<(usize, usize), AppError> {
+        let tmp = self.tmp.clone();
+        let err = |e| AppError::io(&tmp, e);
+        let out = self
+            .out
+            .take()
+            .ok_or_else(|| AppError::internal("writer already finished"))?;
+        let mut file = out.into_inner().map_err(|e| err(e.into_error()))?;
+        if self.format == Format::Npy {
+            file.seek(SeekFrom::Start(0)).map_err(err)?;
+            file.write_all(&npy_header(self.rows, self.ncols))
+                .map_err(err)?;
+        }
+        file.sync_all().map_err(err)?;
+        drop(file);
+        std::fs::rename(&self.tmp, &self.path).map_err(|e| AppError::io(&self.path, e))?;
+        Ok((self.rows, self.ncols))
+    }
+}
+
+impl Drop for MatrixWriter {
+    fn drop(&mut self) {
+        if self.out.take().is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    #[test]
+    fn npy_written_in_blocks_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("z.npy");
+        let a = array![[1.0, -2.5], [3.0, 1e-300], [0.0, 7.0]];
+        let mut w = MatrixWriter::create(&p, 2).unwrap();
+        w.write_block(a.slice(s![..1, ..])).unwrap();
+        w.write_block(a.slice(s![1.., ..])).unwrap();
+        assert_eq!(w.finish().unwrap(), (3, 2));
+        let b = Array2::<f64>::read_npy(File::open(&p).unwrap()).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(npy_header(3, 2).len() % 64, 0);
+        assert_eq!(npy_header(3, 2).len(), npy_header(usize::MAX, 2).len());
+    }
+
+    #[test]
+    fn csv_header_detection_and_blocks() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.csv");
+        std::fs::write(&p, "a,b\n1,2\n3,4\n5,6\n").unwrap();
+        let mut r = RowBlocks::open(&p, HeaderMode::Auto, "--input").unwrap();
+        assert_eq!(r.header().unwrap(), ["a", "b"]);
+        assert_eq!(
+            r.next_block(2).unwrap().unwrap(),
+            array![[1.0, 2.0], [3.0, 4.0]]
+        );
+        assert_eq!(r.next_block(2).unwrap().unwrap(), array![[5.0, 6.0]]);
+        assert!(r.next_block(2).unwrap().is_none());
+        std::fs::write(&p, "1,2\n3,4\n").unwrap();
+        let (x, h) = read_matrix(&p, HeaderMode::Auto, "--input").unwrap();
+        assert!(h.is_none());
+        assert_eq!(x, array![[1.0, 2.0], [3.0, 4.0]]);
+        let e = read_matrix(&p, HeaderMode::Present, "--input").unwrap();
+        assert_eq!(e.0, array![[3.0, 4.0]]);
+    }
+
+    #[test]
+    fn unfinished_writer_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("z.csv");
+        {
+            let mut w = MatrixWriter::create(&p, 1).unwrap();
+            w.write_block(array![[1.0]].view()).unwrap();
+        }
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}

@@ -1,0 +1,1012 @@
+//! The one registry of feature maps and exact kernels, shared by the command line (`rfx features`, `rfx fit`,
+//! `rfx gram`, `rfx methods`) and the TOML table kinds (`krr_table`, `kmeans_table` build their methods through
+//! [`build_method`]). A new method is added here once and appears everywhere.
+//!
+//! Each [`MethodSpec`] names its parameters ([`ParamDoc`]: default, allowed range), the paper and equation it
+//! implements, its output dimension as a function of the budget $m$, and how to fit it from the algorithm
+//! crates. This module composes crates; the mathematics lives in them.
+
+use std::collections::BTreeMap;
+
+use ndarray::{Array2, ArrayView1, ArrayView2, Axis};
+use rfx_core::{FeatureMap, Kernel, RfxError, RfxRng};
+use rfx_gzk::zonal::Gzk;
+use rfx_gzk::RandomGegenbauerParams;
+use rfx_ntk::{
+    ArcCosineFeatures, ArcCosineKernel, ArcCosineOrder, NtkRfParams, NtkSketch, PairSketch,
+    ReluNngp, ReluNtk, Sampler,
+};
+use rfx_sampling::{FourierMethod, GaussianFeatureParams};
+use rfx_sketches::{PolynomialSketch, RandomMaclaurin};
+use rfx_solvers::nystrom::{Nystrom, NystromParams};
+use rfx_ternary::{Activation, TernaryParams};
+
+/// The type and allowed values of a parameter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ParamKind {
+    /// An integer in `min..=max`.
+    Int {
+        /// Smallest allowed value.
+        min: i64,
+        /// Largest allowed value.
+        max: i64,
+    },
+    /// A finite real in `[min, max]`.
+    Float {
+        /// Smallest allowed value.
+        min: f64,
+        /// Largest allowed value.
+        max: f64,
+    },
+    /// One of the listed words.
+    Choice(&'static [&'static str]),
+    /// A comma-separated list of finite reals $\ge 0$ (e.g. Taylor coefficients).
+    FloatList,
+}
+
+impl std::fmt::Display for ParamKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ParamKind::Int { min, max } => write!(f, "integer in {min}..={max}"),
+            ParamKind::Float { min, max } => write!(f, "real in [{min}, {max}]"),
+            ParamKind::Choice(c) => write!(f, "one of {}", c.join(" | ")),
+            ParamKind::FloatList => write!(f, "comma-separated reals >= 0"),
+        }
+    }
+}
+
+/// One parameter of a method or kernel.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ParamDoc {
+    /// Name used in `--param name=value`.
+    pub name: &'static str,
+    /// Allowed values.
+    pub kind: ParamKind,
+    /// Default, as it would be written on the command line.
+    pub default: &'static str,
+    /// What it means.
+    pub about: &'static str,
+}
+
+/// Validated parameter values (defaults filled in).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Params {
+    values: BTreeMap<&'static str, String>,
+}
+
+impl Params {
+    /// Checks `given` (`name`, `value`) pairs against `docs`: unknown names, repeated names and values
+    /// outside the allowed range are errors naming the parameter and the allowed values; missing ones take
+    /// their defaults. `owner` names the method or kernel in messages.
+    pub fn parse(
+        docs: &[ParamDoc],
+        given: &[(String, String)],
+        owner: &str,
+    ) -> Result<Self, String> {
+        let mut values = BTreeMap::new();
+        for (k, v) in given {
+            let Some(doc) = docs.iter().find(|d| d.name == k) else {
+                let allowed: Vec<&str> = docs.iter().map(|d| d.name).collect();
+                return Err(format!(
+                    "{owner}: unknown parameter \"{k}\"; allowed: {}",
+                    if allowed.is_empty() {
+                        "none".to_string()
+                    } else {
+                        allowed.join(", ")
+                    }
+                ));
+            };
+            if values.contains_key(doc.name) {
+                return Err(format!("{owner}: parameter \"{k}\" given twice"));
+            }
+            check_value(doc, v).map_err(|e| format!("{owner}: parameter {k}={v}: {e}"))?;
+            values.insert(doc.name, v.trim().to_string());
+        }
+        for d in docs {
+            values
+                .entry(d.name)
+                .or_insert_with(|| d.default.to_string());
+        }
+        Ok(Params { values })
+    }
+
+    fn raw(&self, name: &str) -> rfx_core::Result<&str> {
+        self.values
+            .get(name)
+            .map(String::as_str)
+            .ok_or_else(|| RfxError::invalid("parameter", name, "a declared parameter"))
+    }
+
+    /// An integer parameter (validated by [`Params::parse`]).
+    pub fn int(&self, name: &str) -> rfx_core::Result<usize> {
+        let v = self.raw(name)?;
+        v.parse::<usize>()
+            .map_err(|_| RfxError::invalid(name, v, "an integer >= 0"))
+    }
+
+    /// A real parameter.
+    pub fn float(&self, name: &str) -> rfx_core::Result<f64> {
+        let v = self.raw(name)?;
+        v.parse::<f64>()
+            .map_err(|_| RfxError::invalid(name, v, "a real number"))
+    }
+
+    /// A choice parameter.
+    pub fn choice(&self, name: &str) -> rfx_core::Result<&str> {
+        self.raw(name)
+    }
+
+    /// A list parameter.
+    pub fn list(&self, name: &str) -> rfx_core::Result<Vec<f64>> {
+        parse_list(self.raw(name)?)
+            .map_err(|e| RfxError::invalid(name, self.values[name].clone(), e))
+    }
+
+    /// `name=value;...` in name order (for fingerprints and messages).
+    pub fn describe(&self) -> String {
+        self.values
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(";")
+    }
+}
+
+fn parse_list(v: &str) -> Result<Vec<f64>, String> {
+    let xs: Result<Vec<f64>, _> = v.split(',').map(|s| s.trim().parse::<f64>()).collect();
+    match xs {
+        Ok(xs) if !xs.is_empty() && xs.iter().all(|x| x.is_finite() && *x >= 0.0) => Ok(xs),
+        _ => Err("comma-separated finite reals >= 0".into()),
+    }
+}
+
+fn check_value(doc: &ParamDoc, v: &str) -> Result<(), String> {
+    let v = v.trim();
+    let bad = || format!("expected {}", doc.kind);
+    match doc.kind {
+        ParamKind::Int { min, max } => match v.parse::<i64>() {
+            Ok(x) if (min..=max).contains(&x) => Ok(()),
+            _ => Err(bad()),
+        },
+        ParamKind::Float { min, max } => match v.parse::<f64>() {
+            Ok(x) if x.is_finite() && x >= min && x <= max => Ok(()),
+            _ => Err(bad()),
+        },
+        ParamKind::Choice(c) => {
+            if c.contains(&v) {
+                Ok(())
+            } else {
+                Err(bad())
+            }
+        }
+        ParamKind::FloatList => parse_list(v).map(|_| ()).map_err(|_| bad()),
+    }
+}
+
+/// A fitted feature map with the method's output dimension.
+pub type BoxedMap = Box<dyn FeatureMap>;
+
+/// How a method is fitted: budget $m$, parameters, input dimension $d$, fitting rows (data-dependent maps),
+/// random stream.
+type BuildFn = fn(
+    m: usize,
+    p: &Params,
+    d: usize,
+    fit: Option<ArrayView2<'_, f64>>,
+    rng: &mut RfxRng,
+) -> rfx_core::Result<BoxedMap>;
+
+/// One feature map of the registry.
+pub struct MethodSpec {
+    /// Name used by `--method` and by the TOML `method` sweep.
+    pub name: &'static str,
+    /// One-line description.
+    pub about: &'static str,
+    /// The paper and equation or algorithm implemented.
+    pub paper: &'static str,
+    /// Parameters besides the budget `--dim` $m$ and `--seed`.
+    pub params: &'static [ParamDoc],
+    /// Whether fitting looks at data (rows of `--fit-on`), not only at the input dimension.
+    pub data_dependent: bool,
+    /// Whether the table kinds (`krr_table`, `kmeans_table`) accept it in their `method` sweep.
+    pub table: bool,
+    /// The output dimension as a formula in $m$ (for `rfx methods`).
+    pub dim_rule: &'static str,
+    /// The output dimension for budget $m$ and $n$ fitting rows; for methods whose dimension depends on
+    /// the data (Nyström: the rank of $K_{SS}$) an upper bound, see `exact_dim`.
+    pub out_dim: fn(m: usize, n_fit: usize, p: &Params) -> usize,
+    /// Whether [`MethodSpec::out_dim`] is exact.
+    pub exact_dim: bool,
+    build: BuildFn,
+}
+
+impl std::fmt::Debug for MethodSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MethodSpec")
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+impl MethodSpec {
+    /// Parses `--param` pairs for this method.
+    pub fn parse_params(&self, given: &[(String, String)]) -> Result<Params, String> {
+        Params::parse(self.params, given, &format!("method {}", self.name))
+    }
+
+    /// Fits the map with budget $m$ for inputs of dimension `d`; data-dependent methods need the fitting
+    /// rows `fit` (with `d` columns). Every random draw comes from `rng`.
+    pub fn fit(
+        &self,
+        m: usize,
+        p: &Params,
+        d: usize,
+        fit: Option<ArrayView2<'_, f64>>,
+        rng: &mut RfxRng,
+    ) -> rfx_core::Result<BoxedMap> {
+        if m == 0 {
+            return Err(RfxError::invalid("dim", m, "an integer >= 1"));
+        }
+        if d == 0 {
+            return Err(RfxError::invalid("input dimension", d, "at least 1 column"));
+        }
+        if let Some(x) = fit {
+            if x.ncols() != d || x.nrows() == 0 {
+                return Err(RfxError::DimensionMismatch(format!(
+                    "fitting data has {} rows and {} columns, expected >= 1 row and {d} columns",
+                    x.nrows(),
+                    x.ncols()
+                )));
+            }
+        } else if self.data_dependent {
+            return Err(RfxError::invalid(
+                "fit data",
+                "none",
+                format!("rows to fit {} on", self.name),
+            ));
+        }
+        (self.build)(m, p, d, fit, rng)
+    }
+}
+
+// ---------------------------------------------------------------- parameters shared by several methods
+
+const SIGMA: ParamDoc = ParamDoc {
+    name: "sigma",
+    kind: ParamKind::Float {
+        min: 1e-6,
+        max: 1e6,
+    },
+    default: "1",
+    about: "Gaussian bandwidth: k(x,y) = exp(-|x-y|^2 / (2 sigma^2))",
+};
+const KERNEL: ParamDoc = ParamDoc {
+    name: "kernel",
+    kind: ParamKind::Choice(&["gaussian", "relu-ntk"]),
+    default: "gaussian",
+    about: "kernel approximated: Gaussian (uses sigma) or depth-L ReLU NTK |x||y|K^(L)(cos) (uses depth)",
+};
+const DEPTH: ParamDoc = ParamDoc {
+    name: "depth",
+    kind: ParamKind::Int { min: 0, max: 8 },
+    default: "2",
+    about: "NTK depth L (hidden layers); only with kernel=relu-ntk",
+};
+const GAUSSIAN_ONLY: &[ParamDoc] = &[SIGMA];
+
+/// The kernel of a method with the `kernel`/`sigma`/`depth` parameters, as a [`Gzk`].
+fn table_gzk(p: &Params) -> rfx_core::Result<Gzk> {
+    match p.choice("kernel")? {
+        "relu-ntk" => Gzk::relu_ntk(p.int("depth")?),
+        _ => Gzk::gaussian(p.float("sigma")?),
+    }
+}
+
+/// A dot-product feature map applied to $\hat x = x/\|x\|$ and scaled by $\|x\|$: features of
+/// $\|x\|\|y\|\kappa(\langle\hat x,\hat y\rangle)$, the form of the ReLU NTK (zero rows stay zero).
+struct NormScaled<F>(F);
+
+impl<F: FeatureMap> FeatureMap for NormScaled<F> {
+    fn input_dim(&self) -> usize {
+        self.0.input_dim()
+    }
+    fn dim(&self) -> usize {
+        self.0.dim()
+    }
+    fn transform(&self, x: ArrayView2<'_, f64>) -> rfx_core::Result<Array2<f64>> {
+        let norms: Vec<f64> = x.rows().into_iter().map(|r| r.dot(&r).sqrt()).collect();
+        let mut unit = x.to_owned();
+        rfx_data::normalize_rows(&mut unit);
+        let mut z = self.0.transform(unit.view())?;
+        for (mut row, &r) in z.axis_iter_mut(Axis(0)).zip(&norms) {
+            row *= r;
+        }
+        Ok(z)
+    }
+}
+
+fn ntk_taylor(depth: usize, q: usize) -> Vec<f64> {
+    // tiny negative round-off would be rejected by the sketches; the coefficients are >= 0 (Schoenberg)
+    rfx_gzk::ntk::relu_ntk_taylor(depth, q)
+        .into_iter()
+        .map(|c| c.max(0.0))
+        .collect()
+}
+
+fn even_floor(m: usize) -> usize {
+    m & !1
+}
+
+fn gaussian_family(
+    method: FourierMethod,
+    m: usize,
+    p: &Params,
+    d: usize,
+    rng: &mut RfxRng,
+) -> rfx_core::Result<BoxedMap> {
+    Ok(Box::new(
+        GaussianFeatureParams::new(method)
+            .dim(m)
+            .sigma(p.float("sigma")?)
+            .fit(d, rng)?,
+    ))
+}
+
+fn polysketch_per_degree(m: usize, p: usize) -> usize {
+    (((m.saturating_sub(1)) / p) / 2 * 2).max(2)
+}
+
+fn gegenbauer_radial(p: &Params) -> rfx_core::Result<usize> {
+    let unit = p.choice("unit_norm")? == "true";
+    Ok(if unit || p.choice("kernel")? == "relu-ntk" {
+        1
+    } else {
+        p.int("radial_terms")?
+    })
+}
+
+const RANDOM_FOURIER_PAPER: &str =
+    "Rahimi & Recht 2007 (random Fourier features), paired [cos, sin]; survey (Liu et al. TPAMI 2021) Sec. 3.1";
+
+static METHODS: &[MethodSpec] = &[
+    MethodSpec {
+        name: "rff",
+        about: "random Fourier features of the Gaussian kernel, z = [cos(Wx), sin(Wx)]/sqrt(m/2), W ~ N(0, I/sigma^2)",
+        paper: RANDOM_FOURIER_PAPER,
+        params: GAUSSIAN_ONLY,
+        data_dependent: false,
+        table: true,
+        dim_rule: "m (m even)",
+        out_dim: |m, _, _| m,
+        exact_dim: true,
+        build: |m, p, d, _, rng| gaussian_family(FourierMethod::Rff, m, p, d, rng),
+    },
+    MethodSpec {
+        name: "orf",
+        about: "orthogonal random features: Gaussian frequencies orthogonalised in d x d blocks, chi_d radii",
+        paper: "Yu et al. 2016 (ORF); survey Sec. 3.2",
+        params: GAUSSIAN_ONLY,
+        data_dependent: false,
+        table: false,
+        dim_rule: "m (m even)",
+        out_dim: |m, _, _| m,
+        exact_dim: true,
+        build: |m, p, d, _, rng| gaussian_family(FourierMethod::Orf, m, p, d, rng),
+    },
+    MethodSpec {
+        name: "sorf",
+        about: "structured orthogonal random features HD1 HD2 HD3 (Hadamard and Rademacher diagonals)",
+        paper: "Yu et al. 2016 (SORF); survey Sec. 3.2",
+        params: GAUSSIAN_ONLY,
+        data_dependent: false,
+        table: false,
+        dim_rule: "m (m even)",
+        out_dim: |m, _, _| m,
+        exact_dim: true,
+        build: |m, p, d, _, rng| gaussian_family(FourierMethod::Sorf, m, p, d, rng),
+    },
+    MethodSpec {
+        name: "fastfood",
+        about: "Fastfood frequencies S H G Pi H B (Hadamard, Gaussian, permutation, sign diagonals)",
+        paper: "Le, Sarlos & Smola 2013 (Fastfood); survey Sec. 3.3",
+        params: GAUSSIAN_ONLY,
+        data_dependent: false,
+        table: true,
+        dim_rule: "m (m even)",
+        out_dim: |m, _, _| m,
+        exact_dim: true,
+        build: |m, p, d, _, rng| gaussian_family(FourierMethod::Fastfood, m, p, d, rng),
+    },
+    MethodSpec {
+        name: "qmc",
+        about: "quasi-Monte Carlo Fourier features from scrambled Halton points",
+        paper: "Yang et al. 2014 (QMC features); survey Sec. 3.10",
+        params: GAUSSIAN_ONLY,
+        data_dependent: false,
+        table: false,
+        dim_rule: "m (m even)",
+        out_dim: |m, _, _| m,
+        exact_dim: true,
+        build: |m, p, d, _, rng| gaussian_family(FourierMethod::Qmc, m, p, d, rng),
+    },
+    MethodSpec {
+        name: "maclaurin",
+        about: "Random Maclaurin features of the kernel's Taylor series (degree drawn per feature, Rademacher products)",
+        paper: "Kar & Karnick 2012 (Random Maclaurin), a baseline of the Gegenbauer paper (Han et al. ICML 2022, Tables 2-4)",
+        params: &[
+            KERNEL,
+            SIGMA,
+            DEPTH,
+            ParamDoc {
+                name: "degree",
+                kind: ParamKind::Int { min: 1, max: 60 },
+                default: "20",
+                about: "maximum Taylor degree",
+            },
+        ],
+        data_dependent: false,
+        table: true,
+        dim_rule: "m",
+        out_dim: |m, _, _| m,
+        exact_dim: true,
+        build: |m, p, d, _, rng| {
+            let q = p.int("degree")?;
+            Ok(match p.choice("kernel")? {
+                "relu-ntk" => Box::new(NormScaled(
+                    RandomMaclaurin::params()
+                        .dim(m)
+                        .coefficients(ntk_taylor(p.int("depth")?, q))
+                        .fit(d, rng)?,
+                )),
+                _ => Box::new(
+                    RandomMaclaurin::params()
+                        .dim(m)
+                        .gaussian(p.float("sigma")?, q)
+                        .fit(d, rng)?,
+                ),
+            })
+        },
+    },
+    MethodSpec {
+        name: "polysketch",
+        about: "the kernel's degree-p Taylor polynomial sketched by the PolySketch tree (all degrees from one tree)",
+        paper: "Ahle et al. 2020 (PolySketch); Zandieh et al. NeurIPS 2021 Sec. 3; Gegenbauer paper Tables 2-4",
+        params: &[
+            KERNEL,
+            SIGMA,
+            DEPTH,
+            ParamDoc {
+                name: "degree",
+                kind: ParamKind::Int { min: 1, max: 32 },
+                default: "8",
+                about: "Taylor degree p (per-degree sketch size: largest even number <= (m-1)/p, at least 2)",
+            },
+        ],
+        data_dependent: false,
+        table: true,
+        dim_rule: "1 + p * max(2, even floor((m-1)/p))",
+        out_dim: |m, _, p| {
+            let q = p.int("degree").unwrap_or(1).max(1);
+            1 + q * polysketch_per_degree(m, q)
+        },
+        exact_dim: true,
+        build: |m, p, d, _, rng| {
+            let q = p.int("degree")?;
+            let per = polysketch_per_degree(m, q);
+            Ok(match p.choice("kernel")? {
+                "relu-ntk" => Box::new(NormScaled(
+                    PolynomialSketch::params()
+                        .dim(per)
+                        .coefficients(ntk_taylor(p.int("depth")?, q))
+                        .fit(d, rng)?,
+                )),
+                _ => Box::new(
+                    PolynomialSketch::params()
+                        .dim(per)
+                        .gaussian(p.float("sigma")?, q)
+                        .fit(d, rng)?,
+                ),
+            })
+        },
+    },
+    MethodSpec {
+        name: "gegenbauer",
+        about: "random Gegenbauer features of the kernel as a generalized zonal kernel truncated at degree q with s radial terms",
+        paper: "Han, Zandieh & Avron ICML 2022, Definition 8 (Gaussian: Lemma 15; ReLU NTK: Lemma 16)",
+        params: &[
+            KERNEL,
+            SIGMA,
+            DEPTH,
+            ParamDoc {
+                name: "degree",
+                kind: ParamKind::Int { min: 0, max: rfx_gzk::MAX_DEGREE as i64 },
+                default: "15",
+                about: "truncation degree q",
+            },
+            ParamDoc {
+                name: "radial_terms",
+                kind: ParamKind::Int { min: 1, max: 64 },
+                default: "4",
+                about: "radial terms s for the Gaussian (directions = floor(m/s)); 1 for the NTK and with unit_norm",
+            },
+            ParamDoc {
+                name: "unit_norm",
+                kind: ParamKind::Choice(&["false", "true"]),
+                default: "false",
+                about: "unit-norm fast path (every input row must have norm 1)",
+            },
+        ],
+        data_dependent: false,
+        table: true,
+        dim_rule: "floor(m/s) * s",
+        out_dim: |m, _, p| {
+            let s = gegenbauer_radial(p).unwrap_or(1).max(1);
+            m / s * s
+        },
+        exact_dim: true,
+        build: |m, p, d, _, rng| {
+            let g = table_gzk(p)?;
+            let q = p.int("degree")?;
+            let params = if p.choice("unit_norm")? == "true" {
+                RandomGegenbauerParams::unit_norm(g, m, q)
+            } else {
+                let s = gegenbauer_radial(p)?;
+                RandomGegenbauerParams::new(g, m / s, q, s)
+            };
+            Ok(Box::new(params.fit(d, rng)?))
+        },
+    },
+    MethodSpec {
+        name: "nystrom",
+        about: "Nystrom features K(x, S) U r^{-1/2} with m landmarks S from the fitting rows by recursive ridge-leverage-score sampling",
+        paper: "Williams & Seeger 2001; Musco & Musco 2017 (recursive RLS); baseline of the Gegenbauer paper Tables 2-4",
+        params: &[KERNEL, SIGMA, DEPTH],
+        data_dependent: true,
+        table: true,
+        dim_rule: "rank of K_SS <= min(m, fitting rows)",
+        out_dim: |m, n, _| m.min(n),
+        exact_dim: false,
+        build: |m, p, _, fit, rng| {
+            let x = fit.ok_or_else(|| RfxError::invalid("fit data", "none", "rows"))?;
+            Ok(Box::new(Nystrom::fit(
+                table_gzk(p)?,
+                x,
+                &NystromParams::new(m),
+                rng,
+            )?))
+        },
+    },
+    MethodSpec {
+        name: "arccos",
+        about: "arc-cosine features sqrt(2/m) act(Wx), act = Step (order 0) or ReLU (order 1); kappa(1) = 1 normalisation",
+        paper: "Cho & Saul 2009; Han et al. 2021 (NTK random features) Eq. 11, leverage-score sampler Eq. 16 / Alg. 2",
+        params: &[
+            ParamDoc {
+                name: "order",
+                kind: ParamKind::Int { min: 0, max: 1 },
+                default: "1",
+                about: "arc-cosine order",
+            },
+            ParamDoc {
+                name: "sampler",
+                kind: ParamKind::Choice(&["gaussian", "gs", "exact-leverage"]),
+                default: "gaussian",
+                about: "weights: Gaussian, leverage scores by one Gibbs sweep (GS), or exact leverage sampling (order 1 only)",
+            },
+        ],
+        data_dependent: false,
+        table: false,
+        dim_rule: "m",
+        out_dim: |m, _, _| m,
+        exact_dim: true,
+        build: |m, p, d, _, rng| {
+            let sampler = match p.choice("sampler")? {
+                "gs" => Sampler::GS,
+                "exact-leverage" => Sampler::LeverageExact,
+                _ => Sampler::Gaussian,
+            };
+            Ok(Box::new(
+                ArcCosineFeatures::params()
+                    .order(ArcCosineOrder::from_int(p.int("order")?)?)
+                    .dim(m)
+                    .sampler(sampler)
+                    .fit(d, rng)?,
+            ))
+        },
+    },
+    MethodSpec {
+        name: "ntk-rf",
+        about: "NTK random features: arc-cosine features per layer combined by a degree-2 sketch (m1 = m - mcs ReLU features, mcs sketch)",
+        paper: "Han et al. 2021 (NTK random features) Algorithm 1; Zandieh et al. NeurIPS 2021 (NTKRF, TensorSRHT)",
+        params: &[
+            ParamDoc {
+                name: "depth",
+                kind: ParamKind::Int { min: 1, max: 8 },
+                default: "1",
+                about: "NTK depth L",
+            },
+            ParamDoc {
+                name: "sketch_share",
+                kind: ParamKind::Float { min: 0.05, max: 0.95 },
+                default: "0.5",
+                about: "fraction of m given to the sketch: mcs = even round(share * m)",
+            },
+            ParamDoc {
+                name: "sketch",
+                kind: ParamKind::Choice(&["tensorsketch", "tensorsrht"]),
+                default: "tensorsketch",
+                about: "degree-2 sketch of each layer",
+            },
+            ParamDoc {
+                name: "sampler",
+                kind: ParamKind::Choice(&["gaussian", "gs"]),
+                default: "gaussian",
+                about: "ReLU weights: Gaussian or leverage scores by Gibbs sampling (GS)",
+            },
+        ],
+        data_dependent: false,
+        table: false,
+        dim_rule: "m (m >= 4)",
+        out_dim: |m, _, _| m,
+        exact_dim: true,
+        build: |m, p, d, _, rng| {
+            if m < 4 {
+                return Err(RfxError::invalid("dim", m, "an integer >= 4"));
+            }
+            let share = p.float("sketch_share")?;
+            let mcs = even_floor(((share * m as f64).round() as usize).clamp(2, m - 2));
+            let mut params = NtkRfParams::han2021(p.int("depth")?, m, mcs);
+            if p.choice("sketch")? == "tensorsrht" {
+                params = params.sketch(PairSketch::TensorSrht);
+            }
+            if p.choice("sampler")? == "gs" {
+                params = params.sampler(Sampler::GS);
+            }
+            Ok(Box::new(params.fit(d, rng)?))
+        },
+    },
+    MethodSpec {
+        name: "ntk-sketch",
+        about: "NTKSketch: polynomial fit of the NTK's arc-cosine chain, sketched by PolySketch and compressed by SRHT",
+        paper: "Zandieh et al. NeurIPS 2021, Algorithm 1 and Theorem 2",
+        params: &[
+            ParamDoc {
+                name: "depth",
+                kind: ParamKind::Int { min: 1, max: 8 },
+                default: "1",
+                about: "NTK depth L",
+            },
+            ParamDoc {
+                name: "degree",
+                kind: ParamKind::Int { min: 1, max: rfx_ntk::MAX_POLY_DEGREE as i64 },
+                default: "4",
+                about: "degree q of the polynomial fit of the arc-cosine functions",
+            },
+        ],
+        data_dependent: false,
+        table: false,
+        dim_rule: "m - 1 (m even, >= 4)",
+        out_dim: |m, _, _| m.saturating_sub(1),
+        exact_dim: true,
+        build: |m, p, d, _, rng| {
+            Ok(Box::new(
+                NtkSketch::params()
+                    .depth(p.int("depth")?)
+                    .degree(p.int("degree")?)
+                    .dim(m)
+                    .fit(d, rng)?,
+            ))
+        },
+    },
+    MethodSpec {
+        name: "ternary",
+        about: "ternary random features sigma_ter(W_ter x)/sqrt(m), thresholds matched to an activation's Gaussian moments at tau estimated from the fitting rows",
+        paper: "Tiomoko Ali, Liao & Couillet ICLR 2022, Algorithm 1 (eqs. 4-6, 10)",
+        params: &[
+            ParamDoc {
+                name: "activation",
+                kind: ParamKind::Choice(&["relu", "abs", "cos", "exp", "erf", "gauss-bump"]),
+                default: "relu",
+                about: "activation whose kernel is matched (d0, d1, d2 of Table 1)",
+            },
+            ParamDoc {
+                name: "sparsity",
+                kind: ParamKind::Float { min: 0.0, max: 0.99 },
+                default: "0",
+                about: "fraction epsilon of zero weights",
+            },
+        ],
+        data_dependent: true,
+        table: false,
+        dim_rule: "m",
+        out_dim: |m, _, _| m,
+        exact_dim: true,
+        build: |m, p, _, fit, rng| {
+            let x = fit.ok_or_else(|| RfxError::invalid("fit data", "none", "rows"))?;
+            let act = match p.choice("activation")? {
+                "abs" => Activation::Abs,
+                "cos" => Activation::Cos,
+                "exp" => Activation::Exp,
+                "erf" => Activation::Erf,
+                "gauss-bump" => Activation::GaussBump,
+                _ => Activation::Relu,
+            };
+            let fit = TernaryParams::new(m)
+                .sparsity(p.float("sparsity")?)
+                .fit_to_target(x, &act, rng)?;
+            Ok(Box::new(fit.features))
+        },
+    },
+];
+
+/// Every feature map, in the order `rfx methods` lists them.
+pub fn methods() -> &'static [MethodSpec] {
+    METHODS
+}
+
+/// The method called `name`; the error lists the allowed names.
+pub fn method(name: &str) -> Result<&'static MethodSpec, String> {
+    METHODS.iter().find(|m| m.name == name).ok_or_else(|| {
+        format!(
+            "unknown method \"{name}\"; allowed: {} (see rfx methods)",
+            names(METHODS.iter().map(|m| m.name))
+        )
+    })
+}
+
+fn names<'a>(it: impl Iterator<Item = &'a str>) -> String {
+    it.collect::<Vec<_>>().join(", ")
+}
+
+/// The methods the table kinds accept (Gaussian or ReLU-NTK kernel), in registry order.
+pub fn table_methods() -> Vec<&'static str> {
+    METHODS.iter().filter(|m| m.table).map(|m| m.name).collect()
+}
+
+/// Fits method `name` with parameters given as (`name`, `value`) pairs — the entry point of the TOML table
+/// kinds. Parameters a method does not declare are dropped (so a table can pass its kernel settings to
+/// every method); a kernel the method cannot approximate is an error.
+pub fn build_method(
+    name: &str,
+    m: usize,
+    given: &[(&str, String)],
+    fit: ArrayView2<'_, f64>,
+    rng: &mut RfxRng,
+) -> Result<BoxedMap, String> {
+    let spec = method(name)?;
+    let has = |k: &str| spec.params.iter().any(|d| d.name == k);
+    if let Some((_, k)) = given.iter().find(|(k, _)| *k == "kernel") {
+        if k != "gaussian" && !has("kernel") {
+            return Err(format!(
+                "method {name} is not available for the kernel {k}; allowed for it: {}",
+                names(
+                    METHODS
+                        .iter()
+                        .filter(|m| m.table && m.params.iter().any(|d| d.name == "kernel"))
+                        .map(|m| m.name)
+                )
+            ));
+        }
+    }
+    let pairs: Vec<(String, String)> = given
+        .iter()
+        .filter(|(k, _)| has(k))
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect();
+    let p = spec.parse_params(&pairs)?;
+    spec.fit(m, &p, fit.ncols(), Some(fit), rng)
+        .map_err(|e| format!("method {name}: {e}"))
+}
+
+// ---------------------------------------------------------------- exact kernels
+
+/// One exact kernel of `rfx gram`.
+pub struct KernelSpec {
+    /// Name used by `--kernel`.
+    pub name: &'static str,
+    /// The formula.
+    pub about: &'static str,
+    /// The paper and equation.
+    pub paper: &'static str,
+    /// Parameters.
+    pub params: &'static [ParamDoc],
+    build: fn(&Params) -> rfx_core::Result<Box<dyn Kernel>>,
+}
+
+impl std::fmt::Debug for KernelSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KernelSpec")
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+impl KernelSpec {
+    /// Parses `--param` pairs for this kernel.
+    pub fn parse_params(&self, given: &[(String, String)]) -> Result<Params, String> {
+        Params::parse(self.params, given, &format!("kernel {}", self.name))
+    }
+
+    /// The kernel with these parameters.
+    pub fn build(&self, p: &Params) -> rfx_core::Result<Box<dyn Kernel>> {
+        (self.build)(p)
+    }
+}
+
+const KDEPTH: ParamDoc = ParamDoc {
+    name: "depth",
+    kind: ParamKind::Int {
+        min: 0,
+        max: rfx_ntk::MAX_DEPTH as i64,
+    },
+    default: "1",
+    about: "depth L (number of hidden layers; 0 is the linear kernel)",
+};
+
+/// Gaussian kernel by one GEMM per block: $\|x-y\|^2 = \|x\|^2 + \|y\|^2 - 2\langle x, y\rangle$.
+struct GaussianGram(rfx_ternary::GaussianKernel);
+
+impl Kernel for GaussianGram {
+    fn eval(&self, x: ArrayView1<'_, f64>, y: ArrayView1<'_, f64>) -> f64 {
+        self.0.eval(x, y)
+    }
+    fn gram(
+        &self,
+        x: ArrayView2<'_, f64>,
+        y: ArrayView2<'_, f64>,
+    ) -> rfx_core::Result<Array2<f64>> {
+        self.0.gram(x, y)
+    }
+}
+
+static KERNELS: &[KernelSpec] = &[
+    KernelSpec {
+        name: "gaussian",
+        about: "exp(-|x-y|^2 / (2 sigma^2))",
+        paper: "survey (Liu et al. TPAMI 2021) Eq. 1; Gegenbauer paper Lemma 15",
+        params: GAUSSIAN_ONLY,
+        build: |p| {
+            let sigma = p.float("sigma")?;
+            Ok(Box::new(GaussianGram(rfx_ternary::GaussianKernel { sigma })))
+        },
+    },
+    KernelSpec {
+        name: "polynomial",
+        about: "(<x,y> + c)^p, as a generalized zonal kernel (rfx-gzk)",
+        paper: "Gegenbauer paper Lemma 4 (dot-product kernels as GZKs)",
+        params: &[
+            ParamDoc {
+                name: "degree",
+                kind: ParamKind::Int { min: 0, max: 60 },
+                default: "2",
+                about: "degree p",
+            },
+            ParamDoc {
+                name: "c",
+                kind: ParamKind::Float { min: 0.0, max: 1e6 },
+                default: "1",
+                about: "offset c",
+            },
+        ],
+        build: |p| Ok(Box::new(Gzk::polynomial(p.int("degree")?, p.float("c")?)?)),
+    },
+    KernelSpec {
+        name: "arccos0",
+        about: "arc-cosine kernel of order 0: kappa0(cos) = 1 - arccos(cos)/pi (kappa0(1) = 1)",
+        paper: "Cho & Saul 2009; Han et al. 2021 Eq. 6",
+        params: &[],
+        build: |_| Ok(Box::new(ArcCosineKernel::new(ArcCosineOrder::Zero))),
+    },
+    KernelSpec {
+        name: "arccos1",
+        about: "arc-cosine kernel of order 1: |x||y| kappa1(cos), kappa1(t) = (sqrt(1-t^2) + t(pi - arccos t))/pi (kappa1(1) = 1)",
+        paper: "Cho & Saul 2009; Han et al. 2021 Eq. 6",
+        params: &[],
+        build: |_| Ok(Box::new(ArcCosineKernel::new(ArcCosineOrder::One))),
+    },
+    KernelSpec {
+        name: "ntk",
+        about: "depth-L ReLU neural tangent kernel |x||y| K^(L)(cos) of a bias-free fully connected network; K(x,x) = (L+1)|x|^2",
+        paper: "Han et al. 2021 Eqs. 1, 2, 5; Zandieh et al. NeurIPS 2021 Definition 1",
+        params: &[KDEPTH],
+        build: |p| Ok(Box::new(ReluNtk::new(p.int("depth")?)?)),
+    },
+    KernelSpec {
+        name: "nngp",
+        about: "depth-L ReLU NNGP kernel |x||y| kappa1^(L)(cos); K(x,x) = |x|^2",
+        paper: "Han et al. 2021 Eqs. 4, 5; Zandieh et al. NeurIPS 2021 Eq. 3",
+        params: &[KDEPTH],
+        build: |p| Ok(Box::new(ReluNngp::new(p.int("depth")?)?)),
+    },
+    KernelSpec {
+        name: "gzk",
+        about: "generalized zonal kernel of a dot-product function: sum_j a_j <x,y>^j with Taylor coefficients a_j >= 0",
+        paper: "Han, Zandieh & Avron ICML 2022, Definition 3 and Lemma 4",
+        params: &[ParamDoc {
+            name: "taylor",
+            kind: ParamKind::FloatList,
+            default: "1,1,0.5",
+            about: "Taylor coefficients a_0,a_1,... (default: the degree-2 truncation of exp(<x,y>))",
+        }],
+        build: |p| Ok(Box::new(Gzk::dot_product(p.list("taylor")?)?)),
+    },
+];
+
+/// Kernels the crates do not provide yet, named by `rfx methods` and `rfx gram --help`.
+pub const MISSING_KERNELS: &str =
+    "cntk (convolutional NTK on images): not implemented in rfx-ntk yet, so rfx gram does not offer it";
+
+/// Every exact kernel, in the order `rfx methods` lists them.
+pub fn kernels() -> &'static [KernelSpec] {
+    KERNELS
+}
+
+/// The kernel called `name`; the error lists the allowed names.
+pub fn kernel(name: &str) -> Result<&'static KernelSpec, String> {
+    KERNELS.iter().find(|k| k.name == name).ok_or_else(|| {
+        let extra = if name == "cntk" {
+            format!(" ({MISSING_KERNELS})")
+        } else {
+            String::new()
+        };
+        format!(
+            "unknown kernel \"{name}\"{extra}; allowed: {}",
+            names(KERNELS.iter().map(|k| k.name))
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_check_names_ranges_and_defaults() {
+        let spec = method("gegenbauer").unwrap();
+        let p = spec.parse_params(&[("degree".into(), "7".into())]).unwrap();
+        assert_eq!(p.int("degree").unwrap(), 7);
+        assert_eq!(p.int("radial_terms").unwrap(), 4);
+        let e = spec
+            .parse_params(&[("degre".into(), "7".into())])
+            .unwrap_err();
+        assert!(
+            e.contains("unknown parameter \"degre\"") && e.contains("radial_terms"),
+            "{e}"
+        );
+        let e = spec
+            .parse_params(&[("degree".into(), "61".into())])
+            .unwrap_err();
+        assert!(e.contains("0..=60"), "{e}");
+        let e = spec
+            .parse_params(&[("kernel".into(), "laplace".into())])
+            .unwrap_err();
+        assert!(e.contains("gaussian | relu-ntk"), "{e}");
+    }
+
+    #[test]
+    fn registry_names_are_unique_and_defaults_valid() {
+        let mut seen = std::collections::HashSet::new();
+        for m in methods() {
+            assert!(seen.insert(m.name), "duplicate {}", m.name);
+            for d in m.params {
+                check_value(d, d.default).unwrap_or_else(|e| panic!("{}.{}: {e}", m.name, d.name));
+            }
+        }
+        for k in kernels() {
+            for d in k.params {
+                check_value(d, d.default).unwrap_or_else(|e| panic!("{}.{}: {e}", k.name, d.name));
+            }
+        }
+        assert_eq!(
+            table_methods(),
+            [
+                "rff",
+                "fastfood",
+                "maclaurin",
+                "polysketch",
+                "gegenbauer",
+                "nystrom"
+            ]
+        );
+    }
+}

@@ -1,0 +1,605 @@
+//! The "use it on your data" commands: `rfx features`, `rfx gram`, `rfx fit` and `rfx methods`, over the
+//! method and kernel registry of [`crate::methods`] and the matrix readers/writers of [`crate::matrix_io`].
+//!
+//! * `features`: fits a feature map (data-oblivious maps need only the input dimension; data-dependent ones
+//!   are fitted on the rows of `--fit-on`, default the input) with the ChaCha20 stream
+//!   `rng_stream(seed, "rfx features;method=<name>")`, then transforms the input in blocks of rows and writes
+//!   each block as it is computed: memory is one block of input and output plus the map (and the fitting
+//!   rows of a data-dependent map).
+//! * `gram`: the exact kernel matrix $K_{ij} = k(x_i, y_j)$ in blocks of rows of $X$, the rows of a block
+//!   split into fixed chunks computed in parallel (so the result does not depend on the thread count), each
+//!   block written as it is finished; the memory held ($X$, $Y$, one block) is checked against the cap with
+//!   `rfx_solvers::linalg::check_memory` before anything is allocated.
+//! * `fit`: ridge regression $w = (Z^\top Z + n\lambda I)^{-1}Z^\top(y - \bar y)$ on the features $Z$ of the
+//!   training rows, λ chosen on a log grid by k-fold cross-validation (`rfx_solvers::ridge::fit_ridge_cv`,
+//!   one eigendecomposition per fold); classification fits one-hot targets and predicts the row argmax.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use ndarray::{concatenate, s, Array2, ArrayView2, Axis};
+use rayon::prelude::*;
+use rfx_core::{rng_stream, stream_seed, RfxError};
+use rfx_solvers::linalg::{check_memory, f64_bytes};
+use rfx_solvers::ridge::{
+    argmax_rows, fit_ridge_cv, log10_grid, one_hot, CvScore, LambdaScale, LambdaSearch, RidgeForm,
+    Validation,
+};
+
+use crate::error::AppError;
+use crate::matrix_io::{read_matrix, HeaderMode, MatrixWriter, RowBlocks};
+use crate::methods::{self, MethodSpec, ParamDoc};
+
+/// Rows per chunk of a Gram block (the unit of parallel work; fixed, so results do not depend on threads).
+const GRAM_CHUNK: usize = 64;
+
+/// Rows per chunk transformed by one task in `features` (fixed, so results do not depend on threads or
+/// `--block-rows`, which is rounded up to a multiple of it).
+const FEATURE_CHUNK: usize = 256;
+
+/// Rounds a block size up to a positive multiple of `chunk`, so that chunk boundaries sit at fixed row
+/// indices whatever the block size.
+fn round_block(rows: usize, chunk: usize) -> usize {
+    rows.max(1).div_ceil(chunk) * chunk
+}
+
+/// OpenBLAS splits a GEMM differently with different thread counts, which changes the last bits of the
+/// result; the commands use one BLAS thread per task and parallelise over fixed row chunks instead, so
+/// their output is bit-for-bit the same for any number of threads.
+fn single_threaded_blas() {
+    rfx_solvers::linalg::set_blas_threads(1);
+}
+
+/// An algorithm-crate error as a command error: invalid parameters, shape mismatches and memory caps are
+/// the user's input (exit 2), numerical failures and the rest internal (exit 1).
+pub fn crate_error(context: &str, e: RfxError) -> AppError {
+    match e {
+        RfxError::InvalidParameter { .. }
+        | RfxError::DimensionMismatch(_)
+        | RfxError::OutOfMemory { .. }
+        | RfxError::Data(_) => AppError::usage(format!("{context}: {e}")),
+        _ => AppError::internal(format!("{context}: {e}")),
+    }
+}
+
+/// Splits `--param k=v` arguments.
+pub fn parse_pairs(raw: &[String]) -> Result<Vec<(String, String)>, AppError> {
+    raw.iter()
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => {
+                Ok((k.trim().to_string(), v.trim().to_string()))
+            }
+            _ => Err(AppError::usage(format!(
+                "--param \"{p}\": expected name=value (see rfx methods)"
+            ))),
+        })
+        .collect()
+}
+
+/// Options of `rfx features`.
+#[derive(Debug, Clone)]
+pub struct FeaturesArgs {
+    /// Method name.
+    pub method: String,
+    /// `k=v` parameters.
+    pub params: Vec<String>,
+    /// Budget $m$.
+    pub dim: usize,
+    /// Seed of the map's random stream.
+    pub seed: u64,
+    /// Input rows.
+    pub input: PathBuf,
+    /// Output file.
+    pub output: PathBuf,
+    /// Rows a data-dependent map is fitted on (default: the input).
+    pub fit_on: Option<PathBuf>,
+    /// CSV header handling.
+    pub header: HeaderMode,
+    /// Rows per block.
+    pub block_rows: usize,
+}
+
+/// Fits `spec` on the fitting rows (read when the method is data-dependent), checking dimensions.
+fn fit_map(
+    spec: &MethodSpec,
+    p: &methods::Params,
+    dim: usize,
+    seed: u64,
+    d: usize,
+    fit_rows: Option<(&Path, ArrayView2<'_, f64>)>,
+) -> Result<methods::BoxedMap, AppError> {
+    if let Some((path, x)) = fit_rows {
+        if x.ncols() != d {
+            return Err(AppError::usage(format!(
+                "dimension mismatch: --input has {d} columns but the map is fitted on {} with {} columns",
+                path.display(),
+                x.ncols()
+            )));
+        }
+    }
+    let mut rng = rng_stream(seed, &format!("rfx features;method={}", spec.name));
+    spec.fit(dim, p, d, fit_rows.map(|(_, x)| x), &mut rng)
+        .map_err(|e| crate_error(&format!("method {}", spec.name), e))
+}
+
+/// `rfx features`: writes the features of every input row; returns the output shape.
+pub fn features(a: &FeaturesArgs) -> Result<(usize, usize), AppError> {
+    let t0 = Instant::now();
+    let spec = methods::method(&a.method).map_err(AppError::usage)?;
+    let p = spec
+        .parse_params(&parse_pairs(&a.params)?)
+        .map_err(AppError::usage)?;
+    if a.dim == 0 {
+        return Err(AppError::usage("--dim must be at least 1"));
+    }
+    let mut input = RowBlocks::open(&a.input, a.header, "--input")?;
+    let d = input.ncols();
+    let fit_path = a.fit_on.clone().unwrap_or_else(|| a.input.clone());
+    let fit_x = if spec.data_dependent || a.fit_on.is_some() {
+        Some(read_matrix(&fit_path, a.header, "--fit-on")?.0)
+    } else {
+        None
+    };
+    let map = fit_map(
+        spec,
+        &p,
+        a.dim,
+        a.seed,
+        d,
+        fit_x.as_ref().map(|x| (fit_path.as_path(), x.view())),
+    )?;
+    drop(fit_x);
+    let mut out = MatrixWriter::create(&a.output, map.dim())?;
+    let mut first_row = 1;
+    single_threaded_blas();
+    while let Some(block) = input.next_block(round_block(a.block_rows, FEATURE_CHUNK))? {
+        let chunks: Vec<ArrayView2<'_, f64>> =
+            block.axis_chunks_iter(Axis(0), FEATURE_CHUNK).collect();
+        let parts = chunks
+            .par_iter()
+            .map(|c| map.transform(*c))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| {
+                crate_error(
+                    &format!(
+                        "method {} on rows {}..{} of {}",
+                        spec.name,
+                        first_row,
+                        first_row + block.nrows() - 1,
+                        a.input.display()
+                    ),
+                    e,
+                )
+            })?;
+        first_row += block.nrows();
+        for z in &parts {
+            out.write_block(z.view())?;
+        }
+    }
+    let shape = out.finish()?;
+    println!(
+        "features: method {} ({}), {} x {d} -> {} x {} in {:.2} s -> {}",
+        spec.name,
+        p.describe(),
+        shape.0,
+        shape.0,
+        shape.1,
+        t0.elapsed().as_secs_f64(),
+        a.output.display()
+    );
+    Ok(shape)
+}
+
+/// Options of `rfx gram`.
+#[derive(Debug, Clone)]
+pub struct GramArgs {
+    /// Kernel name.
+    pub kernel: String,
+    /// `k=v` parameters.
+    pub params: Vec<String>,
+    /// Rows $X$.
+    pub input: PathBuf,
+    /// Rows $Y$ (default $X$).
+    pub against: Option<PathBuf>,
+    /// Output file.
+    pub output: PathBuf,
+    /// CSV header handling.
+    pub header: HeaderMode,
+    /// Rows of $X$ per written block.
+    pub block_rows: usize,
+    /// Memory cap in bytes.
+    pub memory_cap: u64,
+}
+
+/// `rfx gram`: writes $K(X, Y)$; returns its shape.
+pub fn gram(a: &GramArgs) -> Result<(usize, usize), AppError> {
+    let t0 = Instant::now();
+    let spec = methods::kernel(&a.kernel).map_err(AppError::usage)?;
+    let p = spec
+        .parse_params(&parse_pairs(&a.params)?)
+        .map_err(AppError::usage)?;
+    let k = spec
+        .build(&p)
+        .map_err(|e| crate_error(&format!("kernel {}", spec.name), e))?;
+    let x = read_matrix(&a.input, a.header, "--input")?.0;
+    let y_owned = match &a.against {
+        Some(path) => {
+            let y = read_matrix(path, a.header, "--against")?.0;
+            if y.ncols() != x.ncols() {
+                return Err(AppError::usage(format!(
+                    "dimension mismatch: --input {} has {} columns, --against {} has {}",
+                    a.input.display(),
+                    x.ncols(),
+                    path.display(),
+                    y.ncols()
+                )));
+            }
+            Some(y)
+        }
+        None => None,
+    };
+    let y = y_owned.as_ref().unwrap_or(&x);
+    let (nx, ny) = (x.nrows(), y.nrows());
+    let block = round_block(a.block_rows, GRAM_CHUNK).min(round_block(nx, GRAM_CHUNK));
+    single_threaded_blas();
+    // held: X, Y (if separate), one block of K and its chunks before concatenation
+    let held = x.len() as u128
+        + y_owned.as_ref().map_or(0, |y| y.len() as u128)
+        + 2 * (block as u128) * (ny as u128);
+    check_memory(
+        "rfx gram (inputs and one block of K)",
+        f64_bytes(held),
+        a.memory_cap,
+    )
+    .map_err(|e| crate_error("--memory-cap-mb", e))?;
+    let mut out = MatrixWriter::create(&a.output, ny)?;
+    for start in (0..nx).step_by(block) {
+        let end = (start + block).min(nx);
+        let starts: Vec<usize> = (start..end).step_by(GRAM_CHUNK).collect();
+        let parts = starts
+            .par_iter()
+            .map(|&s0| {
+                let s1 = (s0 + GRAM_CHUNK).min(end);
+                k.gram(x.slice(s![s0..s1, ..]), y.view())
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| crate_error(&format!("kernel {}", spec.name), e))?;
+        let views: Vec<_> = parts.iter().map(|p| p.view()).collect();
+        let kb = concatenate(Axis(0), &views)
+            .map_err(|e| AppError::internal(format!("gram block: {e}")))?;
+        out.write_block(kb.view())?;
+    }
+    let shape = out.finish()?;
+    println!(
+        "gram: kernel {} ({}), {} x {} in {:.2} s -> {}",
+        spec.name,
+        p.describe(),
+        shape.0,
+        shape.1,
+        t0.elapsed().as_secs_f64(),
+        a.output.display()
+    );
+    Ok(shape)
+}
+
+/// Regression or classification for `rfx fit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Task {
+    /// Real target; test mean squared error.
+    Regression,
+    /// Class labels (any distinct values of the target column); test accuracy.
+    Classification,
+}
+
+/// Options of `rfx fit`.
+#[derive(Debug, Clone)]
+pub struct FitArgs {
+    /// Method name.
+    pub method: String,
+    /// `k=v` parameters.
+    pub params: Vec<String>,
+    /// Budget $m$.
+    pub dim: usize,
+    /// Seed (feature map and CV folds).
+    pub seed: u64,
+    /// Training rows (target included).
+    pub input: PathBuf,
+    /// Test rows (same columns).
+    pub test: PathBuf,
+    /// Target column: a header name or a 0-based index.
+    pub target_column: String,
+    /// Task.
+    pub task: Task,
+    /// Cross-validation folds.
+    pub folds: usize,
+    /// Where to write test predictions.
+    pub predictions: Option<PathBuf>,
+    /// CSV header handling.
+    pub header: HeaderMode,
+}
+
+fn target_index(
+    col: &str,
+    header: Option<&[String]>,
+    ncols: usize,
+    path: &Path,
+) -> Result<usize, AppError> {
+    if let Some(h) = header {
+        if let Some(i) = h.iter().position(|n| n == col) {
+            return Ok(i);
+        }
+    }
+    match col.parse::<usize>() {
+        Ok(i) if i < ncols => Ok(i),
+        _ => {
+            Err(AppError::usage(format!(
+            "--target-column \"{col}\": not a column of {} ({}; or a 0-based index below {ncols})",
+            path.display(),
+            header.map_or("no header line".to_string(), |h| format!("columns: {}", h.join(", ")))
+        )))
+        }
+    }
+}
+
+fn split_target(x: &Array2<f64>, t: usize) -> (Array2<f64>, Vec<f64>) {
+    let keep: Vec<usize> = (0..x.ncols()).filter(|&j| j != t).collect();
+    (x.select(Axis(1), &keep), x.column(t).to_vec())
+}
+
+/// Summary of `rfx fit`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FitReport {
+    /// λ chosen by cross-validation (per training row: penalty $n\lambda$).
+    pub lambda: f64,
+    /// Test MSE (regression) or accuracy (classification).
+    pub score: f64,
+}
+
+/// `rfx fit`: ridge on the features with λ by k-fold CV; prints test MSE or accuracy and timings.
+pub fn fit(a: &FitArgs) -> Result<FitReport, AppError> {
+    let t0 = Instant::now();
+    let spec = methods::method(&a.method).map_err(AppError::usage)?;
+    let p = spec
+        .parse_params(&parse_pairs(&a.params)?)
+        .map_err(AppError::usage)?;
+    if a.dim == 0 {
+        return Err(AppError::usage("--dim must be at least 1"));
+    }
+    let (train, header) = read_matrix(&a.input, a.header, "--input")?;
+    let (test, test_header) = read_matrix(&a.test, a.header, "--test")?;
+    if test.ncols() != train.ncols() {
+        return Err(AppError::usage(format!(
+            "dimension mismatch: --input {} has {} columns, --test {} has {}",
+            a.input.display(),
+            train.ncols(),
+            a.test.display(),
+            test.ncols()
+        )));
+    }
+    if train.ncols() < 2 {
+        return Err(AppError::usage(format!(
+            "{}: needs at least one input column besides the target",
+            a.input.display()
+        )));
+    }
+    let t = target_index(&a.target_column, header.as_deref(), train.ncols(), &a.input)?;
+    if let (Some(h), Some(th)) = (&header, &test_header) {
+        if h != th {
+            return Err(AppError::usage(format!(
+                "--test {}: header differs from --input's ({} vs {})",
+                a.test.display(),
+                th.join(","),
+                h.join(",")
+            )));
+        }
+    }
+    let (xtr, ytr) = split_target(&train, t);
+    let (xte, yte) = split_target(&test, t);
+    let read_s = t0.elapsed().as_secs_f64();
+    if a.folds < 2 || a.folds > xtr.nrows() {
+        return Err(AppError::usage(format!(
+            "--folds {}: must be in 2..={} (the training rows)",
+            a.folds,
+            xtr.nrows()
+        )));
+    }
+
+    let t1 = Instant::now();
+    let map = fit_map(
+        spec,
+        &p,
+        a.dim,
+        a.seed,
+        xtr.ncols(),
+        Some((&a.input, xtr.view())),
+    )?;
+    let ztr = map
+        .transform(xtr.view())
+        .map_err(|e| crate_error(&format!("method {} on --input", spec.name), e))?;
+    let zte = map
+        .transform(xte.view())
+        .map_err(|e| crate_error(&format!("method {} on --test", spec.name), e))?;
+    let features_s = t1.elapsed().as_secs_f64();
+
+    let t2 = Instant::now();
+    let internal = |e: RfxError| crate_error("ridge", e);
+    let (targets, classes, ymean) = match a.task {
+        Task::Regression => {
+            let m = ytr.iter().sum::<f64>() / ytr.len() as f64;
+            let y = Array2::from_shape_fn((ytr.len(), 1), |(i, _)| ytr[i] - m);
+            (y, Vec::new(), m)
+        }
+        Task::Classification => {
+            let mut classes = ytr.clone();
+            classes.sort_by(f64::total_cmp);
+            classes.dedup();
+            if classes.len() < 2 {
+                return Err(AppError::usage(format!(
+                    "--target-column {}: classification needs at least 2 classes in --input",
+                    a.target_column
+                )));
+            }
+            if classes.len() > (ytr.len() / 2).max(2) {
+                return Err(AppError::usage(format!(
+                    "--target-column {}: {} distinct values in {} training rows is not a classification target (use --task regression)",
+                    a.target_column,
+                    classes.len(),
+                    ytr.len()
+                )));
+            }
+            let labels: Vec<usize> = ytr
+                .iter()
+                .map(|v| classes.binary_search_by(|c| c.total_cmp(v)).unwrap_or(0))
+                .collect();
+            (
+                one_hot(&labels, classes.len(), false).map_err(internal)?,
+                classes,
+                0.0,
+            )
+        }
+    };
+    let search = LambdaSearch {
+        grid: log10_grid(-8.0, 2.0, 11).map_err(internal)?,
+        scale: LambdaScale::TimesN,
+        validation: Validation::KFold {
+            folds: a.folds,
+            seed: stream_seed(a.seed, "rfx fit;cv"),
+        },
+        score: match a.task {
+            Task::Regression => CvScore::Mse,
+            Task::Classification => CvScore::ClassificationError,
+        },
+    };
+    let (model, cv) =
+        fit_ridge_cv(ztr.view(), targets.view(), &search, RidgeForm::Auto).map_err(internal)?;
+    let fit_s = t2.elapsed().as_secs_f64();
+
+    let t3 = Instant::now();
+    let pred = model.predict(zte.view()).map_err(internal)?;
+    let (values, score, line) = match a.task {
+        Task::Regression => {
+            let yhat: Vec<f64> = pred.column(0).iter().map(|v| v + ymean).collect();
+            let mse = mean_sq(yhat.iter().zip(&yte).map(|(p, y)| p - y));
+            let base = mean_sq(yte.iter().map(|y| y - ymean));
+            let line = format!("test MSE {mse:.6e} (predicting the training mean: {base:.6e})");
+            (yhat, mse, line)
+        }
+        Task::Classification => {
+            let idx = argmax_rows(pred.view());
+            let yhat: Vec<f64> = idx.iter().map(|&i| classes[i]).collect();
+            let correct = yhat.iter().zip(&yte).filter(|(p, y)| p == y).count();
+            let acc = correct as f64 / yte.len() as f64;
+            let line = format!(
+                "test accuracy {acc:.4} ({correct} of {} rows, {} classes)",
+                yte.len(),
+                classes.len()
+            );
+            (yhat, acc, line)
+        }
+    };
+    let predict_s = t3.elapsed().as_secs_f64();
+    if let Some(path) = &a.predictions {
+        let mut text = String::from("prediction\n");
+        for v in &values {
+            text.push_str(&v.to_string());
+            text.push('\n');
+        }
+        crate::io::write_atomic(path, text.as_bytes())
+            .map_err(|e| AppError::usage(format!("--predictions {}: {e}", path.display())))?;
+    }
+    println!(
+        "fit: method {} ({}), m = {} features, {} training rows, {} test rows, {} inputs",
+        spec.name,
+        p.describe(),
+        map.dim(),
+        xtr.nrows(),
+        xte.nrows(),
+        xtr.ncols()
+    );
+    println!(
+        "lambda {:.1e} (per training row, {}-fold CV over 1e-8..1e2); {line}",
+        cv.best_lambda, a.folds
+    );
+    println!(
+        "times: read {read_s:.3} s, features {features_s:.3} s, CV + fit {fit_s:.3} s, predict {predict_s:.3} s"
+    );
+    Ok(FitReport {
+        lambda: cv.best_lambda,
+        score,
+    })
+}
+
+fn mean_sq(it: impl Iterator<Item = f64>) -> f64 {
+    let (s, n) = it.fold((0.0, 0usize), |(s, n), v| (s + v * v, n + 1));
+    s / n.max(1) as f64
+}
+
+fn print_params(params: &[ParamDoc]) {
+    for d in params {
+        println!(
+            "      --param {:<24} {}; {}",
+            format!("{}={}", d.name, d.default),
+            d.kind,
+            d.about
+        );
+    }
+}
+
+/// `rfx methods`: every feature map and kernel with parameters, defaults, ranges and papers; with `dim`,
+/// each map's output dimension at that budget.
+pub fn list_methods(dim: Option<usize>) {
+    println!("Feature maps: rfx features --method NAME --dim M [--param name=value ...]");
+    println!("(output: one row per input row; columns as given by `output`)\n");
+    for m in methods::methods() {
+        println!("  {:<12} {}", m.name, m.about);
+        println!("      paper: {}", m.paper);
+        let at = dim.map_or(String::new(), |d| {
+            let defaults = m.parse_params(&[]).expect("registry defaults are valid");
+            let k = (m.out_dim)(d, usize::MAX, &defaults);
+            if m.exact_dim {
+                format!("; with --dim {d} and default parameters: {k} columns")
+            } else {
+                format!("; with --dim {d}: at most {k} columns")
+            }
+        });
+        println!("      output: {}{at}", m.dim_rule);
+        if m.data_dependent {
+            println!("      fitted on the rows of --fit-on (default: the input)");
+        }
+        print_params(m.params);
+        println!();
+    }
+    println!("Exact kernels: rfx gram --kernel NAME [--param name=value ...]\n");
+    for k in methods::kernels() {
+        println!("  {:<12} {}", k.name, k.about);
+        println!("      paper: {}", k.paper);
+        print_params(k.params);
+        println!();
+    }
+    println!("Not available: {}", methods::MISSING_KERNELS);
+}
+
+/// Parses `--header auto|yes|no`.
+pub fn header_mode(s: &str) -> Result<HeaderMode, String> {
+    match s {
+        "auto" => Ok(HeaderMode::Auto),
+        "yes" => Ok(HeaderMode::Present),
+        "no" => Ok(HeaderMode::Absent),
+        _ => Err(format!("\"{s}\"; allowed: auto, yes, no")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_need_equals() {
+        assert_eq!(
+            parse_pairs(&["a=1".into(), " b = x ".into()]).unwrap(),
+            [("a".to_string(), "1".to_string()), ("b".into(), "x".into())]
+        );
+        assert!(parse_pairs(&["depth3".into()]).is_err());
+        assert!(parse_pairs(&["=3".into()]).is_err());
+    }
+}

@@ -7,7 +7,7 @@
 //! * Gaussian kernel $k = \exp(-\|x-y\|^2/(2\sigma^2))$: $\varphi(x) = s^{-1/2}[a\circ\cos(Wx);\ a\circ\sin(Wx)]
 //!   \in\mathbb R^{2s}$ (the paired real form of Eq. 7), $\omega_i$ drawn for $\mathcal N(0,\sigma^{-2}I_d)$;
 //! * arc-cosine order $b\in\{0,1\}$ (Cho & Saul; survey §2 with the factor 2 that Eq. 6 omits):
-//!   $\varphi(x) = \sqrt{2/s}\,a\circ\sigma_b(Wx)\in\mathbb R^{s}$, $\sigma_0 = \mathbf 1[t>0]$, $\sigma_1 = \max(t,0)$,
+//!   $\varphi(x) = \sqrt{2/s}\,a\circ\sigma_b(Wx)\in\mathbb R^{s}$, $\sigma_0 = \mathbf 1_{t>0}$, $\sigma_1 = \max(t,0)$,
 //!   $\omega_i$ drawn for $\mathcal N(0, I_d)$, so that $\mathbb E\langle\varphi(x),\varphi(y)\rangle$ equals
 //!   $\kappa_0(u) = 1-\theta/\pi$ and $\|x\|\|y\|\kappa_1(u)$, $\kappa_1(u) = (\sqrt{1-u^2}+u(\pi-\theta))/\pi$,
 //!   $u = \cos\theta = \langle x,y\rangle/(\|x\|\|y\|)$ (the normalisation $\kappa(1) = 1$ of `rfx-ntk`).

@@ -14,11 +14,16 @@ use crate::spec::{Better, ClaimSpec, NumFormat, PaperValue, Spec, TableSpec};
 pub fn write_all(spec: &Spec, dir: &Path, layout: &Layout, rows: &[Row]) -> Result<(), AppError> {
     let summaries = crate::run::write_summary(spec, dir, layout, rows)?;
     if let Some(p) = &spec.plot {
-        let metric = layout
-            .metrics
-            .iter()
-            .position(|m| *m == p.y)
-            .ok_or_else(|| AppError::internal(format!("plot metric {} missing", p.y)))?;
+        let metrics = std::iter::once(&p.y)
+            .chain(&p.y_more)
+            .map(|y| {
+                layout
+                    .metrics
+                    .iter()
+                    .position(|m| m == y)
+                    .ok_or_else(|| AppError::internal(format!("plot metric {y} missing")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let x_metric = if p.x_is_metric {
             Some(
                 layout
@@ -30,7 +35,7 @@ pub fn write_all(spec: &Spec, dir: &Path, layout: &Layout, rows: &[Row]) -> Resu
         } else {
             None
         };
-        let panels = crate::plot::panels(p, &summaries, metric, x_metric);
+        let panels = crate::plot::panels(p, &summaries, &metrics, x_metric);
         crate::plot::write(
             p,
             &panels,

@@ -42,12 +42,16 @@ pub struct PlotSpec {
     /// at most one varying sweep parameter may be none of x, series and panels (e.g. a size exponent): its
     /// values give the points along each curve.
     pub x_is_metric: bool,
-    /// Metric on the y axis.
+    /// Metric on the y axis (the first when several are given).
     pub y: String,
+    /// Further metrics drawn on the same axes (`y = ["a", "b"]`): one curve per metric (and series value),
+    /// labelled by the metric (through `[plot.labels]`).
+    pub y_more: Vec<String>,
     /// Sweep parameter that distinguishes curves.
     pub series: Option<String>,
-    /// Sweep parameter that distinguishes panels.
-    pub panels: Option<String>,
+    /// Sweep parameters that distinguish panels (`panels = "a"` or `panels = ["a", "b"]`: one panel per
+    /// combination, titled by the values joined with ", ").
+    pub panels: Vec<String>,
     /// x axis label with units.
     pub x_label: String,
     /// y axis label with units.
@@ -436,20 +440,33 @@ fn read_plot(
             ));
         }
     }
-    let y = s.req_str("y")?;
-    need_metric(s, "y", &y, metrics)?;
+    let ys: Vec<String> = match s.value("y").map(|v| v.get_ref()) {
+        Some(toml::de::DeValue::Array(_)) => s.opt_str_list("y")?.unwrap_or_default(),
+        _ => vec![s.req_str("y")?],
+    };
+    if ys.is_empty() {
+        return Err(s.error("y", "expected a metric or a non-empty list of metrics"));
+    }
+    for y in &ys {
+        need_metric(s, "y", y, metrics)?;
+    }
+    let y = ys[0].clone();
+    let y_more = ys[1..].to_vec();
     let series = s.opt_str("series")?;
     if let Some(v) = &series {
         need_param(s, "series", v, params)?;
     }
-    let panels = s.opt_str("panels")?;
-    if let Some(v) = &panels {
+    let panels: Vec<String> = match s.value("panels").map(|v| v.get_ref()) {
+        None => Vec::new(),
+        Some(toml::de::DeValue::Array(_)) => s.opt_str_list("panels")?.unwrap_or_default(),
+        Some(_) => s.opt_str("panels")?.into_iter().collect(),
+    };
+    for v in &panels {
         need_param(s, "panels", v, params)?;
     }
     let mut along: Option<&str> = None;
     for a in sweep {
-        let used =
-            a.name == x || Some(&a.name) == series.as_ref() || Some(&a.name) == panels.as_ref();
+        let used = a.name == x || Some(&a.name) == series.as_ref() || panels.contains(&a.name);
         if used || a.name == "seed" || a.values.len() < 2 {
             continue;
         }
@@ -499,6 +516,7 @@ fn read_plot(
         x,
         x_is_metric,
         y,
+        y_more,
         series,
         panels,
         labels,

@@ -5,7 +5,7 @@
 //! * **Data** (per data set and seed, shared by every ratio): `sonar` = `keel/sonar` (208 × 60), split at
 //!   random into `sonar_train` training rows and the rest for testing, columns standardised with the training
 //!   statistics; `mnist12` = MNIST digits 1 vs 2, `mnist_train` training images drawn from the training set
-//!   and `mnist_test` test images from the test set, pixels in $[0,1]$. Targets $y = \pm1$.
+//!   and `mnist_test` test images from the test set, pixels in the unit interval. Targets $y = \pm1$.
 //! * **Features**: paired Gaussian RFF $z(x) = s^{-1/2}[\cos Wx; \sin Wx]$, $s = D/2$ frequencies,
 //!   $W_{ij}\sim\mathcal N(0,\sigma^{-2})$, $\sigma$ = `sigma_factor` × the median pairwise training distance.
 //! * **Fit**: $\beta = (Z^\top Z + n\lambda I)^{-1}Z^\top y$ (primal when $D\le n$, the equivalent dual otherwise),

@@ -5,7 +5,7 @@
 //! One cell = (data set, kernel, method, `s_mult` $= k$, seed).
 //! * **Data** (per data set and seed, shared by all methods): KEEL sets are split at random
 //!   (`test_fraction`, the survey's "random split"); MNIST uses its own train/test split. At most `n_train`
-//!   / `n_test` rows are drawn at random; inputs are min–max scaled to $[0,1]$ with the training statistics
+//!   / `n_test` rows are drawn at random; inputs are min–max scaled to the unit interval with the training statistics
 //!   (test values clipped), the survey's "minmax" (§4.3). `error_points` training rows (the survey: 1,000)
 //!   are drawn for the approximation error.
 //! * **Kernels**: `gaussian` ($\sigma$ from `sigma_grid` — multiplied by the median pairwise training distance

@@ -119,7 +119,7 @@ fn register_fonts() {
     });
 }
 
-const COLORS: [RGBColor; 8] = [
+const COLORS: [RGBColor; 12] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -128,6 +128,10 @@ const COLORS: [RGBColor; 8] = [
     RGBColor(140, 86, 75),
     RGBColor(227, 119, 194),
     RGBColor(23, 190, 207),
+    RGBColor(188, 189, 34),
+    RGBColor(127, 127, 127),
+    RGBColor(0, 0, 0),
+    RGBColor(120, 60, 180),
 ];
 
 /// Writes `<stem>.png` and `<stem>.svg` (atomically).

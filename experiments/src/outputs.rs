@@ -8,17 +8,23 @@ use crate::config::Value;
 use crate::error::AppError;
 use crate::io::write_atomic;
 use crate::results::{Layout, Row, Summary};
-use crate::spec::{Better, ClaimSpec, NumFormat, PaperValue, Spec, TableSpec};
+use crate::spec::{BestTableSpec, Better, ClaimSpec, NumFormat, PaperValue, Spec, TableSpec};
+use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// Writes summary.csv, `<name>.png`/`.svg`, table.md and report.md into `dir`.
 pub fn write_all(spec: &Spec, dir: &Path, layout: &Layout, rows: &[Row]) -> Result<(), AppError> {
     let summaries = crate::run::write_summary(spec, dir, layout, rows)?;
     if let Some(p) = &spec.plot {
-        let metric = layout
-            .metrics
-            .iter()
-            .position(|m| *m == p.y)
-            .ok_or_else(|| AppError::internal(format!("plot metric {} missing", p.y)))?;
+        let metrics = std::iter::once(&p.y)
+            .chain(&p.y_more)
+            .map(|y| {
+                layout
+                    .metrics
+                    .iter()
+                    .position(|m| m == y)
+                    .ok_or_else(|| AppError::internal(format!("plot metric {y} missing")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let x_metric = if p.x_is_metric {
             Some(
                 layout
@@ -30,7 +36,7 @@ pub fn write_all(spec: &Spec, dir: &Path, layout: &Layout, rows: &[Row]) -> Resu
         } else {
             None
         };
-        let panels = crate::plot::panels(p, &summaries, metric, x_metric);
+        let panels = crate::plot::panels(p, &summaries, &metrics, x_metric);
         crate::plot::write(
             p,
             &panels,
@@ -39,18 +45,23 @@ pub fn write_all(spec: &Spec, dir: &Path, layout: &Layout, rows: &[Row]) -> Resu
         )
         .map_err(|e| AppError::internal(format!("plot: {e}")))?;
     }
-    if !spec.tables.is_empty() {
+    if !spec.tables.is_empty() || !spec.best_tables.is_empty() {
         let path = dir.join("table.md");
         let text = spec
             .tables
             .iter()
             .map(|t| table_markdown(t, layout, &summaries, &spec.paper_values))
+            .chain(
+                spec.best_tables
+                    .iter()
+                    .map(|t| best_table_markdown(t, layout, rows)),
+            )
             .collect::<Vec<_>>()
             .join("\n");
         write_atomic(&path, text.as_bytes()).map_err(|e| AppError::io(&path, e))?;
     }
     let path = dir.join("report.md");
-    let text = section(spec, layout, &summaries, dir);
+    let text = section(spec, layout, &summaries, rows, dir);
     write_atomic(&path, text.as_bytes()).map_err(|e| AppError::io(&path, e))?;
     Ok(())
 }
@@ -127,6 +138,7 @@ pub fn table_markdown(
     let _ = writeln!(out, "|{}", "---|".repeat(head.len()));
     for r in &rows {
         let mut fields: Vec<String> = r.iter().map(|v| v.to_string()).collect();
+        let mut any = false;
         for c in &cols {
             let cell = summaries.iter().find(|s| {
                 s.get(&t.columns) == Some(c)
@@ -134,6 +146,7 @@ pub fn table_markdown(
             });
             fields.push(match cell {
                 Some(s) if s.mean[mi].is_finite() => {
+                    any = true;
                     if s.n > 1 {
                         format!(
                             "{} ± {}",
@@ -160,7 +173,10 @@ pub fn table_markdown(
                 }
             }
         }
-        let _ = writeln!(out, "| {} |", fields.join(" | "));
+        // rows without any value (every cell skipped, e.g. a method that does not apply) are left out
+        if any {
+            let _ = writeln!(out, "| {} |", fields.join(" | "));
+        }
     }
     let _ = writeln!(
         out,
@@ -266,7 +282,13 @@ pub fn evaluate(claim: &ClaimSpec, layout: &Layout, summaries: &[Summary]) -> Ve
 }
 
 /// The experiment's section of the report (markdown, image paths relative to the results root).
-pub fn section(spec: &Spec, layout: &Layout, summaries: &[Summary], dir: &Path) -> String {
+pub fn section(
+    spec: &Spec,
+    layout: &Layout,
+    summaries: &[Summary],
+    rows: &[Row],
+    dir: &Path,
+) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "## {}\n", spec.title);
     if !spec.paper.is_empty() {
@@ -302,6 +324,10 @@ pub fn section(spec: &Spec, layout: &Layout, summaries: &[Summary], dir: &Path) 
     }
     for t in &spec.tables {
         out.push_str(&table_markdown(t, layout, summaries, &spec.paper_values));
+        out.push('\n');
+    }
+    for t in &spec.best_tables {
+        out.push_str(&best_table_markdown(t, layout, rows));
         out.push('\n');
     }
     if !spec.claims.is_empty() {
@@ -369,4 +395,176 @@ pub fn section(spec: &Spec, layout: &Layout, summaries: &[Summary], dir: &Path) 
         let _ = writeln!(out, "### Notes\n\n{}\n", spec.notes.trim());
     }
     out
+}
+
+/// Two-sided p-value of the paired t-test on the differences `d` ($t = \bar d/(s_d/\sqrt n)$, $n-1$ degrees
+/// of freedom); 1 for fewer than two pairs; for zero spread, 0 when the mean difference is non-zero.
+pub fn paired_t_p(d: &[f64]) -> f64 {
+    let n = d.len();
+    if n < 2 {
+        return 1.0;
+    }
+    let (mean, sd) = crate::results::mean_std(d);
+    if sd == 0.0 {
+        return if mean == 0.0 { 1.0 } else { 0.0 };
+    }
+    let t = mean / (sd / (n as f64).sqrt());
+    match StudentsT::new(0.0, 1.0, (n - 1) as f64) {
+        Ok(dist) => 2.0 * (1.0 - dist.cdf(t.abs())),
+        Err(_) => 1.0,
+    }
+}
+
+/// The winners of one comparison: `(value of by, pair key -> metric)` per method; returns the methods in
+/// order of mean (best first) that are the best or not significantly worse than it, and the method count.
+fn winners(
+    groups: &[(String, std::collections::BTreeMap<String, f64>)],
+    better: Better,
+    alpha: f64,
+) -> (Vec<String>, usize) {
+    let mut means: Vec<(String, f64)> = groups
+        .iter()
+        .filter(|(_, m)| !m.is_empty())
+        .map(|(k, m)| (k.clone(), m.values().sum::<f64>() / m.len() as f64))
+        .collect();
+    let sign = if better == Better::Lower { 1.0 } else { -1.0 };
+    means.sort_by(|a, b| (sign * a.1).total_cmp(&(sign * b.1)));
+    let Some((best, _)) = means.first().cloned() else {
+        return (Vec::new(), 0);
+    };
+    let best_vals = &groups.iter().find(|(k, _)| *k == best).expect("present").1;
+    let mut out = vec![best.clone()];
+    for (m, _) in means.iter().skip(1) {
+        let vals = &groups.iter().find(|(k, _)| k == m).expect("present").1;
+        let d: Vec<f64> = best_vals
+            .iter()
+            .filter_map(|(key, b)| vals.get(key).map(|v| v - b))
+            .collect();
+        if paired_t_p(&d) >= alpha {
+            out.push(m.clone());
+        }
+    }
+    (out, means.len())
+}
+
+/// A `[[best_table]]` as markdown (see [`BestTableSpec`]).
+pub fn best_table_markdown(t: &BestTableSpec, layout: &Layout, rows: &[Row]) -> String {
+    let pidx = |name: &str| layout.params.iter().position(|p| p == name);
+    let passes = |r: &Row, filter: &[(String, Vec<crate::config::Value>)]| {
+        filter
+            .iter()
+            .all(|(k, vals)| pidx(k).is_some_and(|i| vals.iter().any(|v| v.to_string() == r.0[i])))
+    };
+    let Some(by) = pidx(&t.by) else {
+        return String::new();
+    };
+    let row_idx: Vec<usize> = t.rows.iter().filter_map(|r| pidx(r)).collect();
+    // row combinations in first-appearance order
+    let mut combos: Vec<Vec<String>> = Vec::new();
+    for r in rows.iter().filter(|r| passes(r, &t.filter)) {
+        let c: Vec<String> = row_idx.iter().map(|&i| r.0[i].clone()).collect();
+        if !combos.contains(&c) {
+            combos.push(c);
+        }
+    }
+    let mut out = String::new();
+    if !t.caption.is_empty() {
+        let _ = writeln!(out, "{}\n", t.caption);
+    }
+    let _ = writeln!(
+        out,
+        "| {} | {} |\n|{}",
+        t.rows.join(" | "),
+        t.columns
+            .iter()
+            .map(|c| c.label.as_str())
+            .collect::<Vec<_>>()
+            .join(" | "),
+        "---|".repeat(t.rows.len() + t.columns.len())
+    );
+    for combo in &combos {
+        let mut cells = Vec::new();
+        for col in &t.columns {
+            let mi = metric_index(layout, &col.metric);
+            let mut groups: Vec<(String, std::collections::BTreeMap<String, f64>)> = Vec::new();
+            for r in rows.iter().filter(|r| {
+                passes(r, &t.filter)
+                    && passes(r, &col.filter)
+                    && row_idx.iter().zip(combo).all(|(&i, v)| r.0[i] == *v)
+            }) {
+                let v = r.metrics(layout)[mi];
+                if !v.is_finite() {
+                    continue;
+                }
+                let pair: String = layout
+                    .params
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i != by && !row_idx.contains(i))
+                    .map(|(i, p)| format!("{p}={}", r.0[i]))
+                    .collect::<Vec<_>>()
+                    .join(";");
+                let m = r.0[by].clone();
+                match groups.iter_mut().find(|(k, _)| *k == m) {
+                    Some((_, g)) => {
+                        g.insert(pair, v);
+                    }
+                    None => groups.push((m, [(pair, v)].into_iter().collect())),
+                }
+            }
+            let (w, total) = winners(&groups, col.better, t.alpha);
+            cells.push(if total == 0 {
+                "(-)".to_string()
+            } else if w.len() * 2 > total {
+                "-".to_string()
+            } else {
+                w.join(", ")
+            });
+        }
+        let _ = writeln!(out, "| {} | {} |", combo.join(" | "), cells.join(" | "));
+    }
+    let _ = writeln!(
+        out,
+        "\nBest `{}` by mean; listed with it are the values not significantly worse (two-sided paired t-test over \
+         the matching cells — seeds and the column's other parameter values — at α = {}). \"-\": more than half of \
+         the values are not significantly different from the best. \"(-)\": no data.\n",
+        t.by, t.alpha
+    );
+    out
+}
+
+#[cfg(test)]
+mod best_tests {
+    use super::*;
+
+    #[test]
+    fn paired_t_p_values() {
+        // d = (1, 2, 3): mean 2, sd 1, t = 2 sqrt(3) = 3.464 with 2 dof -> p = 0.0742 (tables)
+        let p = paired_t_p(&[1.0, 2.0, 3.0]);
+        assert!((p - 0.0742).abs() < 1e-3, "{p}");
+        assert_eq!(paired_t_p(&[1.0]), 1.0);
+        assert_eq!(paired_t_p(&[0.5, 0.5]), 0.0);
+        assert_eq!(paired_t_p(&[0.0, 0.0]), 1.0);
+    }
+
+    #[test]
+    fn winners_keep_methods_not_significantly_worse() {
+        let g = |vals: &[f64]| -> std::collections::BTreeMap<String, f64> {
+            vals.iter()
+                .enumerate()
+                .map(|(i, v)| (format!("seed={i}"), *v))
+                .collect()
+        };
+        let groups = vec![
+            ("a".to_string(), g(&[1.0, 1.1, 0.9, 1.0, 1.05])),
+            ("b".to_string(), g(&[2.0, 2.1, 1.9, 2.05, 2.0])),
+            ("c".to_string(), g(&[1.0, 1.2, 0.8, 1.1, 0.95])),
+        ];
+        let (w, n) = winners(&groups, Better::Lower, 0.05);
+        assert_eq!(n, 3);
+        assert_eq!(w[0], "a");
+        assert!(w.contains(&"c".to_string()) && !w.contains(&"b".to_string()));
+        let (w, _) = winners(&groups, Better::Higher, 0.05);
+        assert_eq!(w, vec!["b".to_string()]);
+    }
 }

@@ -30,29 +30,41 @@ pub struct Panel {
     pub curves: Vec<Curve>,
 }
 
-/// Groups summaries into panels and curves as the spec says. `metric` is the index of `spec.y`; `x_metric`
+/// Groups summaries into panels and curves as the spec says. `metrics` are the indices of `spec.y` and
+/// `spec.y_more` (one curve per metric when there are several); `x_metric`
 /// the index of `spec.x` among the metrics when the x axis is a metric ([`PlotSpec::x_is_metric`]), whose
 /// mean over seeds is then the abscissa.
 pub fn panels(
     spec: &PlotSpec,
     summaries: &[Summary],
-    metric: usize,
+    metrics: &[usize],
     x_metric: Option<usize>,
 ) -> Vec<Panel> {
+    let names: Vec<&String> = std::iter::once(&spec.y).chain(&spec.y_more).collect();
     let mut out: Vec<Panel> = Vec::new();
-    for s in summaries {
+    for (s, (&metric, name)) in summaries.iter().flat_map(|s| {
+        metrics
+            .iter()
+            .zip(names.iter().copied())
+            .map(move |m| (s, m))
+    }) {
         let panel = spec
             .panels
-            .as_ref()
-            .and_then(|p| s.get(p))
+            .iter()
+            .filter_map(|p| s.get(p))
             .map(|v| spec.label(&v.to_string()))
-            .unwrap_or_default();
+            .collect::<Vec<_>>()
+            .join(", ");
         let series = spec
             .series
             .as_ref()
             .and_then(|p| s.get(p))
-            .map(|v| spec.label(&v.to_string()))
-            .unwrap_or_else(|| spec.label(&spec.y));
+            .map(|v| spec.label(&v.to_string()));
+        let series = match (series, metrics.len() > 1) {
+            (Some(v), true) => format!("{v}, {}", spec.label(name)),
+            (Some(v), false) => v,
+            (None, _) => spec.label(name),
+        };
         let x = match x_metric {
             Some(j) => Some(s.mean[j]).filter(|v| v.is_finite()),
             None => s.get(&spec.x).and_then(|v| v.as_f64()),
@@ -107,7 +119,7 @@ fn register_fonts() {
     });
 }
 
-const COLORS: [RGBColor; 8] = [
+const COLORS: [RGBColor; 12] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -116,6 +128,10 @@ const COLORS: [RGBColor; 8] = [
     RGBColor(140, 86, 75),
     RGBColor(227, 119, 194),
     RGBColor(23, 190, 207),
+    RGBColor(188, 189, 34),
+    RGBColor(127, 127, 127),
+    RGBColor(0, 0, 0),
+    RGBColor(120, 60, 180),
 ];
 
 /// Writes `<stem>.png` and `<stem>.svg` (atomically).
@@ -382,8 +398,9 @@ mod tests {
             x: "bits".into(),
             x_is_metric: true,
             y: "err".into(),
+            y_more: Vec::new(),
             series: Some("method".into()),
-            panels: None,
+            panels: Vec::new(),
             x_label: "bits".into(),
             y_label: "err".into(),
             log_x: true,
@@ -398,7 +415,7 @@ mod tests {
             summary("b", 10, 10.0, 0.4),
             summary("b", 100, f64::NAN, 0.2),
         ];
-        let p = panels(&spec, &s, 0, Some(1));
+        let p = panels(&spec, &s, &[0], Some(1));
         assert_eq!(p.len(), 1);
         let a = &p[0].curves[0];
         assert_eq!(a.label, "a");
@@ -411,7 +428,7 @@ mod tests {
             x_is_metric: false,
             ..spec
         };
-        let p = panels(&spec, &s, 0, None);
+        let p = panels(&spec, &s, &[0], None);
         assert_eq!(p[0].curves[0].points[0].0, 10.0);
     }
 }

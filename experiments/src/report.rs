@@ -51,7 +51,9 @@ pub fn write_report(root: &Path) -> Result<usize, AppError> {
             .replace(|c: char| !c.is_alphanumeric() && c != ' ', "")
             .replace(' ', "-");
         let _ = writeln!(toc, "- [{}](#{anchor}) — `{}`", spec.title, spec.name);
-        body.push_str(&crate::outputs::section(&spec, &layout, &summaries, dir));
+        body.push_str(&crate::outputs::section(
+            &spec, &layout, &summaries, &rows, dir,
+        ));
         body.push('\n');
         count += 1;
     }

@@ -42,12 +42,16 @@ pub struct PlotSpec {
     /// at most one varying sweep parameter may be none of x, series and panels (e.g. a size exponent): its
     /// values give the points along each curve.
     pub x_is_metric: bool,
-    /// Metric on the y axis.
+    /// Metric on the y axis (the first when several are given).
     pub y: String,
+    /// Further metrics drawn on the same axes (`y = ["a", "b"]`): one curve per metric (and series value),
+    /// labelled by the metric (through `[plot.labels]`).
+    pub y_more: Vec<String>,
     /// Sweep parameter that distinguishes curves.
     pub series: Option<String>,
-    /// Sweep parameter that distinguishes panels.
-    pub panels: Option<String>,
+    /// Sweep parameters that distinguish panels (`panels = "a"` or `panels = ["a", "b"]`: one panel per
+    /// combination, titled by the values joined with ", ").
+    pub panels: Vec<String>,
     /// x axis label with units.
     pub x_label: String,
     /// y axis label with units.
@@ -132,6 +136,39 @@ pub struct ClaimSpec {
     pub filter: Vec<(String, Vec<Value>)>,
 }
 
+/// One column of a [`BestTableSpec`]: a metric on a subset of the cells.
+#[derive(Debug, Clone)]
+pub struct BestColumn {
+    /// Column header.
+    pub label: String,
+    /// Metric compared.
+    pub metric: String,
+    /// Lower or higher is better.
+    pub better: Better,
+    /// Restrictions on parameters (e.g. the small feature counts).
+    pub filter: Vec<(String, Vec<Value>)>,
+}
+
+/// `[[best_table]]`: the best value of `by` per row and column, with a paired t-test across the remaining
+/// parameters (seeds and the column's other values): the winners are the best method and every method not
+/// significantly worse at level `alpha`; "-" when the winners are more than half of the methods (no
+/// significant difference for most of them), as in the random-features survey's Table VII.
+#[derive(Debug, Clone)]
+pub struct BestTableSpec {
+    /// Caption above the table.
+    pub caption: String,
+    /// Row parameters.
+    pub rows: Vec<String>,
+    /// The compared parameter (e.g. `method`).
+    pub by: String,
+    /// Two-sided significance level of the paired t-test.
+    pub alpha: f64,
+    /// Restrictions applied to every column.
+    pub filter: Vec<(String, Vec<Value>)>,
+    /// Columns in order.
+    pub columns: Vec<BestColumn>,
+}
+
 /// `[[paper_value]]`: a number the paper reports, shown beside ours (never used as ours).
 #[derive(Debug, Clone)]
 pub struct PaperValue {
@@ -169,6 +206,8 @@ pub struct Spec {
     pub sweep: Vec<Axis>,
     /// Plot.
     pub plot: Option<PlotSpec>,
+    /// Best-method tables with significance (`[[best_table]]`), in file order.
+    pub best_tables: Vec<BestTableSpec>,
     /// Tables (`[table]` gives one, `[[table]]` any number), in file order.
     pub tables: Vec<TableSpec>,
     /// Whether cells run in parallel (`[experiment] parallel_cells`, default `true`).
@@ -265,6 +304,11 @@ impl Spec {
             .iter()
             .map(|s| read_paper_value(s, &params, &metrics))
             .collect::<Result<Vec<_>, _>>()?;
+        let best_tables = root
+            .tables("best_table")?
+            .iter()
+            .map(|s| read_best_table(s, &params, &metrics))
+            .collect::<Result<Vec<_>, _>>()?;
         root.finish()?;
 
         Ok(Spec {
@@ -283,6 +327,7 @@ impl Spec {
             parallel_cells,
             claims,
             paper_values,
+            best_tables,
             quick,
             runner,
         })
@@ -436,20 +481,33 @@ fn read_plot(
             ));
         }
     }
-    let y = s.req_str("y")?;
-    need_metric(s, "y", &y, metrics)?;
+    let ys: Vec<String> = match s.value("y").map(|v| v.get_ref()) {
+        Some(toml::de::DeValue::Array(_)) => s.opt_str_list("y")?.unwrap_or_default(),
+        _ => vec![s.req_str("y")?],
+    };
+    if ys.is_empty() {
+        return Err(s.error("y", "expected a metric or a non-empty list of metrics"));
+    }
+    for y in &ys {
+        need_metric(s, "y", y, metrics)?;
+    }
+    let y = ys[0].clone();
+    let y_more = ys[1..].to_vec();
     let series = s.opt_str("series")?;
     if let Some(v) = &series {
         need_param(s, "series", v, params)?;
     }
-    let panels = s.opt_str("panels")?;
-    if let Some(v) = &panels {
+    let panels: Vec<String> = match s.value("panels").map(|v| v.get_ref()) {
+        None => Vec::new(),
+        Some(toml::de::DeValue::Array(_)) => s.opt_str_list("panels")?.unwrap_or_default(),
+        Some(_) => s.opt_str("panels")?.into_iter().collect(),
+    };
+    for v in &panels {
         need_param(s, "panels", v, params)?;
     }
     let mut along: Option<&str> = None;
     for a in sweep {
-        let used =
-            a.name == x || Some(&a.name) == series.as_ref() || Some(&a.name) == panels.as_ref();
+        let used = a.name == x || Some(&a.name) == series.as_ref() || panels.contains(&a.name);
         if used || a.name == "seed" || a.values.len() < 2 {
             continue;
         }
@@ -499,6 +557,7 @@ fn read_plot(
         x,
         x_is_metric,
         y,
+        y_more,
         series,
         panels,
         labels,
@@ -659,6 +718,55 @@ fn read_claim(
         by,
         order,
         filter,
+    })
+}
+
+fn read_best_table(
+    s: &Section<'_, '_>,
+    params: &[String],
+    metrics: &[String],
+) -> Result<BestTableSpec, ConfigError> {
+    let rows = s
+        .opt_str_list("rows")?
+        .ok_or_else(|| s.error("rows", "missing required key (a list of sweep parameters)"))?;
+    for r in &rows {
+        need_param(s, "rows", r, params)?;
+    }
+    let by = s.req_str("by")?;
+    need_param(s, "by", &by, params)?;
+    let alpha = s.opt_float("alpha", 1e-6, 0.5)?.unwrap_or(0.05);
+    let filter = read_filter(s, "where", params)?;
+    let mut columns = Vec::new();
+    for c in s.tables("column")? {
+        let metric = c.req_str("metric")?;
+        need_metric(&c, "metric", &metric, metrics)?;
+        let better = match c.opt_choice("better", &["lower", "higher"])?.as_deref() {
+            Some("higher") => Better::Higher,
+            _ => Better::Lower,
+        };
+        columns.push(BestColumn {
+            label: c.req_str("label")?,
+            metric,
+            better,
+            filter: read_filter(&c, "where", params)?,
+        });
+        c.finish()?;
+    }
+    if columns.is_empty() {
+        return Err(s.error(
+            "column",
+            "a best_table needs at least one [[best_table.column]] (label, metric, better, where)",
+        ));
+    }
+    let caption = s.opt_str("caption")?.unwrap_or_default();
+    s.finish()?;
+    Ok(BestTableSpec {
+        caption,
+        rows,
+        by,
+        alpha,
+        filter,
+        columns,
     })
 }
 

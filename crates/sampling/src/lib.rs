@@ -11,6 +11,8 @@
 //! * [`fourier`]: [`fourier::GaussianFeatures`], the [`rfx_core::FeatureMap`] for
 //!   $k(x, y) = \exp(-\|x-y\|^2/(2\sigma^2)) = \exp(-\gamma\|x-y\|^2)$ built by RFF, ORF, SORF, Fastfood or QMC
 //!   (survey §3.1–3.3, 3.5, 3.10), in the paired $[\cos, \sin]$ or the random-phase form.
+//! * [`survey`]: every sampler of the survey's benchmark (RFF, ORF, SORF, ROM, Fastfood, QMC, SSF, GQ, LS-RFF)
+//!   for the Gaussian and the arc-cosine kernels of order 0 and 1 ([`survey::SurveyFeatures`]).
 //!
 //! Every draw comes from an explicit [`rfx_core::RfxRng`]; parameters are validated and invalid values are
 //! [`rfx_core::RfxError::InvalidParameter`] errors, never panics.
@@ -23,6 +25,7 @@ pub mod hadamard;
 pub mod leverage;
 pub mod qmc;
 pub mod random;
+pub mod survey;
 
 /// Seeded RNG streams (re-exported from `rfx-core`): `rng_stream(seed, key)` gives a ChaCha20 [`RfxRng`].
 pub use rfx_core::{rng_stream, RfxRng};
@@ -31,3 +34,4 @@ pub use fourier::{
     Bandwidth, Fastfood, FourierMethod, GaussianFeatureParams, GaussianFeatures, Orf, Output,
     QmcRff, Rff, Sorf,
 };
+pub use survey::{Sampler, SurveyFeatures, SurveyKernel, SurveyParams, SAMPLERS};

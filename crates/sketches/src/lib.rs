@@ -13,6 +13,7 @@
 //! | [`Osnap`] | $\mathbb R^d \to \mathbb R^m$, $s$ nonzeros per column | $\langle x, y\rangle$ | Nelson & Nguyen 2013 |
 //! | [`PolySketch`] | $x^{\otimes p} \to \mathbb R^m$ for all $p \le 2^k$ | $\langle x, y\rangle^p$ | Ahle et al. 2020; NTK-sketching Lemma 1 |
 //! | [`PolynomialSketch`] | $\sum_j c_j \langle x, y\rangle^j$ (or the Gaussian kernel) | the kernel | NTK-sketching §3.4; RGF §8 |
+//! | [`Trp`] | $\mathbb R^d \to \mathbb R^D$, $D^{-1/2}\circ_j R_jx$ | $\langle x, y\rangle^p$ | Meister et al. 2019 |
 //! | [`RandomMaclaurin`] | $f(\langle x, y\rangle) = \sum_N a_N \langle x, y\rangle^N$ | the kernel | Kar & Karnick 2012 |
 //!
 //! **Complex-FFT forms.** Following the reference code of the NTK-sketching paper, the `Fourier` variants of
@@ -30,6 +31,7 @@ pub mod osnap;
 pub mod polysketch;
 pub mod srht;
 pub mod tensorsketch;
+pub mod trp;
 
 pub use countsketch::{CountSketch, CountSketchParams};
 pub use maclaurin::{RandomMaclaurin, RandomMaclaurinParams};
@@ -39,6 +41,7 @@ pub use polysketch::{
 };
 pub use srht::{Srht, SrhtParams, TensorSrht, TensorSrhtParams, Transform};
 pub use tensorsketch::{TensorSketch, TensorSketchParams};
+pub use trp::{Trp, TrpParams};
 
 use rfx_core::{Result, RfxError};
 

@@ -8,12 +8,14 @@ use crate::config::{ConfigError, Section, Value};
 use rfx_core::RfxRng;
 
 pub mod arccos_condition;
+pub mod double_descent;
 pub mod kmeans_table;
 pub mod krr_table;
 pub mod ntk_common;
 pub mod ntk_mse;
 pub mod selftest;
 pub mod series_approx;
+pub mod survey_benchmark;
 pub mod tabular;
 pub mod trf_common;
 pub mod trf_memory;
@@ -140,6 +142,8 @@ pub fn registry() -> Vec<&'static dyn Kind> {
         &trf_spectrum::TrfSpectrum,
         &trf_memory::TrfMemory,
         &trf_svm::TrfSvm,
+        &survey_benchmark::SurveyBenchmark,
+        &double_descent::DoubleDescent,
         &selftest::SelfTest,
     ]
 }

@@ -1,0 +1,294 @@
+//! `double_descent`: random-features ridge regression near interpolation (random-features survey, §7, Fig. 7).
+//!
+//! One cell = (data set, `ratio` $= D/n$, seed), $D$ the number of features (output width, rounded to an even
+//! number $\ge 2$), $n$ the number of training rows.
+//! * **Data** (per data set and seed, shared by every ratio): `sonar` = `keel/sonar` (208 × 60), split at
+//!   random into `sonar_train` training rows and the rest for testing, columns standardised with the training
+//!   statistics; `mnist12` = MNIST digits 1 vs 2, `mnist_train` training images drawn from the training set
+//!   and `mnist_test` test images from the test set, pixels in the unit interval. Targets $y = \pm1$.
+//! * **Features**: paired Gaussian RFF $z(x) = s^{-1/2}[\cos Wx; \sin Wx]$, $s = D/2$ frequencies,
+//!   $W_{ij}\sim\mathcal N(0,\sigma^{-2})$, $\sigma$ = `sigma_factor` × the median pairwise training distance.
+//! * **Fit**: $\beta = (Z^\top Z + n\lambda I)^{-1}Z^\top y$ (primal when $D\le n$, the equivalent dual otherwise),
+//!   $\lambda$ = `lambda` (the survey: $10^{-8}$).
+//! * **Metrics**: `train_mse`, `test_mse`, `test_error` (0-1 error of $\operatorname{sign}\hat f$),
+//!   `approx_error` $=\|K - ZZ^\top\|_F/\|K\|_F$ on the training rows, `dim` = $D$. With $\lambda\to0$ the
+//!   training error vanishes for $D\ge n$ and the test error peaks at the interpolation threshold $D = n$.
+
+use std::sync::Arc;
+
+use ndarray::{Array2, ArrayView2, Axis};
+use rand::seq::SliceRandom;
+use rfx_core::{rng_stream, FeatureMap, RfxRng};
+use rfx_data::Standardizer;
+use rfx_sampling::survey::{Sampler, SurveyKernel, SurveyParams};
+use rfx_solvers::ridge::{LambdaScale, Ridge, RidgeParams};
+
+use super::tabular::DataCache;
+use super::trf_common::{cell_f64, check_f64, idx_data, DataSlot, SharedCache};
+use super::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
+use crate::config::{ConfigError, Section, Value};
+
+/// The kind.
+pub struct DoubleDescent;
+
+const DATASETS: [&str; 2] = ["sonar", "mnist12"];
+
+#[derive(Debug, Clone)]
+struct Settings {
+    sonar_train: usize,
+    mnist_train: usize,
+    mnist_test: usize,
+    lambda: f64,
+    sigma_factor: f64,
+}
+
+struct Prepared {
+    xtr: Array2<f64>,
+    xte: Array2<f64>,
+    ytr: Array2<f64>,
+    yte: Vec<f64>,
+    sigma: f64,
+    gram: Array2<f64>,
+}
+
+struct DdRunner {
+    s: Settings,
+    keel: DataCache,
+    mnist: DataSlot,
+    prepared: SharedCache<Prepared>,
+}
+
+impl Kind for DoubleDescent {
+    fn name(&self) -> &'static str {
+        "double_descent"
+    }
+    fn about(&self) -> &'static str {
+        "RF ridge regression with lambda ~ 0: train/test error and kernel approximation error vs D/n (survey Fig. 7)"
+    }
+    fn sweep_params(&self) -> Vec<ParamSpec> {
+        vec![
+            ParamSpec {
+                name: "dataset",
+                allowed: "sonar (keel/sonar, 208 x 60), mnist12 (MNIST 1 vs 2)",
+                check: |v| check_choice(v, &DATASETS),
+                required: true,
+            },
+            ParamSpec {
+                name: "ratio",
+                allowed: "D/n, numbers from 0.01 to 100",
+                check: |v| check_f64(v, 0.01, 100.0),
+                required: true,
+            },
+        ]
+    }
+    fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
+        let mut s = Settings {
+            sonar_train: 104,
+            mnist_train: 200,
+            mnist_test: 1000,
+            lambda: 1e-8,
+            sigma_factor: 1.0,
+        };
+        if let Some(sec) = section {
+            if let Some(v) = sec.opt_int("sonar_train", 10, 198)? {
+                s.sonar_train = v as usize;
+            }
+            if let Some(v) = sec.opt_int("mnist_train", 10, 10_000)? {
+                s.mnist_train = v as usize;
+            }
+            if let Some(v) = sec.opt_int("mnist_test", 10, 2000)? {
+                s.mnist_test = v as usize;
+            }
+            if let Some(v) = sec.opt_float("lambda", 1e-16, 1e6)? {
+                s.lambda = v;
+            }
+            if let Some(v) = sec.opt_float("sigma_factor", 1e-3, 1e3)? {
+                s.sigma_factor = v;
+            }
+        }
+        Ok(Box::new(DdRunner {
+            s,
+            keel: DataCache::default(),
+            mnist: DataSlot::new(),
+            prepared: SharedCache::default(),
+        }))
+    }
+}
+
+fn median_distance(x: ArrayView2<'_, f64>) -> f64 {
+    let n = x.nrows();
+    let mut d = Vec::new();
+    for i in 0..n {
+        for j in i + 1..n {
+            d.push(
+                x.row(i)
+                    .iter()
+                    .zip(x.row(j).iter())
+                    .map(|(a, b)| (a - b) * (a - b))
+                    .sum::<f64>()
+                    .sqrt(),
+            );
+        }
+    }
+    d.sort_by(f64::total_cmp);
+    d.get(d.len() / 2)
+        .copied()
+        .filter(|&m| m > 0.0)
+        .unwrap_or(1.0)
+}
+
+fn gaussian_gram(x: ArrayView2<'_, f64>, sigma: f64) -> Array2<f64> {
+    let sq: Vec<f64> = x.rows().into_iter().map(|r| r.dot(&r)).collect();
+    let mut g = x.dot(&x.t());
+    for ((i, j), v) in g.indexed_iter_mut() {
+        *v = (-(sq[i] + sq[j] - 2.0 * *v).max(0.0) / (2.0 * sigma * sigma)).exp();
+    }
+    g
+}
+
+impl DdRunner {
+    fn prepare(&self, name: &str, seed: &str, es: u64) -> Result<Prepared, String> {
+        let s = &self.s;
+        let mut rng = rng_stream(es, &format!("data;dataset={name};seed={seed}"));
+        let err = |e: CellError| match e {
+            CellError::Fatal(m) | CellError::Skipped(m) => m,
+        };
+        let (xtr, xte, ltr, lte) = if name == "sonar" {
+            let t = self.keel.get("keel/sonar").map_err(err)?;
+            let mut idx: Vec<usize> = (0..t.x.nrows()).collect();
+            idx.shuffle(&mut rng);
+            let (tr, te) = idx.split_at(s.sonar_train.min(t.x.nrows() - 1));
+            let xtr = t.x.select(Axis(0), tr);
+            let xte = t.x.select(Axis(0), te);
+            let st = Standardizer::fit(xtr.view()).map_err(|e| e.to_string())?;
+            (
+                st.transform(xtr.view()).map_err(|e| e.to_string())?,
+                st.transform(xte.view()).map_err(|e| e.to_string())?,
+                tr.iter().map(|&i| t.labels[i]).collect::<Vec<_>>(),
+                te.iter().map(|&i| t.labels[i]).collect::<Vec<_>>(),
+            )
+        } else {
+            let tt = idx_data(&self.mnist, "mnist").map_err(err)?;
+            let mut pick = |x: &Array2<f64>, l: &[usize], k: usize| {
+                let mut idx: Vec<usize> =
+                    (0..l.len()).filter(|&i| l[i] == 1 || l[i] == 2).collect();
+                idx.shuffle(&mut rng);
+                idx.truncate(k);
+                let mut xs = x.select(Axis(0), &idx);
+                let max = xs.iter().copied().fold(0.0f64, f64::max);
+                if max > 1.0 {
+                    xs.mapv_inplace(|v| v / 255.0);
+                }
+                (xs, idx.iter().map(|&i| l[i] - 1).collect::<Vec<_>>())
+            };
+            let (xtr, ltr) = pick(&tt.train.x, &tt.train.labels, s.mnist_train);
+            let (xte, lte) = pick(&tt.test.x, &tt.test.labels, s.mnist_test);
+            (xtr, xte, ltr, lte)
+        };
+        let sign = |l: usize| if l == 0 { -1.0 } else { 1.0 };
+        let ytr = Array2::from_shape_fn((ltr.len(), 1), |(i, _)| sign(ltr[i]));
+        let yte = lte.iter().map(|&l| sign(l)).collect();
+        let sigma = s.sigma_factor * median_distance(xtr.view());
+        let gram = gaussian_gram(xtr.view(), sigma);
+        Ok(Prepared {
+            xtr,
+            xte,
+            ytr,
+            yte,
+            sigma,
+            gram,
+        })
+    }
+}
+
+impl Runner for DdRunner {
+    fn metrics(&self) -> Vec<String> {
+        ["train_mse", "test_mse", "test_error", "approx_error", "dim"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    }
+    fn settings(&self) -> String {
+        format!("{:?}", self.s)
+    }
+    fn run_cell(&self, cell: &Cell, rng: &mut RfxRng) -> Result<CellOutput, CellError> {
+        let name = cell.str("dataset")?.to_string();
+        let ratio = cell_f64(cell, "ratio")?;
+        let seed = cell.get("seed").map(Value::to_string).unwrap_or_default();
+        let es = cell.experiment_seed;
+        let p: Arc<Prepared> = self
+            .prepared
+            .get(&format!("dataset={name};seed={seed}"), || {
+                self.prepare(&name, &seed, es)
+            })?;
+        let n = p.xtr.nrows();
+        let d_out = (((ratio * n as f64) / 2.0).round() as usize).max(1) * 2;
+        let key = cell.key();
+        let fatal = |e: rfx_core::RfxError| CellError::Fatal(format!("cell {key}: {e}"));
+        let map = SurveyParams::new(Sampler::Rff, SurveyKernel::Gaussian { sigma: p.sigma })
+            .frequencies(d_out / 2)
+            .fit(p.xtr.ncols(), None, rng)
+            .map_err(fatal)?;
+        let ztr = map.transform(p.xtr.view()).map_err(fatal)?;
+        let zte = map.transform(p.xte.view()).map_err(fatal)?;
+        let model = Ridge::fit(
+            ztr.view(),
+            p.ytr.view(),
+            &RidgeParams::new(self.s.lambda).scale(LambdaScale::TimesN),
+        )
+        .map_err(fatal)?;
+        let ftr = model.predict(ztr.view()).map_err(fatal)?;
+        let fte = model.predict(zte.view()).map_err(fatal)?;
+        let train_mse = ftr
+            .iter()
+            .zip(p.ytr.iter())
+            .map(|(a, b)| (a - b) * (a - b))
+            .sum::<f64>()
+            / n as f64;
+        let m = p.yte.len() as f64;
+        let test_mse = fte
+            .iter()
+            .zip(&p.yte)
+            .map(|(a, b)| (a - b) * (a - b))
+            .sum::<f64>()
+            / m;
+        let test_error = fte
+            .iter()
+            .zip(&p.yte)
+            .filter(|(a, b)| a.signum() != b.signum())
+            .count() as f64
+            / m;
+        let approx = ztr.dot(&ztr.t());
+        let num: f64 = approx
+            .iter()
+            .zip(p.gram.iter())
+            .map(|(a, b)| (a - b) * (a - b))
+            .sum();
+        let den: f64 = p.gram.iter().map(|v| v * v).sum();
+        Ok(CellOutput {
+            metrics: vec![
+                train_mse,
+                test_mse,
+                test_error,
+                (num / den).sqrt(),
+                d_out as f64,
+            ],
+            timings: Vec::new(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_distance_of_a_line() {
+        let x = ndarray::array![[0.0], [1.0], [3.0]];
+        // distances 1, 3, 2 -> median 2
+        assert_eq!(median_distance(x.view()), 2.0);
+        let g = gaussian_gram(x.view(), 1.0);
+        assert!((g[[0, 1]] - (-0.5f64).exp()).abs() < 1e-15);
+        assert_eq!(g[[2, 2]], 1.0);
+    }
+}

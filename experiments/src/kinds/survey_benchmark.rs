@@ -1,0 +1,738 @@
+//! `survey_benchmark`: the random-features survey's benchmark (Liu et al., TPAMI 2021, §6, Figs. 6, 9–14,
+//! Table VII): relative Frobenius kernel-approximation error, feature time and linear-classifier test accuracy
+//! for every sampler and kernel at $s = k\,d$ features.
+//!
+//! One cell = (data set, kernel, method, `s_mult` $= k$, seed).
+//! * **Data** (per data set and seed, shared by all methods): KEEL sets are split at random
+//!   (`test_fraction`, the survey's "random split"); MNIST uses its own train/test split. At most `n_train`
+//!   / `n_test` rows are drawn at random; inputs are min–max scaled to the unit interval with the training statistics
+//!   (test values clipped), the survey's "minmax" (§4.3). `error_points` training rows (the survey: 1,000)
+//!   are drawn for the approximation error.
+//! * **Kernels**: `gaussian` ($\sigma$ from `sigma_grid` — multiplied by the median pairwise training distance
+//!   when `sigma_times_median = true` — by held-out ridge accuracy with RFF at $s = 4d$ on the seed-0 split,
+//!   once per data set and shared by every method, the survey's tuning resolved as in the research notes
+//!   §4.4), `arccos0`, `arccos1` (exact Grams from `rfx-ntk`), `poly2` = $(1+\langle x,y\rangle)^2$.
+//! * **Methods**: the samplers of [`rfx_sampling::survey`] (`rff`, `orf`, `sorf`, `rom`, `fastfood`, `qmc`,
+//!   `ssf`, `gq`, `ls-rff`) for the Gaussian and arc-cosine kernels with $s$ frequencies (output $2s$ for the
+//!   paired Gaussian form, $s$ otherwise); for `poly2` TensorSketch (`ts`), tensorized random projection
+//!   (`trp`) and Random Maclaurin (`rm`) with $s$ outputs, on $\bar x = [x; 1]$ for TS/TRP. A method that does
+//!   not apply to the kernel, or an output width above `max_features`, is a skipped cell.
+//! * **Metrics**: `rel_error` $=\|K-ZZ^\top\|_F/\|K\|_F$ on the error points (§4.5); `feature_s` (fit the
+//!   map and transform training and test rows: the survey's "time"); `ridge_acc`: ridge "linear regression"
+//!   $\beta = (Z^\top Z + n\lambda I)^{-1}Z^\top Y$ on one-hot targets, argmax prediction, λ from the survey's
+//!   grid by held-out classification error (`holdout` fraction of the training rows); `svm_acc`: one-vs-rest
+//!   linear SVM (squared hinge, LIBLINEAR `-s 1`), $C$ from `c_grid` on the same hold-out, for the Gaussian
+//!   kernel when `svm = true` (the survey used liblinear for the Gaussian kernel only), NaN otherwise.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use ndarray::{Array2, ArrayView2, Axis};
+use rand::seq::SliceRandom;
+use rfx_core::{rng_stream, stream_seed, FeatureMap, RfxRng};
+use rfx_ntk::{ArcCosineKernel, ArcCosineOrder};
+use rfx_sampling::survey::{Sampler, SurveyKernel, SurveyParams, SAMPLERS};
+use rfx_sketches::{RandomMaclaurin, TensorSketch, Trp};
+use rfx_solvers::classify::{LinearSvm, SvmParams};
+use rfx_solvers::ridge::{
+    argmax_rows, fit_ridge_cv, one_hot, CvScore, LambdaScale, LambdaSearch, RidgeForm, Validation,
+};
+
+use super::tabular::DataCache;
+use super::trf_common::{idx_data, DataSlot, SharedCache};
+use super::{check_choice, check_int, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
+use crate::config::{ConfigError, Section, Value};
+
+/// The kind.
+pub struct SurveyBenchmark;
+
+const KERNELS: [&str; 4] = ["gaussian", "arccos0", "arccos1", "poly2"];
+const POLY_METHODS: [&str; 3] = ["ts", "trp", "rm"];
+const METHODS_ALLOWED: &str =
+    "rff, orf, sorf, rom, fastfood, qmc, ssf, gq, ls-rff (Gaussian and arc-cosine kernels); \
+ts, trp, rm (poly2)";
+
+fn all_methods() -> Vec<&'static str> {
+    SAMPLERS
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(POLY_METHODS)
+        .collect()
+}
+
+fn check_dataset(v: &Value) -> Result<(), String> {
+    let ok = v.as_str().is_some_and(|s| {
+        s == "mnist"
+            || s == "fashion-mnist"
+            || rfx_data::dataset(s).is_ok_and(|d| matches!(d.kind, rfx_data::registry::Kind::Keel))
+    });
+    if ok {
+        Ok(())
+    } else {
+        let keel: Vec<String> = rfx_data::datasets()
+            .iter()
+            .filter(|d| matches!(d.kind, rfx_data::registry::Kind::Keel))
+            .map(|d| d.name.clone())
+            .collect();
+        Err(format!(
+            "unknown or unsuitable data set \"{v}\"; allowed: mnist, fashion-mnist, {}",
+            keel.join(", ")
+        ))
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Settings {
+    n_train: usize,
+    n_test: usize,
+    test_fraction: f64,
+    error_points: usize,
+    holdout: f64,
+    lambda_grid: Vec<f64>,
+    sigma_grid: Vec<f64>,
+    sigma_times_median: bool,
+    svm: bool,
+    c_grid: Vec<f64>,
+    svm_max_iter: usize,
+    max_features: usize,
+    rom_blocks: usize,
+    ssf_sweeps: usize,
+    ls_pool_factor: usize,
+    ls_rows: usize,
+    ls_lambda: f64,
+}
+
+impl Settings {
+    fn describe(&self) -> String {
+        format!("{self:?}")
+    }
+}
+
+/// Training/test inputs in $[0,1]^d$, labels, and the error points (rows of the training inputs).
+struct Prepared {
+    xtr: Array2<f64>,
+    xte: Array2<f64>,
+    ltr: Vec<usize>,
+    lte: Vec<usize>,
+    classes: usize,
+    error_rows: Vec<usize>,
+}
+
+struct BenchRunner {
+    s: Settings,
+    keel: DataCache,
+    mnist: DataSlot,
+    fashion: DataSlot,
+    prepared: SharedCache<Prepared>,
+    sigmas: SharedCache<f64>,
+    grams: SharedCache<Array2<f64>>,
+}
+
+impl Kind for SurveyBenchmark {
+    fn name(&self) -> &'static str {
+        "survey_benchmark"
+    }
+    fn about(&self) -> &'static str {
+        "random-features survey benchmark: Frobenius error, feature time, ridge/SVM accuracy per sampler, kernel and s = k d (Figs. 9-14, Table VII)"
+    }
+    fn sweep_params(&self) -> Vec<ParamSpec> {
+        vec![
+            ParamSpec {
+                name: "dataset",
+                allowed: "mnist, fashion-mnist or a keel/<set> classification set",
+                check: check_dataset,
+                required: true,
+            },
+            ParamSpec {
+                name: "kernel",
+                allowed: "gaussian, arccos0, arccos1, poly2",
+                check: |v| check_choice(v, &KERNELS),
+                required: true,
+            },
+            ParamSpec {
+                name: "method",
+                allowed: METHODS_ALLOWED,
+                check: |v| check_choice(v, &all_methods()),
+                required: true,
+            },
+            ParamSpec {
+                name: "s_mult",
+                allowed: "k in s = k d, integers from 1 to 64",
+                check: |v| check_int(v, 1, 64),
+                required: true,
+            },
+        ]
+    }
+    fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
+        let mut s = Settings {
+            n_train: 2000,
+            n_test: 2000,
+            test_fraction: 0.5,
+            error_points: 1000,
+            holdout: 0.25,
+            lambda_grid: vec![1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0],
+            sigma_grid: vec![0.01, 0.1, 1.0, 10.0, 100.0],
+            sigma_times_median: false,
+            svm: true,
+            c_grid: vec![0.01, 0.1, 1.0, 10.0, 100.0],
+            svm_max_iter: 200,
+            max_features: 20_000,
+            rom_blocks: 3,
+            ssf_sweeps: 3,
+            ls_pool_factor: 4,
+            ls_rows: 1000,
+            ls_lambda: 1e-3,
+        };
+        if let Some(sec) = section {
+            let int = |k: &str, lo: i64, hi: i64| sec.opt_int(k, lo, hi);
+            if let Some(v) = int("n_train", 20, 1_000_000)? {
+                s.n_train = v as usize;
+            }
+            if let Some(v) = int("n_test", 10, 1_000_000)? {
+                s.n_test = v as usize;
+            }
+            if let Some(v) = sec.opt_float("test_fraction", 0.05, 0.95)? {
+                s.test_fraction = v;
+            }
+            if let Some(v) = int("error_points", 2, 100_000)? {
+                s.error_points = v as usize;
+            }
+            if let Some(v) = sec.opt_float("holdout", 0.05, 0.9)? {
+                s.holdout = v;
+            }
+            for (key, grid) in [
+                ("lambda_grid", &mut s.lambda_grid),
+                ("sigma_grid", &mut s.sigma_grid),
+                ("c_grid", &mut s.c_grid),
+            ] {
+                if let Some(g) = float_list(sec, key)? {
+                    *grid = g;
+                }
+            }
+            if let Some(v) = sec.opt_bool("sigma_times_median")? {
+                s.sigma_times_median = v;
+            }
+            if let Some(v) = sec.opt_bool("svm")? {
+                s.svm = v;
+            }
+            if let Some(v) = int("svm_max_iter", 1, 100_000)? {
+                s.svm_max_iter = v as usize;
+            }
+            if let Some(v) = int("max_features", 1, 10_000_000)? {
+                s.max_features = v as usize;
+            }
+            if let Some(v) = int("rom_blocks", 1, 8)? {
+                s.rom_blocks = v as usize;
+            }
+            if let Some(v) = int("ssf_sweeps", 0, 100)? {
+                s.ssf_sweeps = v as usize;
+            }
+            if let Some(v) = int("ls_pool_factor", 1, 64)? {
+                s.ls_pool_factor = v as usize;
+            }
+            if let Some(v) = int("ls_rows", 2, 100_000)? {
+                s.ls_rows = v as usize;
+            }
+            if let Some(v) = sec.opt_float("ls_lambda", 1e-12, 1e6)? {
+                s.ls_lambda = v;
+            }
+        }
+        Ok(Box::new(BenchRunner {
+            s,
+            keel: DataCache::default(),
+            mnist: DataSlot::new(),
+            fashion: DataSlot::new(),
+            prepared: SharedCache::default(),
+            sigmas: SharedCache::default(),
+            grams: SharedCache::default(),
+        }))
+    }
+}
+
+/// A list of positive numbers, or an error naming the key.
+fn float_list(sec: &Section<'_, '_>, key: &str) -> Result<Option<Vec<f64>>, ConfigError> {
+    let Some(items) = sec.list(key)? else {
+        return Ok(None);
+    };
+    if items.is_empty() {
+        return Err(sec.error(key, "expected a non-empty list of numbers > 0"));
+    }
+    items
+        .into_iter()
+        .map(|(v, span)| match v.as_f64() {
+            Some(f) if f.is_finite() && f > 0.0 => Ok(f),
+            _ => Err(sec.error_span(span, key, format!("expected numbers > 0, found {v}"))),
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// The median pairwise Euclidean distance among the first (at most) 1,000 rows (0 is replaced by 1).
+fn median_distance(x: ArrayView2<'_, f64>) -> f64 {
+    let n = x.nrows().min(1000);
+    let mut d = Vec::with_capacity(n * n.saturating_sub(1) / 2);
+    for i in 0..n {
+        for j in i + 1..n {
+            let r = x.row(i);
+            let q = x.row(j);
+            d.push(
+                r.iter()
+                    .zip(q.iter())
+                    .map(|(a, b)| (a - b) * (a - b))
+                    .sum::<f64>()
+                    .sqrt(),
+            );
+        }
+    }
+    if d.is_empty() {
+        return 1.0;
+    }
+    d.sort_by(f64::total_cmp);
+    let m = d[d.len() / 2];
+    if m > 0.0 {
+        m
+    } else {
+        1.0
+    }
+}
+
+/// Min–max scaling to $[0,1]$ with the statistics of `xtr`; constant columns map to 0; test values clipped.
+fn minmax(xtr: &mut Array2<f64>, xte: &mut Array2<f64>) {
+    for j in 0..xtr.ncols() {
+        let col = xtr.column(j);
+        let lo = col.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = col.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let w = hi - lo;
+        let f = |v: f64| {
+            if w > 0.0 {
+                ((v - lo) / w).clamp(0.0, 1.0)
+            } else {
+                0.0
+            }
+        };
+        xtr.column_mut(j).mapv_inplace(f);
+        xte.column_mut(j).mapv_inplace(f);
+    }
+}
+
+fn accuracy(pred: &[usize], truth: &[usize]) -> f64 {
+    pred.iter().zip(truth).filter(|(a, b)| a == b).count() as f64 / truth.len().max(1) as f64
+}
+
+/// Appends a constant-1 column: $\langle\bar x,\bar y\rangle = 1 + \langle x,y\rangle$.
+fn augment(x: ArrayView2<'_, f64>) -> Array2<f64> {
+    let mut out = Array2::ones((x.nrows(), x.ncols() + 1));
+    out.slice_mut(ndarray::s![.., ..x.ncols()]).assign(&x);
+    out
+}
+
+/// A fitted map for one cell: survey sampler, or a polynomial sketch on $[x; 1]$ (TS, TRP) or $x$ (RM).
+enum CellMap {
+    Direct(Box<dyn FeatureMap>),
+    Augmented(Box<dyn FeatureMap>),
+}
+
+impl CellMap {
+    fn transform(&self, x: ArrayView2<'_, f64>) -> rfx_core::Result<Array2<f64>> {
+        match self {
+            CellMap::Direct(m) => m.transform(x),
+            CellMap::Augmented(m) => m.transform(augment(x).view()),
+        }
+    }
+}
+
+impl BenchRunner {
+    fn raw(&self, name: &str, seed: &str, experiment_seed: u64) -> Result<Prepared, String> {
+        let s = &self.s;
+        let mut rng = rng_stream(experiment_seed, &format!("data;dataset={name};seed={seed}"));
+        let err = |e: CellError| match e {
+            CellError::Fatal(m) | CellError::Skipped(m) => m,
+        };
+        let (xtr_all, ltr_all, xte_all, lte_all, classes) =
+            if name == "mnist" || name == "fashion-mnist" {
+                let slot = if name == "mnist" {
+                    &self.mnist
+                } else {
+                    &self.fashion
+                };
+                let tt = idx_data(slot, name).map_err(err)?;
+                let classes = tt.train.n_classes();
+                (
+                    tt.train.x.clone(),
+                    tt.train.labels.clone(),
+                    tt.test.x.clone(),
+                    tt.test.labels.clone(),
+                    classes,
+                )
+            } else {
+                let t = self.keel.get(name).map_err(err)?;
+                let n = t.x.nrows();
+                let mut idx: Vec<usize> = (0..n).collect();
+                idx.shuffle(&mut rng);
+                let nte = ((n as f64) * s.test_fraction).round() as usize;
+                let (te, tr) = idx.split_at(nte);
+                (
+                    t.x.select(Axis(0), tr),
+                    tr.iter().map(|&i| t.labels[i]).collect(),
+                    t.x.select(Axis(0), te),
+                    te.iter().map(|&i| t.labels[i]).collect(),
+                    t.n_classes,
+                )
+            };
+        let mut pick = |len: usize, k: usize| -> Vec<usize> {
+            let mut idx: Vec<usize> = (0..len).collect();
+            idx.shuffle(&mut rng);
+            idx.truncate(k.min(len));
+            idx
+        };
+        let itr = pick(xtr_all.nrows(), s.n_train);
+        let ite = pick(xte_all.nrows(), s.n_test);
+        let mut xtr = xtr_all.select(Axis(0), &itr);
+        let mut xte = xte_all.select(Axis(0), &ite);
+        minmax(&mut xtr, &mut xte);
+        let ltr: Vec<usize> = itr.iter().map(|&i| ltr_all[i]).collect();
+        let lte: Vec<usize> = ite.iter().map(|&i| lte_all[i]).collect();
+        let error_rows = pick(xtr.nrows(), s.error_points);
+        Ok(Prepared {
+            xtr,
+            xte,
+            ltr,
+            lte,
+            classes,
+            error_rows,
+        })
+    }
+
+    fn prepared(&self, name: &str, seed: &str, es: u64) -> Result<Arc<Prepared>, CellError> {
+        self.prepared
+            .get(&format!("dataset={name};seed={seed}"), || {
+                self.raw(name, seed, es)
+            })
+    }
+
+    /// $\sigma$ for data set `name`: held-out ridge accuracy of RFF at $s = 4d$ on the seed-0 split.
+    fn sigma(&self, name: &str, es: u64) -> Result<f64, CellError> {
+        let p = self.prepared(name, "0", es)?;
+        let s = &self.s;
+        let v = self.sigmas.get(&format!("sigma;dataset={name}"), || {
+            let d = p.xtr.ncols();
+            let unit = if s.sigma_times_median {
+                median_distance(p.xtr.view())
+            } else {
+                1.0
+            };
+            let mut best = (f64::INFINITY, unit * s.sigma_grid[0]);
+            for &factor in &s.sigma_grid {
+                let sigma = unit * factor;
+                let mut rng = rng_stream(es, &format!("sigma;dataset={name};sigma={sigma}"));
+                let map = SurveyParams::new(Sampler::Rff, SurveyKernel::Gaussian { sigma })
+                    .frequencies(4 * d)
+                    .fit(d, None, &mut rng)
+                    .map_err(|e| e.to_string())?;
+                let z = map.transform(p.xtr.view()).map_err(|e| e.to_string())?;
+                let (cv_err, _) = self
+                    .ridge_cv(z.view(), &p.ltr, p.classes, &format!("sigma;{name}"), es)
+                    .map_err(|e| e.to_string())?;
+                if cv_err < best.0 {
+                    best = (cv_err, sigma);
+                }
+            }
+            Ok(best.1)
+        })?;
+        Ok(*v)
+    }
+
+    /// Held-out λ selection: (best held-out error, fitted model predictions closure input).
+    fn ridge_cv(
+        &self,
+        z: ArrayView2<'_, f64>,
+        labels: &[usize],
+        classes: usize,
+        key: &str,
+        es: u64,
+    ) -> rfx_core::Result<(f64, rfx_solvers::ridge::Ridge)> {
+        let y = one_hot(labels, classes, false)?;
+        let search = LambdaSearch {
+            grid: self.s.lambda_grid.clone(),
+            scale: LambdaScale::TimesN,
+            validation: Validation::Holdout {
+                fraction: self.s.holdout,
+                seed: stream_seed(es, &format!("holdout;{key}")),
+            },
+            score: CvScore::ClassificationError,
+        };
+        let (model, cv) = fit_ridge_cv(z, y.view(), &search, RidgeForm::Auto)?;
+        Ok((cv.scores[cv.best_index], model))
+    }
+
+    fn svm_accuracy(
+        &self,
+        ztr: ArrayView2<'_, f64>,
+        zte: ArrayView2<'_, f64>,
+        p: &Prepared,
+        key: &str,
+        es: u64,
+    ) -> rfx_core::Result<(f64, f64)> {
+        let n = ztr.nrows();
+        let mut idx: Vec<usize> = (0..n).collect();
+        idx.shuffle(&mut rng_stream(es, &format!("svm-holdout;{key}")));
+        let nv = ((n as f64) * self.s.holdout).round().max(1.0) as usize;
+        let (va, fi) = idx.split_at(nv);
+        let zf = ztr.select(Axis(0), fi);
+        let zv = ztr.select(Axis(0), va);
+        let lf: Vec<usize> = fi.iter().map(|&i| p.ltr[i]).collect();
+        let lv: Vec<usize> = va.iter().map(|&i| p.ltr[i]).collect();
+        let params = |c: f64| {
+            let mut sp = SvmParams::new(c, stream_seed(es, &format!("svm;{key}")));
+            sp.max_iter = self.s.svm_max_iter;
+            sp
+        };
+        let mut best = (f64::NEG_INFINITY, self.s.c_grid[0]);
+        // a single C needs no hold-out selection
+        let grid: &[f64] = if self.s.c_grid.len() > 1 {
+            &self.s.c_grid
+        } else {
+            &[]
+        };
+        for &c in grid {
+            let m = LinearSvm::fit(zf.view(), &lf, p.classes, &params(c))?;
+            let a = accuracy(&m.predict(zv.view())?, &lv);
+            if a > best.0 {
+                best = (a, c);
+            }
+        }
+        let m = LinearSvm::fit(ztr, &p.ltr, p.classes, &params(best.1))?;
+        Ok((accuracy(&m.predict(zte)?, &p.lte), best.1))
+    }
+
+    /// The exact Gram on the error points (shared by every method of a data set, kernel and seed).
+    fn gram(
+        &self,
+        kernel: &str,
+        sigma: f64,
+        x: ArrayView2<'_, f64>,
+        key: &str,
+    ) -> Result<Arc<Array2<f64>>, CellError> {
+        let kernel = kernel.to_string();
+        let x = x.to_owned();
+        self.grams.get(key, move || {
+            let g = match kernel.as_str() {
+                "gaussian" => {
+                    let sq: Vec<f64> = x.rows().into_iter().map(|r| r.dot(&r)).collect();
+                    let mut g = x.dot(&x.t());
+                    for ((i, j), v) in g.indexed_iter_mut() {
+                        let d2 = (sq[i] + sq[j] - 2.0 * *v).max(0.0);
+                        *v = (-d2 / (2.0 * sigma * sigma)).exp();
+                    }
+                    g
+                }
+                "arccos0" | "arccos1" => {
+                    let order = if kernel == "arccos0" {
+                        ArcCosineOrder::Zero
+                    } else {
+                        ArcCosineOrder::One
+                    };
+                    ArcCosineKernel::new(order)
+                        .gram_sym(x.view())
+                        .map_err(|e| e.to_string())?
+                }
+                _ => x.dot(&x.t()).mapv(|v| (1.0 + v) * (1.0 + v)),
+            };
+            Ok(g)
+        })
+    }
+
+    fn fit_map(
+        &self,
+        kernel: SurveyKernel,
+        kname: &str,
+        method: &str,
+        s_freq: usize,
+        xtr: ArrayView2<'_, f64>,
+        rng: &mut RfxRng,
+    ) -> Result<CellMap, String> {
+        let d = xtr.ncols();
+        let e = |e: rfx_core::RfxError| format!("method {method}: {e}");
+        if kname == "poly2" {
+            return Ok(match method {
+                "ts" => CellMap::Augmented(Box::new(
+                    TensorSketch::params()
+                        .dim(s_freq)
+                        .degree(2)
+                        .fit(d + 1, rng)
+                        .map_err(e)?,
+                )),
+                "trp" => CellMap::Augmented(Box::new(
+                    Trp::params()
+                        .dim(s_freq)
+                        .degree(2)
+                        .fit(d + 1, rng)
+                        .map_err(e)?,
+                )),
+                _ => CellMap::Direct(Box::new(
+                    RandomMaclaurin::params()
+                        .dim(s_freq)
+                        .coefficients(vec![1.0, 2.0, 1.0])
+                        .fit(d, rng)
+                        .map_err(e)?,
+                )),
+            });
+        }
+        let sampler = Sampler::from_name(method).map_err(e)?;
+        let s = &self.s;
+        let map = SurveyParams::new(sampler, kernel)
+            .frequencies(s_freq)
+            .rom_blocks(s.rom_blocks)
+            .ssf_sweeps(s.ssf_sweeps)
+            .leverage(s.ls_pool_factor, s.ls_rows, s.ls_lambda)
+            .fit(d, Some(xtr), rng)
+            .map_err(e)?;
+        Ok(CellMap::Direct(Box::new(map)))
+    }
+}
+
+impl Runner for BenchRunner {
+    fn metrics(&self) -> Vec<String> {
+        [
+            "rel_error",
+            "feature_s",
+            "ridge_acc",
+            "svm_acc",
+            "dim",
+            "sigma",
+            "lambda",
+            "svm_c",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    }
+    fn settings(&self) -> String {
+        self.s.describe()
+    }
+    fn run_cell(&self, cell: &Cell, rng: &mut RfxRng) -> Result<CellOutput, CellError> {
+        let name = cell.str("dataset")?;
+        let kname = cell.str("kernel")?;
+        let method = cell.str("method")?;
+        let k = cell.int("s_mult")? as usize;
+        let seed = cell.get("seed").map(Value::to_string).unwrap_or_default();
+        let es = cell.experiment_seed;
+        let poly_method = POLY_METHODS.contains(&method);
+        if poly_method != (kname == "poly2") {
+            return Err(CellError::Skipped(format!(
+                "method {method} does not apply to kernel {kname} (allowed: {METHODS_ALLOWED})"
+            )));
+        }
+        let p = self.prepared(name, &seed, es)?;
+        let d = p.xtr.ncols();
+        let s_freq = k * d;
+        let sigma = if kname == "gaussian" {
+            self.sigma(name, es)?
+        } else {
+            f64::NAN
+        };
+        let kernel = match kname {
+            "gaussian" => SurveyKernel::Gaussian { sigma },
+            "arccos0" => SurveyKernel::ArcCos0,
+            _ => SurveyKernel::ArcCos1,
+        };
+        let out_dim = if kname == "poly2" {
+            s_freq
+        } else {
+            kernel.output_dim(s_freq)
+        };
+        if out_dim > self.s.max_features {
+            return Err(CellError::Skipped(format!(
+                "{out_dim} features > max_features = {}",
+                self.s.max_features
+            )));
+        }
+        let key = cell.key();
+        let fatal = |e: String| CellError::Fatal(format!("cell {key}: {e}"));
+
+        // features: fit + transform train and test (the survey's "time")
+        let t0 = Instant::now();
+        let map = self
+            .fit_map(kernel, kname, method, s_freq, p.xtr.view(), rng)
+            .map_err(fatal)?;
+        let ztr = map
+            .transform(p.xtr.view())
+            .map_err(|e| fatal(e.to_string()))?;
+        let zte = map
+            .transform(p.xte.view())
+            .map_err(|e| fatal(e.to_string()))?;
+        let feature_s = t0.elapsed().as_secs_f64();
+
+        // approximation error on the error points
+        let xe = p.xtr.select(Axis(0), &p.error_rows);
+        let gram = self.gram(
+            kname,
+            sigma,
+            xe.view(),
+            &format!("gram;dataset={name};kernel={kname};seed={seed}"),
+        )?;
+        let ze = ztr.select(Axis(0), &p.error_rows);
+        let approx = ze.dot(&ze.t());
+        let num: f64 = approx
+            .iter()
+            .zip(gram.iter())
+            .map(|(a, b)| (a - b) * (a - b))
+            .sum();
+        let den: f64 = gram.iter().map(|v| v * v).sum();
+        let rel_error = (num / den).sqrt();
+
+        // ridge "linear regression" with λ by hold-out, then test accuracy
+        let ridge_key = format!("dataset={name};seed={seed}");
+        let (_, model) = self
+            .ridge_cv(ztr.view(), &p.ltr, p.classes, &ridge_key, es)
+            .map_err(|e| fatal(e.to_string()))?;
+        let pred = model
+            .predict(zte.view())
+            .map_err(|e| fatal(e.to_string()))?;
+        let ridge_acc = accuracy(&argmax_rows(pred.view()), &p.lte);
+        let lambda = model.lambda_eff() / ztr.nrows() as f64;
+
+        let (svm_acc, svm_c) = if self.s.svm && kname == "gaussian" {
+            self.svm_accuracy(ztr.view(), zte.view(), &p, &ridge_key, es)
+                .map_err(|e| fatal(e.to_string()))?
+        } else {
+            (f64::NAN, f64::NAN)
+        };
+        Ok(CellOutput {
+            metrics: vec![
+                rel_error,
+                feature_s,
+                ridge_acc,
+                svm_acc,
+                ztr.ncols() as f64,
+                sigma,
+                lambda,
+                svm_c,
+            ],
+            timings: Vec::new(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minmax_maps_training_range_to_unit_interval_and_clips_test() {
+        let mut a = ndarray::array![[0.0, 5.0], [2.0, 5.0], [1.0, 5.0]];
+        let mut b = ndarray::array![[3.0, 1.0], [-1.0, 5.0]];
+        minmax(&mut a, &mut b);
+        assert_eq!(a.column(0).to_vec(), vec![0.0, 1.0, 0.5]);
+        assert_eq!(a.column(1).to_vec(), vec![0.0, 0.0, 0.0]);
+        assert_eq!(b.column(0).to_vec(), vec![1.0, 0.0]);
+    }
+
+    #[test]
+    fn dataset_check_names_the_allowed_sets() {
+        assert!(check_dataset(&Value::Str("keel/letter".into())).is_ok());
+        assert!(check_dataset(&Value::Str("mnist".into())).is_ok());
+        let e = check_dataset(&Value::Str("uci/protein".into())).unwrap_err();
+        assert!(e.contains("keel/letter") && e.contains("mnist"), "{e}");
+    }
+}

@@ -699,6 +699,31 @@ static METHODS: &[MethodSpec] = &[
         },
     },
     MethodSpec {
+        name: "lp-rff",
+        about: "low-precision random Fourier features: cos(Wx + b) sqrt(2/m), W ~ N(0, I/sigma^2), b ~ U[0, 2 pi), each value stochastically rounded to a b-bit grid on [-sqrt(2/m), sqrt(2/m)] (unbiased; noise keyed by the row's content)",
+        paper: "Zhang et al. AISTATS 2019 (LP-RFF), as the baseline of Tiomoko Ali, Liao & Couillet ICLR 2022, Figs. 1, 4",
+        params: &[
+            SIGMA,
+            ParamDoc {
+                name: "bits",
+                kind: ParamKind::Int { min: 1, max: 16 },
+                default: "8",
+                about: "bits per feature value b",
+            },
+        ],
+        data_dependent: false,
+        table: false,
+        dim_rule: "m",
+        out_dim: |m, _, _| m,
+        exact_dim: true,
+        build: |m, p, d, _, rng| {
+            let rff = rfx_ternary::Rff::fit(d, m, p.float("sigma")?, rng)?;
+            let noise_seed = rand::Rng::gen::<u64>(rng);
+            let bits = p.int("bits")? as u32; // 1..=16, checked when the parameters were parsed
+            Ok(Box::new(rfx_ternary::LpRff::new(rff, bits, noise_seed)?))
+        },
+    },
+    MethodSpec {
         name: "ternary",
         about: "ternary random features sigma_ter(W_ter x)/sqrt(m), thresholds matched to an activation's Gaussian moments at tau estimated from the fitting rows",
         paper: "Tiomoko Ali, Liao & Couillet ICLR 2022, Algorithm 1 (eqs. 4-6, 10)",

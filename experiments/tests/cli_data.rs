@@ -561,6 +561,10 @@ fn output_does_not_depend_on_block_size_or_thread_count() {
             ],
         ),
         (
+            "features",
+            ["--method", "lp-rff", "--param", "bits=4", "--dim", "64"],
+        ),
+        (
             "gram",
             ["--kernel", "nngp", "--param", "depth=2", "--header", "yes"],
         ),

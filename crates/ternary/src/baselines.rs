@@ -174,9 +174,11 @@ impl StochasticQuantizer {
 ///
 /// The rounding noise must be fresh for unbiasedness across uses (Zhang et al. redraw it every mini-batch):
 /// [`LpRff::transform_with_rng`] takes the noise stream explicitly. The trait's
-/// [`FeatureMap::transform`] has no RNG argument, so it draws the noise from
-/// `rng_stream(noise_seed, "lp-rff-rounding")`, reproducible and independent of the thread count (the
-/// same input gives the same output on every call).
+/// [`FeatureMap::transform`] has no RNG argument, so it draws the noise of each row from a stream keyed by
+/// the row's content, `rng_stream(noise_seed, "lp-rff-row-" + FNV-1a of the row's f64 bits)`: reproducible,
+/// independent of the thread count and of how the rows are split into batches (a row gives the same
+/// features alone or inside any block), and independent between distinct rows. Identical rows get identical
+/// rounding.
 #[derive(Debug, Clone)]
 pub struct LpRff {
     rff: Rff,
@@ -228,7 +230,18 @@ impl FeatureMap for LpRff {
     }
 
     fn transform(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
-        self.transform_with_rng(x, &mut rng_stream(self.noise_seed, "lp-rff-rounding"))
+        let mut z = self.rff.transform(x)?;
+        for (xi, mut zi) in x.outer_iter().zip(z.outer_iter_mut()) {
+            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+            for v in xi {
+                h ^= v.to_bits();
+                h = h.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+            let mut rng = rng_stream(self.noise_seed, &format!("lp-rff-row-{h:016x}"));
+            zi.iter_mut()
+                .for_each(|v| *v = self.quantizer.quantize(*v, rng.gen::<f64>()));
+        }
+        Ok(z)
     }
 
     fn bits_per_feature(&self) -> f64 {
@@ -391,10 +404,11 @@ mod tests {
         assert_eq!(one.bits_per_feature(), 1.0);
         let eight = LpRff::new(rff, 8, 3).unwrap();
         assert_eq!(eight.bits_per_feature(), 8.0);
-        assert_eq!(
-            eight.transform(x.view()).unwrap(),
-            eight.transform(x.view()).unwrap()
-        );
+        let full = eight.transform(x.view()).unwrap();
+        assert_eq!(full, eight.transform(x.view()).unwrap());
+        // a row's features do not depend on the batch it comes in
+        let tail = eight.transform(x.slice(ndarray::s![7.., ..])).unwrap();
+        assert_eq!(tail, full.slice(ndarray::s![7.., ..]));
     }
 
     #[test]

@@ -306,16 +306,20 @@ pub fn section(
                 .map(|v| v.to_string().trim_matches('"').to_string())
                 .unwrap_or_default()
         };
+        // A run resumes: its wall time covers only the cells it computed, so say how many that was.
         let _ = writeln!(
             out,
-            "Experiment file `{}`, kind `{}`, seed {}{}; last run {} (commit {}), {} cells, {:.1} s wall time.\n",
+            "Experiment file `{}`, kind `{}`, seed {}{}; {} cells. Last run {} (commit {}): {} cells computed, {} \
+             reused from earlier runs, {:.1} s wall time.\n",
             get("config_file"),
             spec.kind,
             spec.seed,
             if spec.quick { ", **quick settings**" } else { "" },
+            get("cells_total"),
             get("started_utc"),
             &get("git_commit").chars().take(10).collect::<String>(),
-            get("cells_total"),
+            get("cells_computed"),
+            get("cells_reused"),
             m.get("wall_time_s").and_then(serde_json::Value::as_f64).unwrap_or(f64::NAN)
         );
     }

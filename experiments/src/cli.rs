@@ -125,8 +125,8 @@ enum Command {
     },
     /// The exact kernel matrix K(X, Y) (Y = X unless --against), in parallel blocks of rows.
     ///
-    /// Kernels: gaussian, polynomial, arccos0, arccos1, ntk, nngp, gzk (rfx methods lists their parameters).
-    /// Not available: cntk (the convolutional NTK is not implemented in rfx-ntk yet).
+    /// Kernels: gaussian, polynomial, arccos0, arccos1, ntk, nngp, gzk, cntk (images as rows; shape by
+    /// --param height=,width=,channels=) — rfx methods lists their parameters.
     Gram {
         /// Kernel name (rfx methods).
         #[arg(long)]

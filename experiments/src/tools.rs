@@ -576,7 +576,6 @@ pub fn list_methods(dim: Option<usize>) {
         print_params(k.params);
         println!();
     }
-    println!("Not available: {}", methods::MISSING_KERNELS);
 }
 
 /// Parses `--header auto|yes|no`.

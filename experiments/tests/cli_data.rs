@@ -450,7 +450,7 @@ fn malformed_inputs_exit_2_with_a_message_naming_the_problem() {
         ),
         (
             vec!["gram", "--kernel", "cntk", "--input", g, "--output", o],
-            vec!["cntk", "not implemented"],
+            vec!["cntk", "28x28x1"],
         ),
         (
             vec![
@@ -690,4 +690,43 @@ fn fit_beats_the_mean_and_classifies() {
     ]);
     let acc = grab(&out, "test accuracy ");
     assert!(acc > 0.8, "{out}");
+}
+
+#[test]
+fn cntk_gram_of_one_pixel_images_has_the_documented_diagonal() {
+    // 1x1 images: q^(2L) K(x, x) = (L - 1) |x|^2 (rfx_ntk::cntk module docs, Lemma 13 of Zandieh et al.)
+    let dir = tempfile::tempdir().unwrap();
+    let x = random_rows(6, 4, 5);
+    let input = dir.path().join("x.csv");
+    write_csv(&input, &x, false);
+    let out = dir.path().join("k.csv");
+    ok(&[
+        "gram",
+        "--kernel",
+        "cntk",
+        "--param",
+        "depth=3",
+        "--param",
+        "filter=3",
+        "--param",
+        "height=1",
+        "--param",
+        "width=1",
+        "--param",
+        "channels=4",
+        "--input",
+        p(&input),
+        "--output",
+        p(&out),
+    ]);
+    let k = read_csv(&out);
+    assert_eq!(k.dim(), (6, 6));
+    for i in 0..6 {
+        let want = 2.0 * x.row(i).dot(&x.row(i)) / 9f64.powi(3);
+        assert!(
+            (k[[i, i]] - want).abs() <= 1e-12 * want,
+            "row {i}: {} vs {want}",
+            k[[i, i]]
+        );
+    }
 }

@@ -9,6 +9,7 @@ extern crate openblas_src as _;
 
 pub mod arccos;
 pub mod baselines;
+pub mod cntk;
 pub mod gram;
 pub mod kernel;
 pub mod ntkrf;
@@ -17,6 +18,7 @@ pub mod qp;
 
 pub use arccos::{ArcCosineFeatures, ArcCosineParams, Sampler};
 pub use baselines::{GradRf, GradRfParams, NaiveRf, NaiveRfParams, DEFAULT_NAIVE_MEMORY_CAP};
+pub use cntk::Cntk;
 pub use gram::{chunked_gram, feature_gram, GramAccumulator};
 pub use kernel::{
     arccos0, arccos1, ntk_nngp_recursion, relu_nngp, relu_ntk, row_norms, ArcCosineKernel,

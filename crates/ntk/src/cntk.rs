@@ -1,0 +1,402 @@
+//! The exact ReLU convolutional NTK with global average pooling (CNTK-GAP) of Zandieh et al. (NeurIPS 2021),
+//! Definition 2 (App. F, Eqs. 103–108), in the "fixed first and last layer" form of Arora et al.'s code
+//! (`--gap yes --fix yes`; `ntk-sketching.md` §3.7).
+//!
+//! Images $y, z \in \mathbb R^{d_1 \times d_2 \times c}$ are rows of length $d_1 d_2 c$ in height–width–channel
+//! order (index $(i d_2 + j) c + l$). The filter is $q \times q$ ($q$ odd), with zero padding ("same"
+//! convolution). With $\mathrm{conv}(T)_{i,j,i',j'} = \sum_{a,b} T_{i+a,j+b,i'+a,j'+b}$ over
+//! $a, b \in \{-\tfrac{q-1}2, \dots, \tfrac{q-1}2\}$:
+//!
+//! * $N^{(0)}_{ij}(x) = q^2\|x_{ij:}\|^2$, $N^{(h)}_{ij} = q^{-2}\sum_{a,b} N^{(h-1)}_{i+a,j+b}$ (Eq. 103);
+//! * $\Gamma^{(0)}_{iji'j'} = \langle y_{ij:}, z_{i'j':}\rangle$; for $h = 1..L$, with
+//!   $D = \sqrt{N^{(h)}_{ij}(y) N^{(h)}_{i'j'}(z)}$ and $\rho = \mathrm{conv}(\Gamma^{(h-1)})/D$:
+//!   $\Gamma^{(h)} = \frac{D}{q^2}\kappa_1(\rho)$ (Eq. 104), $\dot\Gamma^{(h)} = \frac1{q^2}\kappa_0(\rho)$ (Eq. 105);
+//! * $\Pi^{(0)} = 0$, $\Pi^{(h)} = \mathrm{conv}(\Pi^{(h-1)} \odot \dot\Gamma^{(h)} + \Gamma^{(h)})$ for $h < L$
+//!   (Eq. 106), $\Pi^{(L)} = \Pi^{(L-1)} \odot \dot\Gamma^{(L)}$ (Eq. 107);
+//! * $\Theta^{(L)}_{\mathrm{cntk}}(y, z) = (d_1 d_2)^{-2} \sum_{i,j,i',j'} \Pi^{(L)}_{iji'j'}$ (Eq. 108).
+//!
+//! $\kappa_0, \kappa_1$ are normalised so that $\kappa(1) = 1$, as everywhere in this crate. Where a patch is
+//! all zeros ($D = 0$) we set $\rho = 0$: then $\Gamma^{(h)} = 0$ there and the value of $\dot\Gamma^{(h)}$ does
+//! not matter for $\Gamma$ (the authors' code clamps $N \ge 10^{-8}$ instead; standardised images have no
+//! zero patches).
+//!
+//! **Normalisation against the fully connected NTK.** For $1 \times 1$ images (and any $q$), the recursion
+//! collapses to the fully connected one with a factor $q^{-2}$ per layer and without the two fixed layers:
+//! $q^{2L}\Theta_{\mathrm{cntk}}^{(L)}(y, z) = \Theta^{(L)}(y,z) - \Sigma^{(L)}(y,z) - \langle y, z\rangle
+//! \prod_{h=1}^{L}\dot\Sigma^{(h)}(y,z)$, where $\Theta^{(L)}$ is the depth-$L$ ReLU NTK of
+//! [`crate::ReluNtk`] and $\Sigma^{(h)}$ the NNGP. On the diagonal that is $(L-1)\|x\|^2$ (Lemma 13:
+//! $\Pi^{(L)}_{ijij}(y,y) = \frac{L-1}{q^2}N^{(L)}_{ij}(y)$). So $L = 1$ gives the zero kernel; Arora et al.'s
+//! "depth $d$" is $L = d - 1$.
+//!
+//! Cost per pair: $O(L q^2 (d_1 d_2)^2)$ (tensors of $(d_1 d_2)^2$ entries); a Gram matrix of $n$ images costs
+//! $n^2$ times that, the $\Omega(d^4 n^2)$ that CNTKSketch avoids. Pairs are evaluated in parallel.
+
+use ndarray::{Array2, ArrayView1, ArrayView2, Axis};
+use rayon::prelude::*;
+use rfx_core::{Kernel, Result, RfxError};
+
+use crate::kernel::{arccos0, arccos1};
+
+/// The exact ReLU CNTK-GAP of depth $L$ on $d_1 \times d_2 \times c$ images with a $q \times q$ filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cntk {
+    /// Number of convolutional layers $L \ge 1$ of Definition 2.
+    pub depth: usize,
+    /// Filter size $q$ (odd).
+    pub filter: usize,
+    /// Image height $d_1$.
+    pub height: usize,
+    /// Image width $d_2$.
+    pub width: usize,
+    /// Channels $c$.
+    pub channels: usize,
+}
+
+impl Cntk {
+    /// Checks the shape: every size positive, $q$ odd, $L \le 64$.
+    pub fn new(
+        depth: usize,
+        filter: usize,
+        height: usize,
+        width: usize,
+        channels: usize,
+    ) -> Result<Self> {
+        if depth == 0 || depth > 64 {
+            return Err(RfxError::invalid("depth", depth, "1..=64"));
+        }
+        if filter % 2 == 0 {
+            return Err(RfxError::invalid(
+                "filter",
+                filter,
+                "an odd size (1, 3, 5, ...)",
+            ));
+        }
+        if height == 0 || width == 0 || channels == 0 {
+            return Err(RfxError::invalid(
+                "image shape",
+                format!("{height}x{width}x{channels}"),
+                "positive height, width and channels",
+            ));
+        }
+        Ok(Self {
+            depth,
+            filter,
+            height,
+            width,
+            channels,
+        })
+    }
+
+    /// Length of an image row, $d_1 d_2 c$.
+    pub fn input_dim(&self) -> usize {
+        self.height * self.width * self.channels
+    }
+
+    fn pixels(&self) -> usize {
+        self.height * self.width
+    }
+
+    /// $\sum_{a,b} f(i+a, j+b)$ over the filter window, zero outside the image.
+    fn box_sum(&self, f: &[f64]) -> Vec<f64> {
+        let (h, w, r) = (
+            self.height as isize,
+            self.width as isize,
+            (self.filter / 2) as isize,
+        );
+        let mut out = vec![0.0; f.len()];
+        for i in 0..h {
+            for j in 0..w {
+                let mut s = 0.0;
+                for a in (i - r).max(0)..=(i + r).min(h - 1) {
+                    for b in (j - r).max(0)..=(j + r).min(w - 1) {
+                        s += f[(a * w + b) as usize];
+                    }
+                }
+                out[(i * w + j) as usize] = s;
+            }
+        }
+        out
+    }
+
+    /// $N^{(h)}(x)$ for $h = 0..=L$ (Eq. 103), each of length $d_1 d_2$.
+    pub fn patch_norms(&self, x: ArrayView1<'_, f64>) -> Vec<Vec<f64>> {
+        let q2 = (self.filter * self.filter) as f64;
+        let c = self.channels;
+        let n0: Vec<f64> = (0..self.pixels())
+            .map(|p| q2 * (0..c).map(|l| x[p * c + l] * x[p * c + l]).sum::<f64>())
+            .collect();
+        let mut all = vec![n0];
+        for h in 1..=self.depth {
+            let next = self
+                .box_sum(&all[h - 1])
+                .into_iter()
+                .map(|v| v / q2)
+                .collect();
+            all.push(next);
+        }
+        all
+    }
+
+    /// $\mathrm{conv}(T)_{iji'j'} = \sum_{a,b} T_{i+a,j+b,i'+a,j'+b}$ for $T$ stored as $P \times P$ with
+    /// $P = d_1 d_2$ (row $= (i, j)$, column $= (i', j')$), zero padding.
+    fn conv(&self, t: &[f64]) -> Vec<f64> {
+        let (h, w, r) = (
+            self.height as isize,
+            self.width as isize,
+            (self.filter / 2) as isize,
+        );
+        let p = self.pixels();
+        let mut out = vec![0.0; p * p];
+        for i in 0..h {
+            for j in 0..w {
+                let row = (i * w + j) as usize;
+                for i2 in 0..h {
+                    for j2 in 0..w {
+                        let mut s = 0.0;
+                        for a in -r..=r {
+                            let (ia, i2a) = (i + a, i2 + a);
+                            if ia < 0 || ia >= h || i2a < 0 || i2a >= h {
+                                continue;
+                            }
+                            for b in -r..=r {
+                                let (jb, j2b) = (j + b, j2 + b);
+                                if jb < 0 || jb >= w || j2b < 0 || j2b >= w {
+                                    continue;
+                                }
+                                s += t[(ia * w + jb) as usize * p + (i2a * w + j2b) as usize];
+                            }
+                        }
+                        out[row * p + (i2 * w + j2) as usize] = s;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// $\Theta^{(L)}_{\mathrm{cntk}}(y, z)$ given both images and their [`Cntk::patch_norms`].
+    fn pair(
+        &self,
+        y: ArrayView1<'_, f64>,
+        z: ArrayView1<'_, f64>,
+        ny: &[Vec<f64>],
+        nz: &[Vec<f64>],
+    ) -> f64 {
+        let (p, c) = (self.pixels(), self.channels);
+        let q2 = (self.filter * self.filter) as f64;
+        // Γ⁽⁰⁾ = ⟨y_ij, z_i'j'⟩
+        let mut g: Vec<f64> = (0..p * p)
+            .map(|k| {
+                let (u, v) = (k / p, k % p);
+                (0..c).map(|l| y[u * c + l] * z[v * c + l]).sum()
+            })
+            .collect();
+        let mut pi = vec![0.0; p * p];
+        for h in 1..=self.depth {
+            let s = self.conv(&g);
+            let mut gd = vec![0.0; p * p];
+            for k in 0..p * p {
+                let den = (ny[h][k / p] * nz[h][k % p]).sqrt();
+                let rho = if den > 0.0 { s[k] / den } else { 0.0 };
+                g[k] = den / q2 * arccos1(rho);
+                gd[k] = arccos0(rho) / q2;
+            }
+            if h < self.depth {
+                let t: Vec<f64> = (0..p * p).map(|k| pi[k] * gd[k] + g[k]).collect();
+                pi = self.conv(&t);
+            } else {
+                pi.iter_mut().zip(&gd).for_each(|(v, d)| *v *= d);
+            }
+        }
+        pi.iter().sum::<f64>() / (p * p) as f64
+    }
+
+    fn check_row(&self, x: ArrayView1<'_, f64>) -> Result<()> {
+        if x.len() != self.input_dim() {
+            return Err(RfxError::DimensionMismatch(format!(
+                "cntk: an image of {}x{}x{} has {} values, the row has {}",
+                self.height,
+                self.width,
+                self.channels,
+                self.input_dim(),
+                x.len()
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Kernel for Cntk {
+    /// One pair (Eq. 108). Panics only if a row's length is not $d_1 d_2 c$; use [`Kernel::gram`] for a
+    /// checked call.
+    fn eval(&self, x: ArrayView1<'_, f64>, y: ArrayView1<'_, f64>) -> f64 {
+        assert!(
+            self.check_row(x).is_ok() && self.check_row(y).is_ok(),
+            "cntk: row length must be height*width*channels"
+        );
+        self.pair(x, y, &self.patch_norms(x), &self.patch_norms(y))
+    }
+
+    /// All pairs, in parallel over pairs; the patch norms of each image are computed once.
+    fn gram(&self, x: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        for r in x.outer_iter().chain(y.outer_iter()) {
+            self.check_row(r)?;
+        }
+        let nx: Vec<_> = x.outer_iter().map(|r| self.patch_norms(r)).collect();
+        let ny: Vec<_> = y.outer_iter().map(|r| self.patch_norms(r)).collect();
+        let mut k = Array2::zeros((x.nrows(), y.nrows()));
+        k.axis_iter_mut(Axis(0))
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(i, mut row)| {
+                for (j, v) in row.iter_mut().enumerate() {
+                    *v = self.pair(x.row(i), y.row(j), &nx[i], &ny[j]);
+                }
+            });
+        Ok(k)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::relu_ntk;
+    use ndarray::Array1;
+    use rand::Rng;
+    use rfx_core::rng_stream;
+
+    fn random_images(n: usize, len: usize, seed: u64) -> Array2<f64> {
+        let mut rng = rng_stream(seed, "cntk-test");
+        Array2::from_shape_simple_fn((n, len), || rng.gen::<f64>() * 2.0 - 1.0)
+    }
+
+    /// $\Theta - \Sigma^{(L)} - \langle y,z\rangle\prod_h \dot\Sigma^{(h)}$ of the fully connected ReLU NTK.
+    fn fc_without_fixed_layers(depth: usize, y: &[f64], z: &[f64]) -> f64 {
+        let dot: f64 = y.iter().zip(z).map(|(a, b)| a * b).sum();
+        let ny = y.iter().map(|a| a * a).sum::<f64>().sqrt();
+        let nz = z.iter().map(|a| a * a).sum::<f64>().sqrt();
+        let rho = dot / (ny * nz);
+        let mut sigma = rho;
+        let mut dot_prod = 1.0;
+        for _ in 0..depth {
+            dot_prod *= arccos0(sigma);
+            sigma = arccos1(sigma);
+        }
+        ny * nz * (relu_ntk(depth, rho) - sigma - rho * dot_prod)
+    }
+
+    #[test]
+    fn single_pixel_cntk_is_the_fully_connected_ntk_without_its_fixed_layers() {
+        let x = random_images(4, 5, 1);
+        for depth in 1..=4 {
+            for q in [1usize, 3, 5] {
+                let k = Cntk::new(depth, q, 1, 1, 5).unwrap();
+                let g = k.gram(x.view(), x.view()).unwrap();
+                let scale = (q * q) as f64;
+                for i in 0..4 {
+                    for j in 0..4 {
+                        let want = fc_without_fixed_layers(
+                            depth,
+                            x.row(i).as_slice().unwrap(),
+                            x.row(j).as_slice().unwrap(),
+                        );
+                        let got = scale.powi(depth as i32) * g[[i, j]];
+                        assert!(
+                            (got - want).abs() <= 1e-12 * (1.0 + want.abs()),
+                            "L={depth} q={q} ({i},{j}): {got} vs {want}"
+                        );
+                    }
+                    // diagonal: (L - 1) ||x||^2
+                    let n2 = x.row(i).dot(&x.row(i));
+                    let d = scale.powi(depth as i32) * g[[i, i]];
+                    assert!((d - (depth as f64 - 1.0) * n2).abs() <= 1e-12 * (1.0 + n2));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn with_a_one_by_one_filter_cntk_is_the_pixel_pair_average_of_the_fully_connected_kernel() {
+        // q = 1: every convolution is the identity, so Θ = mean over pixel pairs (p, p') of the fully
+        // connected recursion on the channel vectors y_p, z_p' (checks the GAP indexing of Eq. 108)
+        let (h, w, c) = (3, 2, 4);
+        let x = random_images(3, h * w * c, 4);
+        for depth in 2..=3 {
+            let k = Cntk::new(depth, 1, h, w, c).unwrap();
+            let g = k.gram(x.view(), x.view()).unwrap();
+            for i in 0..3 {
+                for j in 0..3 {
+                    let (a, b) = (x.row(i), x.row(j));
+                    let mut want = 0.0;
+                    for p in 0..h * w {
+                        for p2 in 0..h * w {
+                            want += fc_without_fixed_layers(
+                                depth,
+                                &a.as_slice().unwrap()[p * c..(p + 1) * c],
+                                &b.as_slice().unwrap()[p2 * c..(p2 + 1) * c],
+                            );
+                        }
+                    }
+                    want /= ((h * w) * (h * w)) as f64;
+                    // same-pixel pairs have cosine 1 up to round-off δ ~ 1e-16, computed in two different
+                    // ways; κ₁ has a sqrt(1 - t²) term, so they may differ by ~sqrt(2δ)/π ≈ 5e-9 relative
+                    assert!(
+                        (g[[i, j]] - want).abs() <= 2e-8 * (1.0 + want.abs()),
+                        "L={depth} ({i},{j}): {} vs {want}",
+                        g[[i, j]]
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cntk_gram_is_symmetric_psd_homogeneous_and_flip_invariant() {
+        let (h, w, c) = (4, 5, 2);
+        let k = Cntk::new(3, 3, h, w, c).unwrap();
+        let x = random_images(5, h * w * c, 2);
+        let g = k.gram(x.view(), x.view()).unwrap();
+        for i in 0..5 {
+            assert!(g[[i, i]] > 0.0);
+            for j in 0..5 {
+                assert!((g[[i, j]] - g[[j, i]]).abs() <= 1e-13 * g[[i, i]].max(g[[j, j]]));
+                // Cauchy–Schwarz for a positive semidefinite kernel
+                assert!(g[[i, j]].powi(2) <= g[[i, i]] * g[[j, j]] * (1.0 + 1e-12));
+            }
+        }
+        // positively homogeneous of degree 1 in each argument
+        let y = x.row(0).to_owned() * 2.5;
+        let v = k.eval(y.view(), x.row(1));
+        assert!((v - 2.5 * g[[0, 1]]).abs() <= 1e-12 * v.abs());
+        // flipping both images left-right maps the zero-padded convolutions onto themselves
+        let flip = |r: ArrayView1<'_, f64>| -> Array1<f64> {
+            let mut out = Array1::zeros(r.len());
+            for i in 0..h {
+                for j in 0..w {
+                    for l in 0..c {
+                        out[(i * w + (w - 1 - j)) * c + l] = r[(i * w + j) * c + l];
+                    }
+                }
+            }
+            out
+        };
+        let v = k.eval(flip(x.row(2)).view(), flip(x.row(3)).view());
+        assert!((v - g[[2, 3]]).abs() <= 1e-12 * v.abs().max(1e-300));
+        // and it is not a trivially permutation-invariant kernel: shuffling pixels of one image changes it
+        let mut s = x.row(2).to_owned();
+        s.as_slice_mut().unwrap().swap(0, 2 * c);
+        s.as_slice_mut().unwrap().swap(1, 2 * c + 1);
+        assert!((k.eval(s.view(), x.row(3)) - g[[2, 3]]).abs() > 1e-9 * g[[2, 3]].abs());
+    }
+
+    #[test]
+    fn bad_shapes_are_errors() {
+        assert!(Cntk::new(0, 3, 4, 4, 1).is_err());
+        assert!(Cntk::new(2, 2, 4, 4, 1).is_err());
+        assert!(Cntk::new(2, 3, 0, 4, 1).is_err());
+        let k = Cntk::new(2, 3, 2, 2, 1).unwrap();
+        let x = random_images(2, 5, 3);
+        let err = k.gram(x.view(), x.view()).unwrap_err().to_string();
+        assert!(err.contains("2x2x1") && err.contains('5'), "{err}");
+    }
+}

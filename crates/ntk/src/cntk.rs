@@ -138,40 +138,74 @@ impl Cntk {
     }
 
     /// $\mathrm{conv}(T)_{iji'j'} = \sum_{a,b} T_{i+a,j+b,i'+a,j'+b}$ for $T$ stored as $P \times P$ with
-    /// $P = d_1 d_2$ (row $= (i, j)$, column $= (i', j')$), zero padding.
-    fn conv(&self, t: &[f64]) -> Vec<f64> {
-        let (h, w, r) = (
-            self.height as isize,
-            self.width as isize,
-            (self.filter / 2) as isize,
-        );
-        let p = self.pixels();
-        let mut out = vec![0.0; p * p];
+    /// $P = d_1 d_2$ (row $= (i, j)$, column $= (i', j')$), zero padding. The window is a product of a
+    /// range of $a$ and a range of $b$ (both shifts must keep both indices inside the image), so the sum is
+    /// done as two one-dimensional passes, over $b$ then over $a$: $2q$ instead of $q^2$ terms per entry.
+    fn conv(&self, t: &[f64], tmp: &mut [f64], out: &mut [f64]) {
+        let (h, w, r) = (self.height, self.width, self.filter / 2);
+        let p = h * w;
+        // the shifts s with 0 <= k + s < n and 0 <= k2 + s < n, for |s| <= r
+        let range = |k: usize, k2: usize, n: usize| {
+            let lo = k.min(k2).min(r);
+            let hi = (n - 1 - k.max(k2)).min(r);
+            (lo, hi)
+        };
+        // pass over b: tmp[i,j,i',j'] = sum_b t[i, j+b, i', j'+b]
         for i in 0..h {
             for j in 0..w {
-                let row = (i * w + j) as usize;
+                let row = i * w + j;
                 for i2 in 0..h {
                     for j2 in 0..w {
-                        let mut s = 0.0;
-                        for a in -r..=r {
-                            let (ia, i2a) = (i + a, i2 + a);
-                            if ia < 0 || ia >= h || i2a < 0 || i2a >= h {
-                                continue;
-                            }
-                            for b in -r..=r {
-                                let (jb, j2b) = (j + b, j2 + b);
-                                if jb < 0 || jb >= w || j2b < 0 || j2b >= w {
-                                    continue;
-                                }
-                                s += t[(ia * w + jb) as usize * p + (i2a * w + j2b) as usize];
-                            }
+                        let (lo, hi) = range(j, j2, w);
+                        let mut acc = 0.0;
+                        for k in 0..lo + hi + 1 {
+                            let (jb, j2b) = (j + k - lo, j2 + k - lo);
+                            acc += t[(i * w + jb) * p + i2 * w + j2b];
                         }
-                        out[row * p + (i2 * w + j2) as usize] = s;
+                        tmp[row * p + i2 * w + j2] = acc;
                     }
                 }
             }
         }
-        out
+        // pass over a: out[i,j,i',j'] = sum_a tmp[i+a, j, i'+a, j']
+        for i in 0..h {
+            for j in 0..w {
+                let row = i * w + j;
+                for i2 in 0..h {
+                    let (lo, hi) = range(i, i2, h);
+                    for j2 in 0..w {
+                        let mut acc = 0.0;
+                        for k in 0..lo + hi + 1 {
+                            let (ia, i2a) = (i + k - lo, i2 + k - lo);
+                            acc += tmp[(ia * w + j) * p + i2a * w + j2];
+                        }
+                        out[row * p + i2 * w + j2] = acc;
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`Cntk::pair`] with its arguments in a canonical order (lexicographic on the values), so that
+    /// $\Theta(y, z)$ and $\Theta(z, y)$ are the same bits and a mirrored triangle equals a computed one.
+    fn sym_pair(
+        &self,
+        y: ArrayView1<'_, f64>,
+        z: ArrayView1<'_, f64>,
+        ny: &[Vec<f64>],
+        nz: &[Vec<f64>],
+    ) -> f64 {
+        let order = y
+            .iter()
+            .zip(z.iter())
+            .map(|(a, b)| a.total_cmp(b))
+            .find(|o| o.is_ne())
+            .unwrap_or(std::cmp::Ordering::Equal);
+        if order.is_gt() {
+            self.pair(z, y, nz, ny)
+        } else {
+            self.pair(y, z, ny, nz)
+        }
     }
 
     /// $\Theta^{(L)}_{\mathrm{cntk}}(y, z)$ given both images and their [`Cntk::patch_norms`].
@@ -192,9 +226,9 @@ impl Cntk {
             })
             .collect();
         let mut pi = vec![0.0; p * p];
+        let (mut s, mut gd, mut tmp) = (vec![0.0; p * p], vec![0.0; p * p], vec![0.0; p * p]);
         for h in 1..=self.depth {
-            let s = self.conv(&g);
-            let mut gd = vec![0.0; p * p];
+            self.conv(&g, &mut tmp, &mut s);
             for k in 0..p * p {
                 let den = (ny[h][k / p] * nz[h][k % p]).sqrt();
                 let rho = if den > 0.0 { s[k] / den } else { 0.0 };
@@ -202,8 +236,11 @@ impl Cntk {
                 gd[k] = arccos0(rho) / q2;
             }
             if h < self.depth {
-                let t: Vec<f64> = (0..p * p).map(|k| pi[k] * gd[k] + g[k]).collect();
-                pi = self.conv(&t);
+                // s is free again: reuse it for Π ⊙ Γ̇ + Γ
+                for k in 0..p * p {
+                    s[k] = pi[k] * gd[k] + g[k];
+                }
+                self.conv(&s, &mut tmp, &mut pi);
             } else {
                 pi.iter_mut().zip(&gd).for_each(|(v, d)| *v *= d);
             }
@@ -234,7 +271,7 @@ impl Kernel for Cntk {
             self.check_row(x).is_ok() && self.check_row(y).is_ok(),
             "cntk: row length must be height*width*channels"
         );
-        self.pair(x, y, &self.patch_norms(x), &self.patch_norms(y))
+        self.sym_pair(x, y, &self.patch_norms(x), &self.patch_norms(y))
     }
 
     /// All pairs, in parallel over pairs; the patch norms of each image are computed once.
@@ -244,15 +281,25 @@ impl Kernel for Cntk {
         }
         let nx: Vec<_> = x.outer_iter().map(|r| self.patch_norms(r)).collect();
         let ny: Vec<_> = y.outer_iter().map(|r| self.patch_norms(r)).collect();
+        // K(X, X): compute the upper triangle and mirror it (the kernel is symmetric in its arguments)
+        let same = x == y;
         let mut k = Array2::zeros((x.nrows(), y.nrows()));
         k.axis_iter_mut(Axis(0))
             .into_par_iter()
             .enumerate()
             .for_each(|(i, mut row)| {
-                for (j, v) in row.iter_mut().enumerate() {
-                    *v = self.pair(x.row(i), y.row(j), &nx[i], &ny[j]);
+                let start = if same { i } else { 0 };
+                for j in start..row.len() {
+                    row[j] = self.sym_pair(x.row(i), y.row(j), &nx[i], &ny[j]);
                 }
             });
+        if same {
+            for i in 0..k.nrows() {
+                for j in 0..i {
+                    k[[i, j]] = k[[j, i]];
+                }
+            }
+        }
         Ok(k)
     }
 }
@@ -387,6 +434,74 @@ mod tests {
         s.as_slice_mut().unwrap().swap(0, 2 * c);
         s.as_slice_mut().unwrap().swap(1, 2 * c + 1);
         assert!((k.eval(s.view(), x.row(3)) - g[[2, 3]]).abs() > 1e-9 * g[[2, 3]].abs());
+    }
+
+    /// The direct $q^2$-term definition of conv, as a reference for the two-pass version.
+    fn conv_direct(k: &Cntk, t: &[f64]) -> Vec<f64> {
+        let (h, w, r) = (k.height as isize, k.width as isize, (k.filter / 2) as isize);
+        let p = (h * w) as usize;
+        let mut out = vec![0.0; p * p];
+        for i in 0..h {
+            for j in 0..w {
+                for i2 in 0..h {
+                    for j2 in 0..w {
+                        let mut s = 0.0;
+                        for a in -r..=r {
+                            for b in -r..=r {
+                                let (ia, jb, i2a, j2b) = (i + a, j + b, i2 + a, j2 + b);
+                                let inside = |u: isize, n: isize| (0..n).contains(&u);
+                                if inside(ia, h)
+                                    && inside(i2a, h)
+                                    && inside(jb, w)
+                                    && inside(j2b, w)
+                                {
+                                    s += t[(ia * w + jb) as usize * p + (i2a * w + j2b) as usize];
+                                }
+                            }
+                        }
+                        out[(i * w + j) as usize * p + (i2 * w + j2) as usize] = s;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn two_pass_convolution_equals_the_direct_sum() {
+        for (h, w, q) in [(4, 5, 3), (3, 3, 5), (6, 2, 3), (1, 4, 3), (5, 5, 1)] {
+            let k = Cntk::new(2, q, h, w, 1).unwrap();
+            let p = h * w;
+            let t = random_images(1, p * p, 7).row(0).to_vec();
+            let (mut tmp, mut out) = (vec![0.0; p * p], vec![0.0; p * p]);
+            k.conv(&t, &mut tmp, &mut out);
+            let want = conv_direct(&k, &t);
+            for (a, b) in out.iter().zip(&want) {
+                assert!(
+                    (a - b).abs() <= 1e-12 * (1.0 + b.abs()),
+                    "{h}x{w} q={q}: {a} vs {b}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn gram_against_itself_equals_the_pairwise_values() {
+        let k = Cntk::new(3, 3, 3, 4, 2).unwrap();
+        let x = random_images(4, 24, 8);
+        let g = k.gram(x.view(), x.view()).unwrap();
+        let y = x.clone();
+        let g2 = k.gram(x.view(), x.slice(ndarray::s![1.., ..])).unwrap();
+        // arguments are put in a canonical order, so the mirrored triangle is bit-identical to a computed one
+        for i in 0..4 {
+            for j in 0..4 {
+                assert_eq!(g[[i, j]], k.eval(x.row(i), y.row(j)));
+                assert_eq!(g[[i, j]], k.eval(y.row(j), x.row(i)));
+            }
+            for j in 1..4 {
+                assert_eq!(g2[[i, j - 1]], g[[i, j]]);
+            }
+        }
     }
 
     #[test]

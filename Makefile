@@ -10,6 +10,8 @@ EXPERIMENTS := $(sort $(filter-out experiments/Cargo.toml,$(wildcard experiments
 RFX_DATA_MIRROR ?= $(abspath $(wildcard ../shared/data))
 RFX_DATA_DIR ?= $(CURDIR)/data-cache
 export RFX_DATA_MIRROR RFX_DATA_DIR
+# Where cargo puts binaries (honours a CARGO_TARGET_DIR set in the environment).
+TARGET_DIR := $(if $(CARGO_TARGET_DIR),$(CARGO_TARGET_DIR),target)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all setup data build reproduce report test quick fmt clippy doc bench clean
@@ -28,14 +30,14 @@ build: setup
 
 ## Copies (from RFX_DATA_MIRROR) or downloads every data set into RFX_DATA_DIR, verifying sha256.
 data: build
-	target/release/rfx fetch --all
+	$(TARGET_DIR)/release/rfx fetch --all
 
 reproduce: setup data build
-	target/release/rfx run $(EXPERIMENTS)
-	target/release/rfx report --root results
+	$(TARGET_DIR)/release/rfx run $(EXPERIMENTS)
+	$(TARGET_DIR)/release/rfx report --root results
 
 report: build
-	target/release/rfx report --root results
+	$(TARGET_DIR)/release/rfx report --root results
 
 fmt:
 	$(CARGO) fmt --all -- --check
@@ -47,13 +49,13 @@ doc: setup
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked
 
 ## Every experiment with its [quick] settings, into results/quick (not committed).
-# The build step is `cargo test --no-run`: it builds target/debug/rfx with the same feature set as `make test`'s
+# The build step is `cargo test --no-run`: it builds $(TARGET_DIR)/debug/rfx with the same feature set as `make test`'s
 # `cargo test --workspace`, so after the tests nothing is rebuilt (a plain `cargo build -p` would resolve features
 # differently and rebuild the dependencies).
 quick: setup
 	$(CARGO) test --workspace --locked --no-run -q
-	target/debug/rfx fetch --all
-	target/debug/rfx run --quick --no-progress --out results/quick $(EXPERIMENTS)
+	$(TARGET_DIR)/debug/rfx fetch --all
+	$(TARGET_DIR)/debug/rfx run --quick --no-progress --out results/quick $(EXPERIMENTS)
 
 test: setup fmt clippy doc
 	$(CARGO) test --workspace --locked

@@ -370,6 +370,13 @@ pub fn extract_nested(
     Ok(archive)
 }
 
+/// Writes `payload` gzip-compressed (best compression) to `out`: the cache holds every file gzipped.
+fn gzip_into(out: &mut File, mut payload: impl Read) -> io::Result<()> {
+    let mut enc = flate2::write::GzEncoder::new(out, flate2::Compression::best());
+    io::copy(&mut payload, &mut enc)?;
+    enc.finish().map(|_| ())
+}
+
 fn download(dataset_name: &str, spec: &FileSpec, out: &mut File) -> Result<()> {
     let (urls, gzip_it) = match &spec.origin {
         Origin::Gzip(urls) => (urls.clone(), false),
@@ -384,11 +391,8 @@ fn download(dataset_name: &str, spec: &FileSpec, out: &mut File) -> Result<()> {
             })?;
             let payload = extract_nested(archive, members)
                 .map_err(|e| RfxError::Data(format!("{} from {url}: {e}", spec.path)))?;
-            let mut enc = flate2::write::GzEncoder::new(&mut *out, flate2::Compression::best());
-            enc.write_all(&payload)
-                .and_then(|_| enc.finish().map(|_| ()))
-                .map_err(|e| RfxError::Data(format!("writing {}: {e}", spec.path)))?;
-            return Ok(());
+            return gzip_into(out, payload.as_slice())
+                .map_err(|e| RfxError::Data(format!("writing {}: {e}", spec.path)));
         }
         Origin::Archive(what) => {
             return Err(RfxError::Data(format!(
@@ -412,10 +416,7 @@ fn download(dataset_name: &str, spec: &FileSpec, out: &mut File) -> Result<()> {
                 out.set_len(0).map_err(|e| e.to_string())?;
                 io::Seek::rewind(out).map_err(|e| e.to_string())?;
                 if gzip_it {
-                    let mut enc =
-                        flate2::write::GzEncoder::new(&mut *out, flate2::Compression::best());
-                    io::copy(&mut body, &mut enc).map_err(|e| e.to_string())?;
-                    enc.finish().map(|_| ()).map_err(|e| e.to_string())
+                    gzip_into(out, &mut body).map_err(|e| e.to_string())
                 } else {
                     io::copy(&mut body, out)
                         .map(|_| ())

@@ -18,7 +18,7 @@ use rfx_core::RfxRng;
 use rfx_ntk::{ArcCosineFeatures, ArcCosineKernel, ArcCosineOrder, Sampler};
 
 use super::ntk_common::{check_any_dataset, load_rows, Prep, Shared};
-use super::{check_choice, check_int, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
+use super::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use crate::config::{ConfigError, Section};
 use rfx_core::FeatureMap;
 
@@ -62,12 +62,7 @@ impl Kind for ArccosCondition {
                 check: |v| check_choice(v, &FEATURES),
                 required: true,
             },
-            ParamSpec {
-                name: "m1",
-                allowed: "number of features, integers from 1 to 100000",
-                check: |v| check_int(v, 1, 100_000),
-                required: true,
-            },
+            super::feature_count_param("m1"),
         ]
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {

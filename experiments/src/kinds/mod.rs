@@ -153,6 +153,16 @@ pub fn find(name: &str) -> Option<&'static dyn Kind> {
     registry().into_iter().find(|k| k.name() == name)
 }
 
+/// The sweep parameter `name` giving a number of random features, an integer from 1 to 100,000.
+pub fn feature_count_param(name: &'static str) -> ParamSpec {
+    ParamSpec {
+        name,
+        allowed: "number of features, integers from 1 to 100000",
+        check: |v| check_int(v, 1, 100_000),
+        required: true,
+    }
+}
+
 /// Check helper: an integer in `[min, max]`.
 pub fn check_int(v: &Value, min: i64, max: i64) -> Result<(), String> {
     match v {

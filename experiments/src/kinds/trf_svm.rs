@@ -12,7 +12,7 @@
 //! by dual coordinate descent. **Time** = features (train + test) + training, the paper's running time.
 
 use super::trf_common::{idx_data, timed, DataSlot, SharedCache};
-use super::{check_int, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
+use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use crate::config::{ConfigError, Section, Value};
 use ndarray::{Array2, Axis};
 use rand::seq::SliceRandom;
@@ -76,12 +76,7 @@ impl Kind for TrfSvm {
                 },
                 required: true,
             },
-            ParamSpec {
-                name: "m",
-                allowed: "number of features, integers from 1 to 100000",
-                check: |v| check_int(v, 1, 100_000),
-                required: true,
-            },
+            super::feature_count_param("m"),
         ]
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {

@@ -18,11 +18,12 @@ use rfx_data::{normalize_rows, subsample, Standardizer};
 use rfx_solvers::kmeans::{kernel_kmeans_objective_of, kmeans, KMeansParams};
 
 use super::tabular::{
-    check_dataset, exact_kernel, fit_method, methods_allowed, table_methods, DataCache, DataNeed,
-    MethodSettings, TableKernel,
+    check_dataset, check_table_method, exact_kernel, fit_method, method_kernel, methods_allowed,
+    DataCache, DataNeed, MethodSettings, TableKernel,
 };
-use super::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
+use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use crate::config::{ConfigError, Section};
+use crate::methods::MethodChoice;
 
 /// The kind.
 pub struct KmeansTable;
@@ -54,7 +55,7 @@ impl Kind for KmeansTable {
             ParamSpec {
                 name: "method",
                 allowed: methods_allowed(),
-                check: |v| check_choice(v, &table_methods()),
+                check: check_table_method,
                 required: true,
             },
         ]
@@ -148,10 +149,11 @@ impl Runner for KmeansRunner {
         let st = Standardizer::fit(x.view()).map_err(fatal)?;
         x = st.transform(x.view()).map_err(fatal)?;
         normalize_rows(&mut x);
-        let kernel = TableKernel::Gaussian { sigma: self.sigma };
+        let choice = MethodChoice::parse(method).map_err(CellError::Fatal)?;
+        let kernel = method_kernel(&choice, &[TableKernel::Gaussian { sigma: self.sigma }])?;
 
         let t0 = Instant::now();
-        let map = fit_method(method, kernel, &self.methods, x.view(), rng)?;
+        let map = fit_method(&choice, kernel, &self.methods, x.view(), rng)?;
         let z = map.transform(x.view()).map_err(fatal)?;
         let feature_s = t0.elapsed().as_secs_f64();
 

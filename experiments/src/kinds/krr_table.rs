@@ -13,24 +13,40 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use ndarray::{Array2, Axis};
-use rfx_core::{stream_seed, RfxRng};
+use rfx_core::{stream_seed, Kernel, RfxRng};
 use rfx_data::{subsample, train_test_split, Standardizer};
+use rfx_solvers::linalg::{eigh, f64_bytes};
 use rfx_solvers::ridge::{
-    fit_ridge_cv, log10_grid, CvScore, LambdaScale, LambdaSearch, RidgeForm, Validation,
+    fit_ridge_cv, krr_memory_bytes, log10_grid, CvScore, KernelRidge, KrrParams, LambdaScale,
+    LambdaSearch, RidgeForm, Validation,
 };
 
 use super::tabular::{
-    check_dataset, fit_method, methods_allowed, table_methods, DataCache, DataNeed, MethodSettings,
-    TableKernel,
+    check_dataset, check_table_method, fit_method, method_kernel, methods_allowed, DataCache,
+    DataNeed, MethodSettings, TableKernel,
 };
 use super::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
+use crate::config::Value;
 use crate::config::{ConfigError, Section};
+use crate::methods::MethodChoice;
 
 /// The kind.
 pub struct KrrTable;
 
 struct KrrRunner {
-    kernel: TableKernel,
+    /// The table's kernel (`kernel`): methods that approximate both kernels use it.
+    default_kernel: &'static str,
+    /// Gaussian bandwidth σ (`sigma`).
+    sigma: f64,
+    /// NTK depth $L$ (`ntk_depth`).
+    depth: usize,
+    /// Settings given beyond those of the first tables (kept out of the fingerprint when absent, so that
+    /// earlier results stay resumable).
+    extra_settings: String,
+    /// Memory cap of exact KRR in bytes.
+    exact_cap: u64,
+    /// Rows of the subset on which exact KRR chooses λ.
+    exact_cv_rows: usize,
     /// Multiply the Gaussian bandwidth by $\sqrt d$ (`sigma_times_sqrt_dim`): on standardised inputs
     /// $\mathbb E\|x-y\|^2 = 2d$, so $\sigma = c\sqrt d$ gives every data set the same kernel scale.
     sigma_sqrt_dim: bool,
@@ -62,7 +78,7 @@ impl Kind for KrrTable {
             ParamSpec {
                 name: "method",
                 allowed: methods_allowed(),
-                check: |v| check_choice(v, &table_methods()),
+                check: check_krr_method,
                 required: true,
             },
         ]
@@ -78,9 +94,12 @@ impl Kind for KrrTable {
 
 fn defaults() -> KrrRunner {
     KrrRunner {
-        kernel: TableKernel::Gaussian {
-            sigma: std::f64::consts::FRAC_1_SQRT_2,
-        },
+        default_kernel: "gaussian",
+        sigma: std::f64::consts::FRAC_1_SQRT_2,
+        depth: 2,
+        extra_settings: String::new(),
+        exact_cap: 4 << 30,
+        exact_cv_rows: 3000,
         sigma_sqrt_dim: false,
         methods: MethodSettings {
             features: 1024,
@@ -106,27 +125,33 @@ fn read(s: &Section<'_, '_>) -> Result<KrrRunner, ConfigError> {
     let sigma = s.opt_float("sigma", 1e-6, 1e6)?;
     let depth = s.opt_int("ntk_depth", 1, 8)?;
     r.sigma_sqrt_dim = s.opt_bool("sigma_times_sqrt_dim")?.unwrap_or(false);
-    r.kernel = match kernel.as_str() {
-        "relu-ntk" => {
-            if sigma.is_some() || r.sigma_sqrt_dim {
-                return Err(s.error(
-                    "sigma",
-                    "the ReLU NTK has no bandwidth; remove `sigma` and `sigma_times_sqrt_dim`",
-                ));
-            }
-            TableKernel::ReluNtk {
-                depth: depth.unwrap_or(2) as usize,
-            }
+    if let Some(v) = sigma {
+        r.sigma = v;
+    }
+    if let Some(v) = depth {
+        r.depth = v as usize;
+    }
+    // The bandwidth of an NTK table and the depth of a Gaussian table only matter for methods of the
+    // other kernel; they enter the fingerprint only when written.
+    if kernel == "relu-ntk" {
+        r.default_kernel = "relu-ntk";
+        if sigma.is_some() || r.sigma_sqrt_dim {
+            r.extra_settings += &format!(
+                ";gaussian_sigma={};sigma_times_sqrt_dim={}",
+                r.sigma, r.sigma_sqrt_dim
+            );
         }
-        _ => {
-            if depth.is_some() {
-                return Err(s.error("ntk_depth", "only for kernel = \"relu-ntk\""));
-            }
-            TableKernel::Gaussian {
-                sigma: sigma.unwrap_or(std::f64::consts::FRAC_1_SQRT_2),
-            }
-        }
-    };
+    } else if depth.is_some() {
+        r.extra_settings += &format!(";ntk_depth={}", r.depth);
+    }
+    if let Some(v) = s.opt_float("exact_memory_gb", 0.001, 1e6)? {
+        r.exact_cap = (v * (1u64 << 30) as f64) as u64;
+        r.extra_settings += &format!(";exact_memory_gb={v}");
+    }
+    if let Some(v) = s.opt_int("exact_cv_rows", 10, 100_000)? {
+        r.exact_cv_rows = v as usize;
+        r.extra_settings += &format!(";exact_cv_rows={v}");
+    }
     let m = &mut r.methods;
     if let Some(v) = s.opt_int("features", 16, 1 << 16)? {
         m.features = v as usize;
@@ -183,15 +208,21 @@ impl Runner for KrrRunner {
         .collect()
     }
     fn settings(&self) -> String {
+        // the first tables' format, extended only by settings they did not have
+        let kernel = match self.default_kernel {
+            "relu-ntk" => TableKernel::ReluNtk { depth: self.depth },
+            _ => TableKernel::Gaussian { sigma: self.sigma },
+        };
         format!(
-            "kernel={:?};sigma_times_sqrt_dim={};{};test_fraction={};folds={};grid={:?};max_rows={}",
-            self.kernel,
+            "kernel={:?};sigma_times_sqrt_dim={};{};test_fraction={};folds={};grid={:?};max_rows={}{}",
+            kernel,
             self.sigma_sqrt_dim,
             self.methods.describe(),
             self.test_fraction,
             self.folds,
             self.grid,
-            self.max_rows
+            self.max_rows,
+            self.extra_settings
         )
     }
     fn run_cell(&self, cell: &Cell, rng: &mut RfxRng) -> Result<CellOutput, CellError> {
@@ -231,21 +262,6 @@ impl Runner for KrrRunner {
         let ymean = ytr.iter().sum::<f64>() / ytr.len() as f64;
         let ytr = Array2::from_shape_fn((ytr.len(), 1), |(i, _)| ytr[i] - ymean);
 
-        // features
-        let t0 = Instant::now();
-        let kernel = match self.kernel {
-            TableKernel::Gaussian { sigma } if self.sigma_sqrt_dim => TableKernel::Gaussian {
-                sigma: sigma * (xtr.ncols() as f64).sqrt(),
-            },
-            k => k,
-        };
-        let map = fit_method(method, kernel, &self.methods, xtr.view(), rng)?;
-        let ztr = map.transform(xtr.view()).map_err(fatal)?;
-        let zte = map.transform(xte.view()).map_err(fatal)?;
-        let feature_s = t0.elapsed().as_secs_f64();
-
-        // solve: λ by k-fold CV on the training rows (folds shared by all methods), refit, predict
-        let t1 = Instant::now();
         let search = LambdaSearch {
             grid: self.grid.clone(),
             scale: LambdaScale::TimesN,
@@ -255,10 +271,52 @@ impl Runner for KrrRunner {
             },
             score: CvScore::Mse,
         };
-        let (model, cv) =
-            fit_ridge_cv(ztr.view(), ytr.view(), &search, RidgeForm::Auto).map_err(fatal)?;
-        let pred = model.predict(zte.view()).map_err(fatal)?;
-        let solve_s = t1.elapsed().as_secs_f64();
+        let gaussian = TableKernel::Gaussian {
+            sigma: if self.sigma_sqrt_dim {
+                self.sigma * (xtr.ncols() as f64).sqrt()
+            } else {
+                self.sigma
+            },
+        };
+        let ntk = TableKernel::ReluNtk { depth: self.depth };
+        let kernels = if self.default_kernel == "relu-ntk" {
+            [ntk, gaussian]
+        } else {
+            [gaussian, ntk]
+        };
+        let choice = MethodChoice::parse(method).map_err(CellError::Fatal)?;
+        let kernel = method_kernel(&choice, &kernels)?;
+
+        let fit = if choice.name == EXACT {
+            self.exact_krr(kernel, &xtr, &ytr, &xte, &search, &shared("exact-cv"), cell)?
+        } else {
+            // features
+            let t0 = Instant::now();
+            let map = fit_method(&choice, kernel, &self.methods, xtr.view(), rng)?;
+            let ztr = map.transform(xtr.view()).map_err(fatal)?;
+            let zte = map.transform(xte.view()).map_err(fatal)?;
+            let feature_s = t0.elapsed().as_secs_f64();
+
+            // solve: λ by k-fold CV on the training rows (folds shared by all methods), refit, predict
+            let t1 = Instant::now();
+            let (model, cv) =
+                fit_ridge_cv(ztr.view(), ytr.view(), &search, RidgeForm::Auto).map_err(fatal)?;
+            let pred = model.predict(zte.view()).map_err(fatal)?;
+            Fitted {
+                pred,
+                lambda: cv.best_lambda,
+                dim: ztr.ncols(),
+                feature_s,
+                solve_s: t1.elapsed().as_secs_f64(),
+            }
+        };
+        let Fitted {
+            pred,
+            lambda,
+            dim,
+            feature_s,
+            solve_s,
+        } = fit;
 
         let n = yte.len() as f64;
         let mse = pred
@@ -275,10 +333,100 @@ impl Runner for KrrRunner {
                 feature_s,
                 solve_s,
                 feature_s + solve_s,
-                cv.best_lambda,
-                ztr.ncols() as f64,
+                lambda,
+                dim as f64,
             ],
             timings: Vec::new(),
+        })
+    }
+}
+
+/// The `method` value of exact kernel ridge regression.
+const EXACT: &str = "exact";
+
+/// Checks a `method` value: a table method of the registry or `exact` (with an optional `kernel`).
+fn check_krr_method(v: &Value) -> Result<(), String> {
+    let s = v.as_str().ok_or_else(|| format!("{v} is not a string"))?;
+    let choice = MethodChoice::parse(s)?;
+    if choice.name != EXACT {
+        return check_table_method(v);
+    }
+    for (k, val) in &choice.params {
+        if k != "kernel" {
+            return Err(format!(
+                "method exact: unknown parameter \"{k}\"; allowed: kernel"
+            ));
+        }
+        check_choice(&Value::Str(val.clone()), &["gaussian", "relu-ntk"])
+            .map_err(|e| format!("method exact: parameter kernel: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Predictions and costs of one fitted method.
+struct Fitted {
+    pred: Array2<f64>,
+    lambda: f64,
+    dim: usize,
+    feature_s: f64,
+    solve_s: f64,
+}
+
+impl KrrRunner {
+    /// Exact kernel ridge regression (module docs): memory check, the two Grams, λ on a subset through an
+    /// exact factor of its Gram, dual Cholesky solve on all training rows.
+    #[allow(clippy::too_many_arguments)]
+    fn exact_krr(
+        &self,
+        kernel: TableKernel,
+        xtr: &Array2<f64>,
+        ytr: &Array2<f64>,
+        xte: &Array2<f64>,
+        search: &LambdaSearch,
+        subset_stream: &str,
+        cell: &Cell,
+    ) -> Result<Fitted, CellError> {
+        let fatal = |e: rfx_core::RfxError| CellError::Fatal(format!("{}: {e}", cell.key()));
+        let (n, nte) = (xtr.nrows(), xte.nrows());
+        let s = self.exact_cv_rows.min(n);
+        let need = krr_memory_bytes(n, 1)
+            + f64_bytes((nte as u128) * (n as u128))
+            + f64_bytes(3 * (s as u128) * (s as u128));
+        if need > self.exact_cap {
+            return Err(CellError::Skipped(format!(
+                "exact KRR on {n} training rows needs {:.1} GiB, above the cap exact_memory_gb = {:.1}",
+                need as f64 / (1u64 << 30) as f64,
+                self.exact_cap as f64 / (1u64 << 30) as f64
+            )));
+        }
+        let k = kernel.gzk().map_err(fatal)?;
+        let t0 = Instant::now();
+        let gram = k.gram(xtr.view(), xtr.view()).map_err(fatal)?;
+        let cross = k.gram(xte.view(), xtr.view()).map_err(fatal)?;
+        let feature_s = t0.elapsed().as_secs_f64();
+
+        let t1 = Instant::now();
+        // λ on a random subset S: ridge on Z = U Λ^{1/2} (ZZᵀ = K_SS) is kernel ridge on S.
+        let sub = subsample(n, s, cell.experiment_seed, subset_stream).map_err(fatal)?;
+        let eig = eigh(gram.select(Axis(0), &sub).select(Axis(1), &sub).view()).map_err(fatal)?;
+        let mut z = eig.vectors;
+        for (mut col, &l) in z.axis_iter_mut(Axis(1)).zip(&eig.values) {
+            col *= l.max(0.0).sqrt();
+        }
+        let ysub = ytr.select(Axis(0), &sub);
+        let (_, cv) =
+            fit_ridge_cv(z.view(), ysub.view(), search, RidgeForm::Auto).map_err(fatal)?;
+        let params = KrrParams::new(cv.best_lambda)
+            .scale(search.scale)
+            .memory_cap(self.exact_cap);
+        let model = KernelRidge::fit_gram(gram, ytr.view(), &params).map_err(fatal)?;
+        let pred = model.predict_gram(cross.view()).map_err(fatal)?;
+        Ok(Fitted {
+            pred,
+            lambda: cv.best_lambda,
+            dim: n,
+            feature_s,
+            solve_s: t1.elapsed().as_secs_f64(),
         })
     }
 }

@@ -13,6 +13,7 @@ use rfx_gzk::zonal::Gzk;
 
 use super::CellError;
 use crate::config::Value;
+use crate::methods::MethodChoice;
 
 /// Which kind of data a table kind needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,9 +127,11 @@ impl DataCache {
     }
 }
 
-/// The methods of the tables: the registry's methods marked `table` ([`crate::methods::table_methods`]).
-pub fn table_methods() -> Vec<&'static str> {
-    crate::methods::table_methods()
+/// Checks a `method` sweep value of a table kind: a registry table method, optionally with parameters
+/// (`ntk-rf(sampler=gs)`, [`MethodChoice`]).
+pub fn check_table_method(v: &Value) -> Result<(), String> {
+    let s = v.as_str().ok_or_else(|| format!("{v} is not a string"))?;
+    MethodChoice::parse(s)?.check_table_method().map(|_| ())
 }
 
 /// The allowed `method` values, for messages (built from the registry).
@@ -139,7 +142,8 @@ pub static METHODS_ALLOWED: std::sync::LazyLock<String> = std::sync::LazyLock::n
         .map(|m| m.name)
         .collect::<Vec<_>>()
         .join(", ")
-        + " (see rfx methods); rff and fastfood only for the Gaussian kernel"
+        + " (see rfx methods), optionally with parameters: ntk-rf(sampler=gs, sketch=tensorsrht); \
+           rff and fastfood only for the Gaussian kernel, ntk-rf and ntk-sketch only for the ReLU NTK"
 });
 
 /// `METHODS_ALLOWED` as a `&'static str` (for [`super::ParamSpec::allowed`]).
@@ -163,6 +167,14 @@ pub enum TableKernel {
 }
 
 impl TableKernel {
+    /// `gaussian` or `relu-ntk` (the registry's kernel names).
+    pub fn name(&self) -> &'static str {
+        match self {
+            TableKernel::Gaussian { .. } => "gaussian",
+            TableKernel::ReluNtk { .. } => "relu-ntk",
+        }
+    }
+
     /// The exact kernel as a [`Gzk`].
     pub fn gzk(&self) -> rfx_core::Result<Gzk> {
         match *self {
@@ -204,12 +216,47 @@ impl MethodSettings {
     }
 }
 
-/// Fits method `method` for `kernel` on the training inputs `x_train` with the cell's RNG, through the method
-/// registry ([`crate::methods::build_method`]). Nyström chooses its landmarks among the training rows; the
-/// other methods are data-oblivious. Errors that mean "this method does not apply" (RFF/Fastfood for the NTK)
-/// are [`CellError::Fatal`] (the sweep should not list them).
+/// The kernel of table method `choice`: its `kernel` parameter if written, else the one kernel the method
+/// approximates (RFF: Gaussian; NTK random features: ReLU NTK), else the table's default (`kernels[0]`).
+/// `kernels` are the kernels the table configured (with their bandwidth and depth); `exact` takes both.
+pub fn method_kernel(
+    choice: &MethodChoice,
+    kernels: &[TableKernel],
+) -> Result<TableKernel, CellError> {
+    let own: &[&str] = match crate::methods::method(&choice.name) {
+        Ok(spec) => crate::methods::table_kernels(spec),
+        Err(_) => &["gaussian", "relu-ntk"],
+    };
+    let name = match choice.param("kernel") {
+        Some(k) => k,
+        None if own.len() == 1 => own[0],
+        None => kernels.first().map(TableKernel::name).unwrap_or("gaussian"),
+    };
+    if !own.contains(&name) {
+        return Err(CellError::Fatal(format!(
+            "method {} does not approximate the kernel {name}",
+            choice.name
+        )));
+    }
+    kernels
+        .iter()
+        .find(|k| k.name() == name)
+        .copied()
+        .ok_or_else(|| {
+            CellError::Fatal(format!(
+                "method {} needs the kernel {name}, which this table does not configure",
+                choice.name
+            ))
+        })
+}
+
+/// Fits method `choice` for `kernel` on the training inputs `x_train` with the cell's RNG, through the method
+/// registry ([`crate::methods::build_method`]): the table's settings (kernel, the degree of Gegenbauer,
+/// Maclaurin and PolySketch, radial terms) first, then the parameters written in the method value, which
+/// override them. Nyström chooses its landmarks among the training rows; the other methods are
+/// data-oblivious.
 pub fn fit_method(
-    method: &str,
+    choice: &MethodChoice,
     kernel: TableKernel,
     s: &MethodSettings,
     x_train: ArrayView2<'_, f64>,
@@ -223,15 +270,25 @@ pub fn fit_method(
             vec![("kernel", "relu-ntk".into()), ("depth", depth.to_string())]
         }
     };
-    let degree = match method {
-        "maclaurin" => s.maclaurin_degree,
-        "polysketch" => s.polysketch_degree,
-        _ => s.degree,
+    let degree = match choice.name.as_str() {
+        "maclaurin" => Some(s.maclaurin_degree),
+        "polysketch" => Some(s.polysketch_degree),
+        "gegenbauer" => Some(s.degree),
+        _ => None,
     };
-    given.push(("degree", degree.to_string()));
+    if let Some(q) = degree {
+        given.push(("degree", q.to_string()));
+    }
     given.push(("radial_terms", s.radial_terms.to_string()));
     given.push(("unit_norm", s.unit_norm.to_string()));
-    crate::methods::build_method(method, s.features, &given, x_train, rng).map_err(CellError::Fatal)
+    for (k, v) in &choice.params {
+        if k != "kernel" {
+            given.retain(|(g, _)| g != k);
+            given.push((k.as_str(), v.clone()));
+        }
+    }
+    crate::methods::build_method(&choice.name, s.features, &given, x_train, rng)
+        .map_err(CellError::Fatal)
 }
 
 /// The exact kernel as a boxed [`Kernel`] (for exact objectives).

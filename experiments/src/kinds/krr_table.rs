@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use ndarray::{Array2, Axis};
+use ndarray::{Array2, ArrayView2, Axis};
 use rfx_core::{stream_seed, Kernel, RfxRng};
 use rfx_data::{subsample, train_test_split, Standardizer};
 use rfx_solvers::linalg::{eigh, f64_bytes};
@@ -363,6 +363,19 @@ fn check_krr_method(v: &Value) -> Result<(), String> {
     Ok(())
 }
 
+/// An exact factor $Z = U\max(\Lambda, 0)^{1/2}$ of a symmetric PSD Gram $K = U\Lambda U^\top$: $ZZ^\top = K$
+/// (up to the rounding negatives clipped), so ridge regression on the rows of $Z$ is kernel ridge regression
+/// with $K$ (the predictions of rows $B$ from rows $A$ are $Z_B(Z_A^\top Z_A + \lambda I)^{-1}Z_A^\top y
+/// = K_{BA}(K_{AA} + \lambda I)^{-1}y$).
+fn gram_factor(gram: ArrayView2<'_, f64>) -> rfx_core::Result<Array2<f64>> {
+    let eig = eigh(gram)?;
+    let mut z = eig.vectors;
+    for (mut col, &l) in z.axis_iter_mut(Axis(1)).zip(&eig.values) {
+        col *= l.max(0.0).sqrt();
+    }
+    Ok(z)
+}
+
 /// Predictions and costs of one fitted method.
 struct Fitted {
     pred: Array2<f64>,
@@ -408,11 +421,8 @@ impl KrrRunner {
         let t1 = Instant::now();
         // λ on a random subset S: ridge on Z = U Λ^{1/2} (ZZᵀ = K_SS) is kernel ridge on S.
         let sub = subsample(n, s, cell.experiment_seed, subset_stream).map_err(fatal)?;
-        let eig = eigh(gram.select(Axis(0), &sub).select(Axis(1), &sub).view()).map_err(fatal)?;
-        let mut z = eig.vectors;
-        for (mut col, &l) in z.axis_iter_mut(Axis(1)).zip(&eig.values) {
-            col *= l.max(0.0).sqrt();
-        }
+        let z =
+            gram_factor(gram.select(Axis(0), &sub).select(Axis(1), &sub).view()).map_err(fatal)?;
         let ysub = ytr.select(Axis(0), &sub);
         let (_, cv) =
             fit_ridge_cv(z.view(), ysub.view(), search, RidgeForm::Auto).map_err(fatal)?;
@@ -428,5 +438,54 @@ impl KrrRunner {
             feature_s,
             solve_s: t1.elapsed().as_secs_f64(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::Rng;
+    use rfx_solvers::ridge::{Ridge, RidgeParams};
+
+    /// Ridge on the rows of the Gram factor is kernel ridge with the Gram (the identity the exact path's
+    /// λ search relies on), to rounding.
+    #[test]
+    fn ridge_on_the_gram_factor_is_kernel_ridge() {
+        let mut rng = rfx_core::rng_stream(3, "gram-factor");
+        let x = Array2::from_shape_fn((40, 3), |_| rng.gen::<f64>() - 0.5);
+        let y = Array2::from_shape_fn((40, 1), |_| rng.gen::<f64>());
+        let k = rfx_gzk::zonal::Gzk::gaussian(0.5)
+            .unwrap()
+            .gram(x.view(), x.view())
+            .unwrap();
+        let z = gram_factor(k.view()).unwrap();
+        let (a, b): (Vec<usize>, Vec<usize>) = ((0..30).collect(), (30..40).collect());
+        let lam = 1e-3;
+        let ridge = Ridge::fit(
+            z.select(Axis(0), &a).view(),
+            y.select(Axis(0), &a).view(),
+            &RidgeParams::new(lam),
+        )
+        .unwrap();
+        let p1 = ridge.predict(z.select(Axis(0), &b).view()).unwrap();
+        let kaa = k.select(Axis(0), &a).select(Axis(1), &a);
+        let kba = k.select(Axis(0), &b).select(Axis(1), &a);
+        let krr =
+            KernelRidge::fit_gram(kaa, y.select(Axis(0), &a).view(), &KrrParams::new(lam)).unwrap();
+        let p2 = krr.predict_gram(kba.view()).unwrap();
+        let scale = p2.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let diff = (&p1 - &p2).iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(diff < 1e-8 * scale.max(1.0), "difference {diff}");
+    }
+
+    #[test]
+    fn method_values_are_checked() {
+        let ok = |s: &str| check_krr_method(&Value::Str(s.into()));
+        assert!(ok("exact").is_ok());
+        assert!(ok("exact(kernel=gaussian)").is_ok());
+        assert!(ok("ntk-rf(sampler=gs)").is_ok());
+        assert!(ok("exact(kernel=poly)").is_err());
+        assert!(ok("exact(lambda=1)").is_err());
+        assert!(ok("arccos").is_err());
     }
 }

@@ -13,6 +13,7 @@ pub mod kmeans_table;
 pub mod krr_table;
 pub mod ntk_common;
 pub mod ntk_mse;
+pub mod ridge_classify;
 pub mod selftest;
 pub mod series_approx;
 pub mod survey_benchmark;
@@ -144,6 +145,7 @@ pub fn registry() -> Vec<&'static dyn Kind> {
         &trf_svm::TrfSvm,
         &survey_benchmark::SurveyBenchmark,
         &double_descent::DoubleDescent,
+        &ridge_classify::RidgeClassify,
         &selftest::SelfTest,
     ]
 }

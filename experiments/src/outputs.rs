@@ -8,7 +8,9 @@ use crate::config::Value;
 use crate::error::AppError;
 use crate::io::write_atomic;
 use crate::results::{Layout, Row, Summary};
-use crate::spec::{BestTableSpec, Better, ClaimSpec, NumFormat, PaperValue, Spec, TableSpec};
+use crate::spec::{
+    BestTableSpec, Better, ClaimSpec, NumFormat, PaperValue, ScoreTableSpec, Spec, TableSpec,
+};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// Writes summary.csv, `<name>.png`/`.svg`, table.md and report.md into `dir`.
@@ -45,7 +47,7 @@ pub fn write_all(spec: &Spec, dir: &Path, layout: &Layout, rows: &[Row]) -> Resu
         )
         .map_err(|e| AppError::internal(format!("plot: {e}")))?;
     }
-    if !spec.tables.is_empty() || !spec.best_tables.is_empty() {
+    if !spec.tables.is_empty() || !spec.best_tables.is_empty() || !spec.score_tables.is_empty() {
         let path = dir.join("table.md");
         let text = spec
             .tables
@@ -55,6 +57,11 @@ pub fn write_all(spec: &Spec, dir: &Path, layout: &Layout, rows: &[Row]) -> Resu
                 spec.best_tables
                     .iter()
                     .map(|t| best_table_markdown(t, layout, rows)),
+            )
+            .chain(
+                spec.score_tables
+                    .iter()
+                    .map(|t| score_table_markdown(t, layout, &summaries)),
             )
             .collect::<Vec<_>>()
             .join("\n");
@@ -334,6 +341,10 @@ pub fn section(
         out.push_str(&best_table_markdown(t, layout, rows));
         out.push('\n');
     }
+    for t in &spec.score_tables {
+        out.push_str(&score_table_markdown(t, layout, summaries));
+        out.push('\n');
+    }
     if !spec.claims.is_empty() {
         let _ = writeln!(
             out,
@@ -537,6 +548,97 @@ pub fn best_table_markdown(t: &BestTableSpec, layout: &Layout, rows: &[Row]) -> 
     out
 }
 
+/// The scores of a `[[score_table]]` (see [`ScoreTableSpec`]): per `by` value, in first-appearance order,
+/// (mean, 95 % half-width, P90, P95, PMA) over the complete data sets, and their number.
+pub fn score_rows(values: &[(String, String, f64)]) -> (Vec<(String, [f64; 5])>, usize) {
+    let mut bys: Vec<&str> = Vec::new();
+    let mut overs: Vec<&str> = Vec::new();
+    for (b, o, _) in values {
+        if !bys.contains(&b.as_str()) {
+            bys.push(b);
+        }
+        if !overs.contains(&o.as_str()) {
+            overs.push(o);
+        }
+    }
+    let get = |b: &str, o: &str| {
+        values
+            .iter()
+            .find(|(vb, vo, v)| vb == b && vo == o && v.is_finite())
+            .map(|t| t.2)
+    };
+    // data sets where every method has a value, with their best value
+    let complete: Vec<(&str, f64)> = overs
+        .iter()
+        .filter_map(|&o| {
+            let vals: Option<Vec<f64>> = bys.iter().map(|&b| get(b, o)).collect();
+            let best = vals?.into_iter().fold(f64::NEG_INFINITY, f64::max);
+            (best > 0.0).then_some((o, best))
+        })
+        .collect();
+    let k = complete.len();
+    let rows = bys
+        .iter()
+        .map(|&b| {
+            let v: Vec<(f64, f64)> = complete
+                .iter()
+                .map(|&(o, best)| (get(b, o).unwrap_or(f64::NAN), best))
+                .collect();
+            let (mean, std) = crate::results::mean_std(&v.iter().map(|p| p.0).collect::<Vec<_>>());
+            let pct = |f: f64| {
+                100.0 * v.iter().filter(|(x, best)| *x >= f * best).count() as f64 / k.max(1) as f64
+            };
+            let pma = v.iter().map(|(x, best)| 100.0 * x / best).sum::<f64>() / k.max(1) as f64;
+            let half = if k > 0 {
+                1.96 * std / (k as f64).sqrt()
+            } else {
+                f64::NAN
+            };
+            (b.to_string(), [mean, half, pct(0.9), pct(0.95), pma])
+        })
+        .collect();
+    (rows, k)
+}
+
+/// A `[[score_table]]` as markdown (see [`ScoreTableSpec`]).
+pub fn score_table_markdown(t: &ScoreTableSpec, layout: &Layout, summaries: &[Summary]) -> String {
+    let mi = metric_index(layout, &t.metric);
+    let values: Vec<(String, String, f64)> = summaries
+        .iter()
+        .filter_map(|s| {
+            Some((
+                s.get(&t.by)?.to_string(),
+                s.get(&t.over)?.to_string(),
+                s.mean[mi],
+            ))
+        })
+        .collect();
+    let (rows, k) = score_rows(&values);
+    let mut out = String::new();
+    if !t.caption.is_empty() {
+        let _ = writeln!(out, "{}\n", t.caption);
+    }
+    let _ = writeln!(
+        out,
+        "| {} | mean `{}` ± 95 % | P90 | P95 | PMA |\n|---|---|---|---|---|",
+        t.by, t.metric
+    );
+    for (b, [mean, half, p90, p95, pma]) in rows {
+        let _ = writeln!(
+            out,
+            "| {b} | {mean:.4} ± {half:.4} | {p90:.2} | {p95:.2} | {pma:.2} |"
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nOver the {k} values of `{}` where every `{}` has a result (each the mean over seeds): mean ± 1.96·s/√{k}; \
+         P90 / P95: % of them where the value is at least 90 % / 95 % of the best `{}`'s; PMA: mean of \
+         100·value / best.\n",
+        t.over, t.by, t.by
+    );
+    out
+}
+
 #[cfg(test)]
 mod best_tests {
     use super::*;
@@ -549,6 +651,30 @@ mod best_tests {
         assert_eq!(paired_t_p(&[1.0]), 1.0);
         assert_eq!(paired_t_p(&[0.5, 0.5]), 0.0);
         assert_eq!(paired_t_p(&[0.0, 0.0]), 1.0);
+    }
+
+    #[test]
+    fn score_rows_match_their_definitions() {
+        let v = |b: &str, o: &str, x: f64| (b.to_string(), o.to_string(), x);
+        let values = vec![
+            v("a", "s1", 0.9),
+            v("b", "s1", 0.8),
+            v("a", "s2", 0.5),
+            v("b", "s2", 0.6),
+            v("a", "s3", 0.7), // s3 lacks b: not counted
+        ];
+        let (rows, k) = score_rows(&values);
+        assert_eq!(k, 2);
+        let a = rows[0].1;
+        assert!((a[0] - 0.7).abs() < 1e-12); // mean of 0.9, 0.5
+                                             // sd of (0.9, 0.5) = 0.2828..., half-width 1.96 * sd / sqrt 2 = 0.392
+        assert!((a[1] - 1.96 * 0.08f64.sqrt() / 2f64.sqrt()).abs() < 1e-12);
+        // best: s1 0.9 (a), s2 0.6 (b); a reaches 90 % on s1 only (0.5 < 0.54)
+        assert_eq!((a[2], a[3]), (50.0, 50.0));
+        assert!((a[4] - (100.0 + 100.0 * 0.5 / 0.6) / 2.0).abs() < 1e-9);
+        let b = rows[1].1;
+        // b: 0.8 >= 0.81? no for 90 %; s2 is its own best
+        assert_eq!((b[2], b[3]), (50.0, 50.0));
     }
 
     #[test]

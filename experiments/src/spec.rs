@@ -169,6 +169,23 @@ pub struct BestTableSpec {
     pub columns: Vec<BestColumn>,
 }
 
+/// `[[score_table]]`: one row per value of `by` (e.g. `method`) summarising a metric across the values of
+/// `over` (e.g. `dataset`), each cell's value being its mean over seeds — the NTK random features paper's
+/// Table 1: the mean ± 95 % confidence half-width $1.96\,s/\sqrt{k}$ over the $k$ data sets, P90 and P95 (the
+/// percentage of data sets where the value reaches 90 % / 95 % of the best value of any `by` on that data
+/// set) and PMA (the mean of 100·value/best). Only data sets where every `by` value has a result count.
+#[derive(Debug, Clone)]
+pub struct ScoreTableSpec {
+    /// Caption above the table.
+    pub caption: String,
+    /// The compared parameter (rows).
+    pub by: String,
+    /// The parameter averaged over (data sets).
+    pub over: String,
+    /// The metric (higher is better).
+    pub metric: String,
+}
+
 /// `[[paper_value]]`: a number the paper reports, shown beside ours (never used as ours).
 #[derive(Debug, Clone)]
 pub struct PaperValue {
@@ -208,6 +225,8 @@ pub struct Spec {
     pub plot: Option<PlotSpec>,
     /// Best-method tables with significance (`[[best_table]]`), in file order.
     pub best_tables: Vec<BestTableSpec>,
+    /// Cross-data-set score tables (`[[score_table]]`), in file order.
+    pub score_tables: Vec<ScoreTableSpec>,
     /// Tables (`[table]` gives one, `[[table]]` any number), in file order.
     pub tables: Vec<TableSpec>,
     /// Whether cells run in parallel (`[experiment] parallel_cells`, default `true`).
@@ -309,6 +328,11 @@ impl Spec {
             .iter()
             .map(|s| read_best_table(s, &params, &metrics))
             .collect::<Result<Vec<_>, _>>()?;
+        let score_tables = root
+            .tables("score_table")?
+            .iter()
+            .map(|s| read_score_table(s, &params, &metrics))
+            .collect::<Result<Vec<_>, _>>()?;
         root.finish()?;
 
         Ok(Spec {
@@ -328,6 +352,7 @@ impl Spec {
             claims,
             paper_values,
             best_tables,
+            score_tables,
             quick,
             runner,
         })
@@ -767,6 +792,30 @@ fn read_best_table(
         alpha,
         filter,
         columns,
+    })
+}
+
+fn read_score_table(
+    s: &Section<'_, '_>,
+    params: &[String],
+    metrics: &[String],
+) -> Result<ScoreTableSpec, ConfigError> {
+    let by = s.req_str("by")?;
+    need_param(s, "by", &by, params)?;
+    let over = s.req_str("over")?;
+    need_param(s, "over", &over, params)?;
+    if over == by {
+        return Err(s.error("over", "must differ from `by`"));
+    }
+    let metric = s.req_str("metric")?;
+    need_metric(s, "metric", &metric, metrics)?;
+    let caption = s.opt_str("caption")?.unwrap_or_default();
+    s.finish()?;
+    Ok(ScoreTableSpec {
+        caption,
+        by,
+        over,
+        metric,
     })
 }
 

@@ -12,10 +12,10 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use ndarray::{Array2, ArrayView2, Axis};
+use ndarray::{Array2, Axis};
 use rfx_core::{stream_seed, Kernel, RfxRng};
 use rfx_data::{subsample, train_test_split, Standardizer};
-use rfx_solvers::linalg::{eigh, f64_bytes};
+use rfx_solvers::linalg::{f64_bytes, psd_factor};
 use rfx_solvers::ridge::{
     fit_ridge_cv, krr_memory_bytes, log10_grid, CvScore, KernelRidge, KrrParams, LambdaScale,
     LambdaSearch, RidgeForm, Validation,
@@ -363,19 +363,6 @@ fn check_krr_method(v: &Value) -> Result<(), String> {
     Ok(())
 }
 
-/// An exact factor $Z = U\max(\Lambda, 0)^{1/2}$ of a symmetric PSD Gram $K = U\Lambda U^\top$: $ZZ^\top = K$
-/// (up to the rounding negatives clipped), so ridge regression on the rows of $Z$ is kernel ridge regression
-/// with $K$ (the predictions of rows $B$ from rows $A$ are $Z_B(Z_A^\top Z_A + \lambda I)^{-1}Z_A^\top y
-/// = K_{BA}(K_{AA} + \lambda I)^{-1}y$).
-fn gram_factor(gram: ArrayView2<'_, f64>) -> rfx_core::Result<Array2<f64>> {
-    let eig = eigh(gram)?;
-    let mut z = eig.vectors;
-    for (mut col, &l) in z.axis_iter_mut(Axis(1)).zip(&eig.values) {
-        col *= l.max(0.0).sqrt();
-    }
-    Ok(z)
-}
-
 /// Predictions and costs of one fitted method.
 struct Fitted {
     pred: Array2<f64>,
@@ -422,7 +409,7 @@ impl KrrRunner {
         // λ on a random subset S: ridge on Z = U Λ^{1/2} (ZZᵀ = K_SS) is kernel ridge on S.
         let sub = subsample(n, s, cell.experiment_seed, subset_stream).map_err(fatal)?;
         let z =
-            gram_factor(gram.select(Axis(0), &sub).select(Axis(1), &sub).view()).map_err(fatal)?;
+            psd_factor(gram.select(Axis(0), &sub).select(Axis(1), &sub).view()).map_err(fatal)?;
         let ysub = ytr.select(Axis(0), &sub);
         let (_, cv) =
             fit_ridge_cv(z.view(), ysub.view(), search, RidgeForm::Auto).map_err(fatal)?;
@@ -450,7 +437,7 @@ mod tests {
     /// Ridge on the rows of the Gram factor is kernel ridge with the Gram (the identity the exact path's
     /// λ search relies on), to rounding.
     #[test]
-    fn ridge_on_the_gram_factor_is_kernel_ridge() {
+    fn ridge_on_the_psd_factor_is_kernel_ridge() {
         let mut rng = rfx_core::rng_stream(3, "gram-factor");
         let x = Array2::from_shape_fn((40, 3), |_| rng.gen::<f64>() - 0.5);
         let y = Array2::from_shape_fn((40, 1), |_| rng.gen::<f64>());
@@ -458,7 +445,7 @@ mod tests {
             .unwrap()
             .gram(x.view(), x.view())
             .unwrap();
-        let z = gram_factor(k.view()).unwrap();
+        let z = psd_factor(k.view()).unwrap();
         let (a, b): (Vec<usize>, Vec<usize>) = ((0..30).collect(), (30..40).collect());
         let lam = 1e-3;
         let ridge = Ridge::fit(

@@ -1,41 +1,84 @@
-//! `ridge_classify`: test accuracy of ridge classification on random features against their number $m$, for
-//! any feature map of the registry — the NTK-sketching paper's Fig. 2a (MNIST, Grad-RF vs NTKSketch vs NTKRF).
+//! `ridge_classify`: test accuracy of ridge classification on random features (any feature map of the
+//! registry) or with an exact kernel — the NTK-sketching paper's Fig. 2a (MNIST, Grad-RF vs NTKSketch vs NTKRF)
+//! and the NTK random features paper's Table 1 (small classification sets, 4-fold protocol).
 //!
-//! **Data.** An image set with a fixed split (`mnist`, `fashion-mnist`): `n_train` training images drawn at
-//! random per seed (stream `rng_stream(experiment seed, "data;seed=..")`, shared by every method and $m$),
-//! and `n_test` test images (0: the whole test set); pixels as loaded, rows scaled to unit norm when
-//! `unit_norm` is set (the NTK is positively homogeneous, so this fixes the kernel's scale, as in the NTK
-//! random features paper's Fig. 2).
-//! **Learner.** Ridge regression on one-hot targets minus $1/C$ ("one-hot − 0.1", the NTK-sketching
-//! protocol), prediction by the row argmax. λ from a log grid (times $n$) by the validation accuracy of a fit
-//! on `lambda_fit_rows` random training rows, validated on `lambda_valid_rows` others ("we search the
-//! ridge parameter with a random subset of the training set", §5.1); then one refit on all training rows.
-//! **Method values** are registry names with optional parameters, `ntk-rf(sketch=tensorsrht)`
-//! ([`crate::methods::MethodChoice`]); a method whose budget $m$ is too small for the input (Grad-RF needs
-//! $m \ge d + 1$) is a skipped cell. **Times**: `feature_s` (fit and transform train and test rows),
-//! `solve_s` (λ search, refit, prediction).
+//! **Data.** `dataset` (a sweep parameter, or the section's `dataset` when the sweep has none):
+//! * an image set with a fixed split (`mnist`, `fashion-mnist`): `n_train` training images drawn at random per
+//!   seed (stream `rng_stream(experiment seed, "data;seed=..")`, shared by every method and $m$) and `n_test`
+//!   test images (0: the whole test set); pixels as loaded, rows scaled to unit norm when `unit_norm` is set
+//!   (the NTK is positively homogeneous, so this fixes the kernel's scale, as in the NTK random features
+//!   paper's Fig. 2);
+//! * a classification table (`keel/...`, `sklego/abalone`): at most `max_rows` rows drawn per data set and seed,
+//!   split into `folds` random folds; each fold is the test set once, the others the training set; inputs
+//!   standardised with the training folds' statistics; the cell's accuracy is the mean over folds.
+//!
+//! **Learner.** Ridge regression on one-hot targets minus $1/C$ ("one-hot − 0.1", the NTK-sketching protocol),
+//! prediction by the row argmax. λ from a log grid (times $n$) by the validation accuracy of a fit on part of
+//! the training rows, validated on others (images: `lambda_fit_rows` and `lambda_valid_rows`; tables: 3/4 and
+//! 1/4 of the training folds) — "we search the ridge parameter with a random subset of the training set",
+//! §5.1 — then one refit on all training rows.
+//! **Methods.** Registry names with optional parameters, `ntk-rf(sketch=tensorsrht)`
+//! ([`crate::methods::MethodChoice`]); methods with a bandwidth get $\sigma$ = `sigma` (times $\sqrt d$ with
+//! `sigma_times_sqrt_dim`) unless the value sets it. `exact(kernel=relu-ntk, depth=2)` or
+//! `exact(kernel=gaussian)`: kernel ridge classification with the exact kernel (λ searched through an exact
+//! factor of the Gram, `rfx_solvers::linalg::psd_factor`). A budget a method cannot meet for the input
+//! (Grad-RF needs $m \ge d + 1$) is a skipped cell. **Times**: `feature_s` (fit and transform, or the exact
+//! Grams), `solve_s` (λ search, refit, prediction), summed over folds.
 
 use std::sync::Arc;
 
 use ndarray::{Array2, Axis};
 use rand::seq::SliceRandom;
-use rfx_core::{rng_stream, RfxRng};
-use rfx_data::normalize_rows;
+use rfx_core::{rng_stream, Kernel, RfxRng};
+use rfx_data::{normalize_rows, Standardizer};
+use rfx_gzk::zonal::Gzk;
+use rfx_solvers::linalg::psd_factor;
 use rfx_solvers::ridge::{
-    argmax_rows, fit_ridge_cv, log10_grid, one_hot, CvScore, LambdaScale, LambdaSearch, RidgeForm,
-    Validation,
+    argmax_rows, fit_ridge_cv, log10_grid, one_hot, select_lambda, CvScore, KernelRidge, KrrParams,
+    LambdaScale, LambdaSearch, RidgeForm, Validation,
 };
 
+use super::tabular::{check_dataset, DataCache, DataNeed};
 use super::trf_common::{idx_data, timed, DataSlot, SharedCache};
 use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use crate::config::{ConfigError, Section, Value};
-use crate::methods::{method, MethodChoice};
+use crate::methods::{method, MethodChoice, ParamDoc, ParamKind, Params};
 
 /// The kind.
 pub struct RidgeClassify;
 
-const DATASETS: [&str; 2] = ["mnist", "fashion-mnist"];
-const METHODS: &str = "a feature map of the registry (rfx methods), optionally with parameters, e.g. ntk-rf(sketch=tensorsrht)";
+const IMAGE_SETS: [&str; 2] = ["mnist", "fashion-mnist"];
+const DATASETS: &str =
+    "mnist, fashion-mnist, or a registered classification table (keel/<set>, sklego/abalone)";
+const METHODS: &str = "a feature map of the registry (rfx methods), optionally with parameters, e.g. \
+                       ntk-rf(sketch=tensorsrht); or exact(kernel=relu-ntk|gaussian, depth=L, sigma=s)";
+/// The `method` value of exact kernel ridge classification.
+const EXACT: &str = "exact";
+
+/// The parameters of `exact(...)`.
+const EXACT_PARAMS: &[ParamDoc] = &[
+    ParamDoc {
+        name: "kernel",
+        kind: ParamKind::Choice(&["relu-ntk", "gaussian"]),
+        default: "relu-ntk",
+        about: "exact kernel",
+    },
+    ParamDoc {
+        name: "depth",
+        kind: ParamKind::Int { min: 1, max: 8 },
+        default: "1",
+        about: "NTK depth L",
+    },
+    ParamDoc {
+        name: "sigma",
+        kind: ParamKind::Float {
+            min: 1e-6,
+            max: 1e6,
+        },
+        default: "0",
+        about: "Gaussian bandwidth (default: the kind's `sigma` setting)",
+    },
+];
 
 struct Settings {
     dataset: String,
@@ -45,9 +88,14 @@ struct Settings {
     grid: Vec<f64>,
     fit_rows: usize,
     valid_rows: usize,
+    folds: usize,
+    max_rows: usize,
+    sigma: f64,
+    sigma_sqrt_dim: bool,
 }
 
-/// One seed's data: training and test rows, labels, number of classes, and the λ-search split.
+/// Training and test rows of one fold (or of an image set's split) and the λ-search split of the
+/// training rows.
 struct Split {
     xtr: Array2<f64>,
     xte: Array2<f64>,
@@ -60,14 +108,26 @@ struct Split {
 
 struct ClassifyRunner {
     s: Settings,
-    data: DataSlot,
-    splits: SharedCache<Split>,
+    images: DataSlot,
+    tables: DataCache,
+    splits: SharedCache<Vec<Split>>,
 }
 
 fn check_method(v: &Value) -> Result<(), String> {
     let s = v.as_str().ok_or_else(|| format!("{v} is not a string"))?;
     let c = MethodChoice::parse(s)?;
+    if c.name == EXACT {
+        return Params::parse(EXACT_PARAMS, &c.params, "method exact").map(|_| ());
+    }
     method(&c.name)?.parse_params(&c.params).map(|_| ())
+}
+
+fn check_data(v: &Value) -> Result<(), String> {
+    if v.as_str().is_some_and(|s| IMAGE_SETS.contains(&s)) {
+        return Ok(());
+    }
+    check_dataset(v, DataNeed::Classification)
+        .map_err(|e| format!("{e}; or an image set: {}", IMAGE_SETS.join(", ")))
 }
 
 impl Kind for RidgeClassify {
@@ -75,10 +135,16 @@ impl Kind for RidgeClassify {
         "ridge_classify"
     }
     fn about(&self) -> &'static str {
-        "ridge classification accuracy vs number of features m for registry feature maps on MNIST / Fashion-MNIST (NTK-sketching paper, Fig. 2a)"
+        "ridge classification accuracy with registry feature maps or exact kernels: MNIST vs m (NTK-sketching Fig. 2a), small classification sets by k-fold (NTK-RF Table 1)"
     }
     fn sweep_params(&self) -> Vec<ParamSpec> {
         vec![
+            ParamSpec {
+                name: "dataset",
+                allowed: DATASETS,
+                check: check_data,
+                required: false,
+            },
             ParamSpec {
                 name: "method",
                 allowed: METHODS,
@@ -97,9 +163,14 @@ impl Kind for RidgeClassify {
             grid: log10_grid(-8.0, 1.0, 10).expect("valid default grid"),
             fit_rows: 2000,
             valid_rows: 2000,
+            folds: 4,
+            max_rows: 0,
+            sigma: 1.0,
+            sigma_sqrt_dim: true,
         };
         if let Some(sec) = section {
-            if let Some(v) = sec.opt_choice("dataset", &DATASETS)? {
+            if let Some(v) = sec.opt_str("dataset")? {
+                check_data(&Value::Str(v.clone())).map_err(|e| sec.error("dataset", e))?;
                 s.dataset = v;
             }
             if let Some(v) = sec.opt_int("n_train", 10, 60_000)? {
@@ -126,6 +197,18 @@ impl Kind for RidgeClassify {
                     ),
                 ));
             }
+            if let Some(v) = sec.opt_int("folds", 2, 20)? {
+                s.folds = v as usize;
+            }
+            if let Some(v) = sec.opt_int("max_rows", 0, i64::from(u32::MAX))? {
+                s.max_rows = v as usize;
+            }
+            if let Some(v) = sec.opt_float("sigma", 1e-6, 1e6)? {
+                s.sigma = v;
+            }
+            if let Some(v) = sec.opt_bool("sigma_times_sqrt_dim")? {
+                s.sigma_sqrt_dim = v;
+            }
             let lo = sec
                 .opt_float("lambda_log10_min", -30.0, 30.0)?
                 .unwrap_or(-8.0);
@@ -141,34 +224,47 @@ impl Kind for RidgeClassify {
         }
         Ok(Box::new(ClassifyRunner {
             s,
-            data: DataSlot::new(),
+            images: DataSlot::new(),
+            tables: DataCache::default(),
             splits: SharedCache::default(),
         }))
     }
 }
 
+/// A seeded random permutation of `0..n`.
+fn permutation(n: usize, rng: &mut RfxRng) -> Vec<usize> {
+    let mut v: Vec<usize> = (0..n).collect();
+    v.shuffle(rng);
+    v
+}
+
+/// What one fit produced.
+struct Fitted {
+    pred: Vec<usize>,
+    lambda: f64,
+    dim: usize,
+    feature_s: f64,
+    solve_s: f64,
+}
+
 impl ClassifyRunner {
-    fn split(&self, experiment_seed: u64, seed: &str) -> Result<Split, String> {
+    fn image_split(&self, name: &str, experiment_seed: u64, seed: &str) -> Result<Split, String> {
         let s = &self.s;
-        let tt = idx_data(&self.data, &s.dataset).map_err(|e| match e {
-            CellError::Fatal(m) | CellError::Skipped(m) => m,
-        })?;
+        let tt = idx_data(&self.images, name).map_err(cell_message)?;
         let mut rng = rng_stream(experiment_seed, &format!("data;seed={seed}"));
         let (ntr_all, nte_all) = (tt.train.x.nrows(), tt.test.x.nrows());
         if s.n_train > ntr_all || s.n_test > nte_all {
             return Err(format!(
-                "{}: asked for {} training and {} test images, the set has {ntr_all} and {nte_all}",
-                s.dataset, s.n_train, s.n_test
+                "{name}: asked for {} training and {} test images, the set has {ntr_all} and {nte_all}",
+                s.n_train, s.n_test
             ));
         }
-        let mut itr: Vec<usize> = (0..ntr_all).collect();
-        itr.shuffle(&mut rng);
+        let mut itr = permutation(ntr_all, &mut rng);
         itr.truncate(s.n_train);
         let ite: Vec<usize> = if s.n_test == 0 {
             (0..nte_all).collect()
         } else {
-            let mut v: Vec<usize> = (0..nte_all).collect();
-            v.shuffle(&mut rng);
+            let mut v = permutation(nte_all, &mut rng);
             v.truncate(s.n_test);
             v
         };
@@ -178,19 +274,195 @@ impl ClassifyRunner {
             normalize_rows(&mut xtr);
             normalize_rows(&mut xte);
         }
-        let mut perm: Vec<usize> = (0..s.n_train).collect();
-        perm.shuffle(&mut rng);
-        let fit = perm[..s.fit_rows].to_vec();
-        let valid = perm[s.fit_rows..s.fit_rows + s.valid_rows].to_vec();
+        let perm = permutation(s.n_train, &mut rng);
         Ok(Split {
             ltr: itr.iter().map(|&i| tt.train.labels[i]).collect(),
             lte: ite.iter().map(|&i| tt.test.labels[i]).collect(),
             classes: tt.train.labels.iter().max().map_or(0, |&k| k + 1),
             xtr,
             xte,
-            fit,
-            valid,
+            fit: perm[..s.fit_rows].to_vec(),
+            valid: perm[s.fit_rows..s.fit_rows + s.valid_rows].to_vec(),
         })
+    }
+
+    /// The `folds` train/test splits of a classification table for one seed (module docs).
+    fn table_folds(
+        &self,
+        name: &str,
+        experiment_seed: u64,
+        seed: &str,
+    ) -> Result<Vec<Split>, String> {
+        let s = &self.s;
+        let table = self.tables.get(name).map_err(cell_message)?;
+        let mut rng = rng_stream(experiment_seed, &format!("data;dataset={name};seed={seed}"));
+        let mut rows = permutation(table.x.nrows(), &mut rng);
+        if s.max_rows > 0 {
+            rows.truncate(s.max_rows);
+        }
+        let n = rows.len();
+        if n < 2 * s.folds {
+            return Err(format!(
+                "{name}: {n} rows are too few for {} folds",
+                s.folds
+            ));
+        }
+        (0..s.folds)
+            .map(|f| {
+                let (lo, hi) = (f * n / s.folds, (f + 1) * n / s.folds);
+                let test: Vec<usize> = rows[lo..hi].to_vec();
+                let train: Vec<usize> = rows[..lo].iter().chain(&rows[hi..]).copied().collect();
+                let xtr = table.x.select(Axis(0), &train);
+                let st = Standardizer::fit(xtr.view()).map_err(|e| e.to_string())?;
+                let xtr = st.transform(xtr.view()).map_err(|e| e.to_string())?;
+                let xte = st
+                    .transform(table.x.select(Axis(0), &test).view())
+                    .map_err(|e| e.to_string())?;
+                let perm = permutation(train.len(), &mut rng);
+                let cut = (3 * train.len()) / 4;
+                Ok(Split {
+                    xtr,
+                    xte,
+                    ltr: train.iter().map(|&i| table.labels[i]).collect(),
+                    lte: test.iter().map(|&i| table.labels[i]).collect(),
+                    classes: table.n_classes,
+                    fit: perm[..cut].to_vec(),
+                    valid: perm[cut..].to_vec(),
+                })
+            })
+            .collect()
+    }
+
+    fn sigma(&self, d: usize) -> f64 {
+        if self.s.sigma_sqrt_dim {
+            self.s.sigma * (d as f64).sqrt()
+        } else {
+            self.s.sigma
+        }
+    }
+
+    fn search(&self, sp: &Split) -> LambdaSearch {
+        LambdaSearch {
+            grid: self.s.grid.clone(),
+            scale: LambdaScale::TimesN,
+            validation: Validation::Split {
+                train: sp.fit.clone(),
+                valid: sp.valid.clone(),
+            },
+            score: CvScore::ClassificationError,
+        }
+    }
+
+    /// Features of a registry method, λ search, refit, prediction.
+    fn fit_features(
+        &self,
+        choice: &MethodChoice,
+        m: usize,
+        sp: &Split,
+        rng: &mut RfxRng,
+    ) -> Result<Fitted, CellError> {
+        let spec = method(&choice.name).map_err(CellError::Fatal)?;
+        let mut given = choice.params.clone();
+        if spec.params.iter().any(|p| p.name == "sigma") && choice.param("sigma").is_none() {
+            given.push(("sigma".into(), format!("{}", self.sigma(sp.xtr.ncols()))));
+        }
+        let params = spec.parse_params(&given).map_err(CellError::Fatal)?;
+        let (r, feature_s) = timed(|| -> Result<_, rfx_core::RfxError> {
+            let map = spec.fit(m, &params, sp.xtr.ncols(), Some(sp.xtr.view()), rng)?;
+            Ok((map.transform(sp.xtr.view())?, map.transform(sp.xte.view())?))
+        });
+        let (ztr, zte) = match r {
+            Ok(z) => z,
+            // a budget the method cannot meet for this input (e.g. Grad-RF below d + 1) is not a bug
+            Err(rfx_core::RfxError::InvalidParameter { name, .. }) if name == "dim" => {
+                return Err(CellError::Skipped(format!(
+                    "{} cannot use m = {m} features on {}-dimensional inputs",
+                    choice.name,
+                    sp.xtr.ncols()
+                )))
+            }
+            Err(e) => return Err(CellError::Fatal(e.to_string())),
+        };
+        let (r, solve_s) = timed(|| -> Result<_, rfx_core::RfxError> {
+            let y = one_hot(&sp.ltr, sp.classes, true)?;
+            let (model, cv) =
+                fit_ridge_cv(ztr.view(), y.view(), &self.search(sp), RidgeForm::Auto)?;
+            Ok((
+                argmax_rows(model.predict(zte.view())?.view()),
+                cv.best_lambda,
+            ))
+        });
+        let (pred, lambda) = r.map_err(|e| CellError::Fatal(e.to_string()))?;
+        Ok(Fitted {
+            pred,
+            lambda,
+            dim: ztr.ncols(),
+            feature_s,
+            solve_s,
+        })
+    }
+
+    /// Exact kernel ridge classification: the Grams, λ searched on the fit/validation rows through an
+    /// exact factor of their Gram, dual solve on all training rows.
+    fn fit_exact(&self, choice: &MethodChoice, sp: &Split) -> Result<Fitted, CellError> {
+        let err = |e: rfx_core::RfxError| CellError::Fatal(e.to_string());
+        let p = Params::parse(EXACT_PARAMS, &choice.params, "method exact")
+            .map_err(CellError::Fatal)?;
+        let kernel = match p.choice("kernel").map_err(err)? {
+            "gaussian" => {
+                let given = p.float("sigma").map_err(err)?;
+                let sigma = if given > 0.0 {
+                    given
+                } else {
+                    self.sigma(sp.xtr.ncols())
+                };
+                Gzk::gaussian(sigma)
+            }
+            _ => Gzk::relu_ntk(p.int("depth").map_err(err)?),
+        }
+        .map_err(err)?;
+        let (grams, feature_s) = timed(|| -> Result<_, rfx_core::RfxError> {
+            Ok((
+                kernel.gram(sp.xtr.view(), sp.xtr.view())?,
+                kernel.gram(sp.xte.view(), sp.xtr.view())?,
+            ))
+        });
+        let (gram, cross) = grams.map_err(err)?;
+        let (r, solve_s) = timed(|| -> Result<_, rfx_core::RfxError> {
+            let y = one_hot(&sp.ltr, sp.classes, true)?;
+            // λ: ridge on an exact factor of the Gram of the fit and validation rows
+            let sub: Vec<usize> = sp.fit.iter().chain(&sp.valid).copied().collect();
+            let z = psd_factor(gram.select(Axis(0), &sub).select(Axis(1), &sub).view())?;
+            let nf = sp.fit.len();
+            let search = LambdaSearch {
+                validation: Validation::Split {
+                    train: (0..nf).collect(),
+                    valid: (nf..sub.len()).collect(),
+                },
+                ..self.search(sp)
+            };
+            let cv = select_lambda(z.view(), y.select(Axis(0), &sub).view(), &search)?;
+            let params = KrrParams::new(cv.best_lambda).scale(LambdaScale::TimesN);
+            let model = KernelRidge::fit_gram(gram, y.view(), &params)?;
+            Ok((
+                argmax_rows(model.predict_gram(cross.view())?.view()),
+                cv.best_lambda,
+            ))
+        });
+        let (pred, lambda) = r.map_err(err)?;
+        Ok(Fitted {
+            pred,
+            lambda,
+            dim: sp.xtr.nrows(),
+            feature_s,
+            solve_s,
+        })
+    }
+}
+
+fn cell_message(e: CellError) -> String {
+    match e {
+        CellError::Fatal(m) | CellError::Skipped(m) => m,
     }
 }
 
@@ -211,62 +483,71 @@ impl Runner for ClassifyRunner {
     fn settings(&self) -> String {
         let s = &self.s;
         format!(
-            "dataset={};n_train={};n_test={};unit_norm={};grid={:?};fit_rows={};valid_rows={}",
-            s.dataset, s.n_train, s.n_test, s.unit_norm, s.grid, s.fit_rows, s.valid_rows
+            "dataset={};n_train={};n_test={};unit_norm={};grid={:?};fit_rows={};valid_rows={};folds={};max_rows={};sigma={};sigma_times_sqrt_dim={}",
+            s.dataset,
+            s.n_train,
+            s.n_test,
+            s.unit_norm,
+            s.grid,
+            s.fit_rows,
+            s.valid_rows,
+            s.folds,
+            s.max_rows,
+            s.sigma,
+            s.sigma_sqrt_dim
         )
     }
     fn run_cell(&self, cell: &Cell, rng: &mut RfxRng) -> Result<CellOutput, CellError> {
         let key = cell.key();
-        let fatal = |e: String| CellError::Fatal(format!("cell {key}: {e}"));
-        let choice = MethodChoice::parse(cell.str("method")?).map_err(fatal)?;
-        let spec = method(&choice.name).map_err(fatal)?;
-        let params = spec.parse_params(&choice.params).map_err(fatal)?;
-        let m = usize::try_from(cell.int("m")?).map_err(|e| fatal(e.to_string()))?;
-        let seed = cell.get("seed").map(Value::to_string).unwrap_or_default();
-        let d: Arc<Split> = self.splits.get(&format!("seed={seed}"), || {
-            self.split(cell.experiment_seed, &seed)
-        })?;
-
-        let (r, feature_s) = timed(|| -> Result<_, rfx_core::RfxError> {
-            let map = spec.fit(m, &params, d.xtr.ncols(), Some(d.xtr.view()), rng)?;
-            Ok((map.transform(d.xtr.view())?, map.transform(d.xte.view())?))
-        });
-        let (ztr, zte) = match r {
-            Ok(z) => z,
-            // a budget the method cannot meet for this input (e.g. Grad-RF below d + 1) is not a bug
-            Err(rfx_core::RfxError::InvalidParameter { name, .. }) if name == "dim" => {
-                return Err(CellError::Skipped(format!(
-                    "{} cannot use m = {m} features on {}-dimensional inputs",
-                    choice.name,
-                    d.xtr.ncols()
-                )))
-            }
-            Err(e) => return Err(fatal(e.to_string())),
+        let with_key = |e: CellError| match e {
+            CellError::Fatal(m) => CellError::Fatal(format!("cell {key}: {m}")),
+            skipped => skipped,
         };
-
-        let (r, solve_s) = timed(|| -> Result<_, rfx_core::RfxError> {
-            let y = one_hot(&d.ltr, d.classes, true)?;
-            let search = LambdaSearch {
-                grid: self.s.grid.clone(),
-                scale: LambdaScale::TimesN,
-                validation: Validation::Split {
-                    train: d.fit.clone(),
-                    valid: d.valid.clone(),
-                },
-                score: CvScore::ClassificationError,
-            };
-            let (model, cv) = fit_ridge_cv(ztr.view(), y.view(), &search, RidgeForm::Auto)?;
-            let pred = argmax_rows(model.predict(zte.view())?.view());
-            Ok((pred, cv.best_lambda))
-        });
-        let (pred, lambda) = r.map_err(|e| fatal(e.to_string()))?;
-        let correct = pred.iter().zip(&d.lte).filter(|(a, b)| a == b).count();
-        let accuracy = correct as f64 / d.lte.len().max(1) as f64;
+        let choice =
+            MethodChoice::parse(cell.str("method")?).map_err(|e| with_key(CellError::Fatal(e)))?;
+        let m = usize::try_from(cell.int("m")?)
+            .map_err(|e| with_key(CellError::Fatal(e.to_string())))?;
+        let dataset = match cell.get("dataset") {
+            Some(v) => v.as_str().unwrap_or_default().to_string(),
+            None => self.s.dataset.clone(),
+        };
+        let seed = cell.get("seed").map(Value::to_string).unwrap_or_default();
+        let splits: Arc<Vec<Split>> =
+            self.splits
+                .get(&format!("dataset={dataset};seed={seed}"), || {
+                    if IMAGE_SETS.contains(&dataset.as_str()) {
+                        Ok(vec![self.image_split(
+                            &dataset,
+                            cell.experiment_seed,
+                            &seed,
+                        )?])
+                    } else {
+                        self.table_folds(&dataset, cell.experiment_seed, &seed)
+                    }
+                })?;
+        let (mut correct, mut total) = (0usize, 0usize);
+        let (mut lambda, mut dim, mut feature_s, mut solve_s) = (0.0, 0.0, 0.0, 0.0);
+        for sp in splits.iter() {
+            let f = if choice.name == EXACT {
+                self.fit_exact(&choice, sp)
+            } else {
+                self.fit_features(&choice, m, sp, rng)
+            }
+            .map_err(with_key)?;
+            correct += f.pred.iter().zip(&sp.lte).filter(|(a, b)| a == b).count();
+            total += sp.lte.len();
+            // λ and the dimension: geometric / arithmetic means over folds
+            lambda += f.lambda.ln();
+            dim += f.dim as f64;
+            feature_s += f.feature_s;
+            solve_s += f.solve_s;
+        }
+        let k = splits.len() as f64;
         Ok(CellOutput {
             metrics: vec![
-                accuracy,
-                ztr.ncols() as f64,
-                lambda,
+                correct as f64 / total.max(1) as f64,
+                dim / k,
+                (lambda / k).exp(),
                 feature_s,
                 solve_s,
                 feature_s + solve_s,

@@ -359,20 +359,6 @@ pub fn eigvalsh(a: ArrayView2<'_, f64>) -> Result<Array1<f64>> {
     Ok(syevd(a, false)?.0)
 }
 
-/// An exact factor $Z = U\max(\Lambda, 0)^{1/2}$ of a symmetric PSD matrix $K = U\Lambda U^\top$ (by
-/// [`eigh`]): $ZZ^\top = K$ up to the rounding negatives clipped. Ridge regression on the rows of $Z$ is
-/// kernel ridge regression with $K$: predictions of rows $B$ from rows $A$ are
-/// $Z_B(Z_A^\top Z_A + \lambda I)^{-1}Z_A^\top y = K_{BA}(K_{AA} + \lambda I)^{-1}y$, so a feature-space λ search
-/// runs unchanged on an exact kernel.
-pub fn psd_factor(k: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
-    let eig = eigh(k)?;
-    let mut z = eig.vectors;
-    for (mut col, &l) in z.columns_mut().into_iter().zip(&eig.values) {
-        col *= l.max(0.0).sqrt();
-    }
-    Ok(z)
-}
-
 /// Row-major `cblas_dsyrk` into the upper triangle of `c`: $C \leftarrow C + A^\top A$ (`cols = true`, $A$ is
 /// $k \times m$) or $C \leftarrow C + A A^\top$ (`cols = false`).
 fn syrk_upper(a: ArrayView2<'_, f64>, c: &mut Array2<f64>, cols: bool) -> Result<()> {

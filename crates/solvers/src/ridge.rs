@@ -39,7 +39,7 @@ use crate::linalg::{
     add_diag, check_memory, eigh, f64_bytes, gram_cols, gram_rows, Cholesky, NormalEquations,
     DEFAULT_MEMORY_CAP,
 };
-use ndarray::{s, Array2, ArrayView1, ArrayView2, Axis};
+use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rand::seq::SliceRandom;
 use rfx_core::{rng_stream, Kernel, Result, RfxError};
 
@@ -492,12 +492,7 @@ pub fn select_lambda(
     search: &LambdaSearch,
 ) -> Result<CvResult> {
     check_xy(&z, &y)?;
-    if search.grid.is_empty() {
-        return Err(RfxError::invalid("grid", "[]", "at least one λ"));
-    }
-    if let Some(bad) = search.grid.iter().find(|l| !(l.is_finite() && **l > 0.0)) {
-        return Err(RfxError::invalid("grid value", bad, "finite and > 0"));
-    }
+    check_grid(search)?;
     let n = z.nrows();
     let mut totals = vec![0.0; search.grid.len()];
     let splits = folds(n, &search.validation)?;
@@ -517,30 +512,99 @@ pub fn select_lambda(
             let c = e.vectors.t().dot(&ytr);
             (zva.dot(&ztr.t()).dot(&e.vectors), e.values, c)
         };
-        for (li, &lam) in search.grid.iter().enumerate() {
-            let lam = search.scale.effective(lam, ntr);
-            let mut d = c.clone();
-            for (mut row, &ev) in d.axis_iter_mut(Axis(0)).zip(evals.iter()) {
-                // eigenvalues of a Gram are >= 0 up to rounding
-                row /= ev.max(0.0) + lam;
-            }
-            let pred = p.dot(&d);
-            totals[li] += score(&pred, &yva.view(), search.score);
-        }
+        add_path_scores(search, ntr, &p, &evals, &c, &yva.view(), &mut totals);
     }
-    let scores: Vec<f64> = totals.iter().map(|t| t / splits.len() as f64).collect();
+    Ok(cv_result(search, totals, splits.len()))
+}
+
+/// Adds the held-out score of every λ of the grid to `totals`, predictions being
+/// $P\,\mathrm{diag}(1/(\Lambda + \lambda_{\rm eff}))\,C$ (eigenvalues of a Gram clipped at 0).
+fn add_path_scores(
+    search: &LambdaSearch,
+    ntr: usize,
+    p: &Array2<f64>,
+    evals: &Array1<f64>,
+    c: &Array2<f64>,
+    yva: &ArrayView2<'_, f64>,
+    totals: &mut [f64],
+) {
+    for (li, &lam) in search.grid.iter().enumerate() {
+        let lam = search.scale.effective(lam, ntr);
+        let mut d = c.clone();
+        for (mut row, &ev) in d.axis_iter_mut(Axis(0)).zip(evals.iter()) {
+            row /= ev.max(0.0) + lam;
+        }
+        totals[li] += score(&p.dot(&d), yva, search.score);
+    }
+}
+
+/// The mean score per λ and the first minimiser.
+fn cv_result(search: &LambdaSearch, totals: Vec<f64>, n_splits: usize) -> CvResult {
+    let scores: Vec<f64> = totals.iter().map(|t| t / n_splits as f64).collect();
     let mut best = 0;
     for (i, &s) in scores.iter().enumerate() {
         if s < scores[best] {
             best = i;
         }
     }
-    Ok(CvResult {
+    CvResult {
         grid: search.grid.clone(),
         scores,
         best_index: best,
         best_lambda: search.grid[best],
-    })
+    }
+}
+
+fn check_grid(search: &LambdaSearch) -> Result<()> {
+    if search.grid.is_empty() {
+        return Err(RfxError::invalid("grid", "[]", "at least one λ"));
+    }
+    if let Some(bad) = search.grid.iter().find(|l| !(l.is_finite() && **l > 0.0)) {
+        return Err(RfxError::invalid("grid value", bad, "finite and > 0"));
+    }
+    Ok(())
+}
+
+/// Selects λ for **exact kernel ridge regression** from the Gram $K$ of the rows (same validation schemes,
+/// scores and λ convention as [`select_lambda`]): per fold one eigendecomposition of the fitting rows'
+/// Gram $K_{FF} = U\Lambda U^\top$, then for every λ $\hat Y_V = (K_{VF}U)(\Lambda + \lambda_{\rm eff} I)^{-1}
+/// U^\top Y_F$ — the dual path of [`select_lambda`] with $ZZ^\top$ replaced by $K$. Refit with
+/// [`KernelRidge::fit_gram`] and `best_lambda` afterwards.
+pub fn select_lambda_gram(
+    k: ArrayView2<'_, f64>,
+    y: ArrayView2<'_, f64>,
+    search: &LambdaSearch,
+) -> Result<CvResult> {
+    check_grid(search)?;
+    let n = k.nrows();
+    if k.ncols() != n || y.nrows() != n {
+        return Err(RfxError::DimensionMismatch(format!(
+            "λ search: Gram {:?}, targets {:?}",
+            k.dim(),
+            y.dim()
+        )));
+    }
+    let mut totals = vec![0.0; search.grid.len()];
+    let splits = folds(n, &search.validation)?;
+    for (train, valid) in &splits {
+        let e = eigh(k.select(Axis(0), train).select(Axis(1), train).view())?;
+        let c = e.vectors.t().dot(&y.select(Axis(0), train));
+        let p = k
+            .select(Axis(0), valid)
+            .select(Axis(1), train)
+            .dot(&e.vectors);
+        let yva = y.select(Axis(0), valid);
+        add_path_scores(
+            search,
+            train.len(),
+            &p,
+            &e.values,
+            &c,
+            &yva.view(),
+            &mut totals,
+        );
+    }
+    Ok(cv_result(search, totals, splits.len()))
 }
 
 /// Selects λ by [`select_lambda`] and refits on all rows with it (same [`LambdaScale`], so with
@@ -952,6 +1016,35 @@ mod tests {
         let t = one_hot(&labels, 3, true).unwrap();
         let cv = select_lambda(z.view(), t.view(), &s).unwrap();
         assert!(cv.scores[cv.best_index] <= 0.02);
+    }
+
+    /// The Gram path scores every λ exactly as the feature path does on features with $ZZ^\top = K$
+    /// (both k-fold and a fixed split), so it selects the same λ.
+    #[test]
+    fn gram_lambda_path_equals_the_feature_path() {
+        let z = randn(60, 8, 61);
+        let y = randn(60, 2, 62);
+        let k = z.dot(&z.t());
+        for validation in [
+            Validation::KFold { folds: 3, seed: 5 },
+            Validation::Split {
+                train: (0..40).collect(),
+                valid: (40..60).collect(),
+            },
+        ] {
+            let s = LambdaSearch {
+                grid: log10_grid(-3.0, 2.0, 6).unwrap(),
+                scale: LambdaScale::TimesN,
+                validation,
+                score: CvScore::Mse,
+            };
+            let a = select_lambda(z.view(), y.view(), &s).unwrap();
+            let b = select_lambda_gram(k.view(), y.view(), &s).unwrap();
+            for (x, w) in a.scores.iter().zip(&b.scores) {
+                assert!((x - w).abs() < 1e-9 * x.abs().max(1e-12), "{x} vs {w}");
+            }
+            assert_eq!(a.best_index, b.best_index);
+        }
     }
 
     #[test]

@@ -15,10 +15,10 @@ use std::time::Instant;
 use ndarray::{Array2, Axis};
 use rfx_core::{stream_seed, Kernel, RfxRng};
 use rfx_data::{subsample, train_test_split, Standardizer};
-use rfx_solvers::linalg::{f64_bytes, psd_factor};
+use rfx_solvers::linalg::f64_bytes;
 use rfx_solvers::ridge::{
-    fit_ridge_cv, krr_memory_bytes, log10_grid, CvScore, KernelRidge, KrrParams, LambdaScale,
-    LambdaSearch, RidgeForm, Validation,
+    fit_ridge_cv, krr_memory_bytes, log10_grid, select_lambda_gram, CvScore, KernelRidge,
+    KrrParams, LambdaScale, LambdaSearch, RidgeForm, Validation,
 };
 
 use super::tabular::{
@@ -373,8 +373,8 @@ struct Fitted {
 }
 
 impl KrrRunner {
-    /// Exact kernel ridge regression (module docs): memory check, the two Grams, λ on a subset through an
-    /// exact factor of its Gram, dual Cholesky solve on all training rows.
+    /// Exact kernel ridge regression (module docs): memory check, the two Grams, λ on a subset from its
+    /// Gram, dual Cholesky solve on all training rows.
     #[allow(clippy::too_many_arguments)]
     fn exact_krr(
         &self,
@@ -406,13 +406,11 @@ impl KrrRunner {
         let feature_s = t0.elapsed().as_secs_f64();
 
         let t1 = Instant::now();
-        // λ on a random subset S: ridge on Z = U Λ^{1/2} (ZZᵀ = K_SS) is kernel ridge on S.
+        // λ on a random subset S of the training rows, from its Gram
         let sub = subsample(n, s, cell.experiment_seed, subset_stream).map_err(fatal)?;
-        let z =
-            psd_factor(gram.select(Axis(0), &sub).select(Axis(1), &sub).view()).map_err(fatal)?;
-        let ysub = ytr.select(Axis(0), &sub);
-        let (_, cv) =
-            fit_ridge_cv(z.view(), ysub.view(), search, RidgeForm::Auto).map_err(fatal)?;
+        let ksub = gram.select(Axis(0), &sub).select(Axis(1), &sub);
+        let cv = select_lambda_gram(ksub.view(), ytr.select(Axis(0), &sub).view(), search)
+            .map_err(fatal)?;
         let params = KrrParams::new(cv.best_lambda)
             .scale(search.scale)
             .memory_cap(self.exact_cap);
@@ -431,39 +429,6 @@ impl KrrRunner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::Rng;
-    use rfx_solvers::ridge::{Ridge, RidgeParams};
-
-    /// Ridge on the rows of the Gram factor is kernel ridge with the Gram (the identity the exact path's
-    /// λ search relies on), to rounding.
-    #[test]
-    fn ridge_on_the_psd_factor_is_kernel_ridge() {
-        let mut rng = rfx_core::rng_stream(3, "gram-factor");
-        let x = Array2::from_shape_fn((40, 3), |_| rng.gen::<f64>() - 0.5);
-        let y = Array2::from_shape_fn((40, 1), |_| rng.gen::<f64>());
-        let k = rfx_gzk::zonal::Gzk::gaussian(0.5)
-            .unwrap()
-            .gram(x.view(), x.view())
-            .unwrap();
-        let z = psd_factor(k.view()).unwrap();
-        let (a, b): (Vec<usize>, Vec<usize>) = ((0..30).collect(), (30..40).collect());
-        let lam = 1e-3;
-        let ridge = Ridge::fit(
-            z.select(Axis(0), &a).view(),
-            y.select(Axis(0), &a).view(),
-            &RidgeParams::new(lam),
-        )
-        .unwrap();
-        let p1 = ridge.predict(z.select(Axis(0), &b).view()).unwrap();
-        let kaa = k.select(Axis(0), &a).select(Axis(1), &a);
-        let kba = k.select(Axis(0), &b).select(Axis(1), &a);
-        let krr =
-            KernelRidge::fit_gram(kaa, y.select(Axis(0), &a).view(), &KrrParams::new(lam)).unwrap();
-        let p2 = krr.predict_gram(kba.view()).unwrap();
-        let scale = p2.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        let diff = (&p1 - &p2).iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        assert!(diff < 1e-8 * scale.max(1.0), "difference {diff}");
-    }
 
     #[test]
     fn method_values_are_checked() {

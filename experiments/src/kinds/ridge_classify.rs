@@ -20,8 +20,8 @@
 //! **Methods.** Registry names with optional parameters, `ntk-rf(sketch=tensorsrht)`
 //! ([`crate::methods::MethodChoice`]); methods with a bandwidth get $\sigma$ = `sigma` (times $\sqrt d$ with
 //! `sigma_times_sqrt_dim`) unless the value sets it. `exact(kernel=relu-ntk, depth=2)` or
-//! `exact(kernel=gaussian)`: kernel ridge classification with the exact kernel (λ searched through an exact
-//! factor of the Gram, `rfx_solvers::linalg::psd_factor`). A budget a method cannot meet for the input
+//! `exact(kernel=gaussian)`: kernel ridge classification with the exact kernel (λ searched from the Gram,
+//! `rfx_solvers::ridge::select_lambda_gram`). A budget a method cannot meet for the input
 //! (Grad-RF needs $m \ge d + 1$) is a skipped cell. **Times**: `feature_s` (fit and transform, or the exact
 //! Grams), `solve_s` (λ search, refit, prediction), summed over folds.
 
@@ -32,10 +32,9 @@ use rand::seq::SliceRandom;
 use rfx_core::{rng_stream, Kernel, RfxRng};
 use rfx_data::{normalize_rows, Standardizer};
 use rfx_gzk::zonal::Gzk;
-use rfx_solvers::linalg::psd_factor;
 use rfx_solvers::ridge::{
-    argmax_rows, fit_ridge_cv, log10_grid, one_hot, select_lambda, CvScore, KernelRidge, KrrParams,
-    LambdaScale, LambdaSearch, RidgeForm, Validation,
+    argmax_rows, fit_ridge_cv, log10_grid, one_hot, select_lambda_gram, CvScore, KernelRidge,
+    KrrParams, LambdaScale, LambdaSearch, RidgeForm, Validation,
 };
 
 use super::tabular::{check_dataset, DataCache, DataNeed};
@@ -402,8 +401,8 @@ impl ClassifyRunner {
         })
     }
 
-    /// Exact kernel ridge classification: the Grams, λ searched on the fit/validation rows through an
-    /// exact factor of their Gram, dual solve on all training rows.
+    /// Exact kernel ridge classification: the Grams, λ searched on the fit/validation rows from their
+    /// Gram, dual solve on all training rows.
     fn fit_exact(&self, choice: &MethodChoice, sp: &Split) -> Result<Fitted, CellError> {
         let err = |e: rfx_core::RfxError| CellError::Fatal(e.to_string());
         let p = Params::parse(EXACT_PARAMS, &choice.params, "method exact")
@@ -430,18 +429,8 @@ impl ClassifyRunner {
         let (gram, cross) = grams.map_err(err)?;
         let (r, solve_s) = timed(|| -> Result<_, rfx_core::RfxError> {
             let y = one_hot(&sp.ltr, sp.classes, true)?;
-            // λ: ridge on an exact factor of the Gram of the fit and validation rows
-            let sub: Vec<usize> = sp.fit.iter().chain(&sp.valid).copied().collect();
-            let z = psd_factor(gram.select(Axis(0), &sub).select(Axis(1), &sub).view())?;
-            let nf = sp.fit.len();
-            let search = LambdaSearch {
-                validation: Validation::Split {
-                    train: (0..nf).collect(),
-                    valid: (nf..sub.len()).collect(),
-                },
-                ..self.search(sp)
-            };
-            let cv = select_lambda(z.view(), y.select(Axis(0), &sub).view(), &search)?;
+            // λ: the fit/validation split of the training rows, from their Gram
+            let cv = select_lambda_gram(gram.view(), y.view(), &self.search(sp))?;
             let params = KrrParams::new(cv.best_lambda).scale(LambdaScale::TimesN);
             let model = KernelRidge::fit_gram(gram, y.view(), &params)?;
             Ok((

@@ -398,6 +398,44 @@ pub(crate) struct LayerState {
     pub(crate) psi: Option<Array2<f64>>,
 }
 
+/// Row-wise direct sum over the $q \times q$ window (im2col): rows of `mat` are (image, pixel) with
+/// `shape` $= (d_1, d_2)$ pixels per image, and output row $(b, i, j)$ is
+/// $\bigoplus_{a,b'} \text{mat}_{(b, i+a, j+b')} \cdot \text{scale}_{(b,i,j)}$ (offsets $a$ outer, $b'$ inner, both in
+/// $-\frac{q-1}2..\frac{q-1}2$; zero blocks outside the image, i.e. same padding). Parallel over rows.
+pub(crate) fn window_concat(
+    mat: ArrayView2<'_, f64>,
+    shape: (usize, usize),
+    filter: usize,
+    scale: Option<&[f64]>,
+) -> Array2<f64> {
+    let (h, w) = (shape.0 as isize, shape.1 as isize);
+    let r = (filter / 2) as isize;
+    let p = shape.0 * shape.1;
+    let k = mat.ncols();
+    let mut out = Array2::zeros((mat.nrows(), filter * filter * k));
+    out.axis_iter_mut(Axis(0))
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(row, mut o)| {
+            let (img, pix) = (row / p, (row % p) as isize);
+            let (i, j) = (pix / w, pix % w);
+            let sc = scale.map_or(1.0, |s| s[row]);
+            let mut blk = 0;
+            for a in -r..=r {
+                for b in -r..=r {
+                    let (ia, jb) = (i + a, j + b);
+                    if (0..h).contains(&ia) && (0..w).contains(&jb) && sc != 0.0 {
+                        let src = mat.row(img * p + (ia * w + jb) as usize);
+                        o.slice_mut(s![blk * k..(blk + 1) * k])
+                            .zip_mut_with(&src, |ov, &sv| *ov = sv * sc);
+                    }
+                    blk += 1;
+                }
+            }
+        });
+    out
+}
+
 /// Fitted CNTKSketch features (module docs); dimension `dim`.
 #[derive(Clone, Debug)]
 pub struct CntkSketch {
@@ -438,37 +476,13 @@ impl CntkSketch {
         self.cntk.height * self.cntk.width
     }
 
-    /// Row-wise direct sum over the $q \times q$ window: output row $(b, i, j)$ is
-    /// $\bigoplus_{a,b'} \text{mat}_{(b, i+a, j+b')} \cdot \text{scale}_{(b,i,j)}$ (offsets $a$ outer, $b'$ inner; zero
-    /// blocks outside the image).
     fn window_sum(&self, mat: ArrayView2<'_, f64>, scale: Option<&[f64]>) -> Array2<f64> {
-        let (h, w) = (self.cntk.height as isize, self.cntk.width as isize);
-        let r = (self.cntk.filter / 2) as isize;
-        let p = self.pixels();
-        let k = mat.ncols();
-        let q2 = self.cntk.filter * self.cntk.filter;
-        let mut out = Array2::zeros((mat.nrows(), q2 * k));
-        out.axis_iter_mut(Axis(0))
-            .into_par_iter()
-            .enumerate()
-            .for_each(|(row, mut o)| {
-                let (img, pix) = (row / p, (row % p) as isize);
-                let (i, j) = (pix / w, pix % w);
-                let sc = scale.map_or(1.0, |s| s[row]);
-                let mut blk = 0;
-                for a in -r..=r {
-                    for b in -r..=r {
-                        let (ia, jb) = (i + a, j + b);
-                        if (0..h).contains(&ia) && (0..w).contains(&jb) && sc != 0.0 {
-                            let src = mat.row(img * p + (ia * w + jb) as usize);
-                            o.slice_mut(s![blk * k..(blk + 1) * k])
-                                .zip_mut_with(&src, |ov, &sv| *ov = sv * sc);
-                        }
-                        blk += 1;
-                    }
-                }
-            });
-        out
+        window_concat(
+            mat,
+            (self.cntk.height, self.cntk.width),
+            self.cntk.filter,
+            scale,
+        )
     }
 
     /// Layer $h$ (1-based) applied to the state after layer $h-1$ of the images whose patch norms are `norms`

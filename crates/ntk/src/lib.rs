@@ -10,6 +10,7 @@ extern crate openblas_src as _;
 
 pub mod arccos;
 pub mod baselines;
+pub mod cnn_gradrf;
 pub mod cntk;
 pub mod cntksketch;
 pub mod gram;
@@ -20,6 +21,7 @@ pub mod qp;
 
 pub use arccos::{ArcCosineFeatures, ArcCosineParams, Sampler};
 pub use baselines::{GradRf, GradRfParams, NaiveRf, NaiveRfParams, DEFAULT_NAIVE_MEMORY_CAP};
+pub use cnn_gradrf::{CnnGradRf, CnnGradRfParams};
 pub use cntk::{Cntk, Duals, ReluDuals};
 pub use cntksketch::{CntkPolynomials, CntkSketch, CntkSketchParams, PolynomialCntk};
 pub use gram::{chunked_gram, feature_gram, GramAccumulator};

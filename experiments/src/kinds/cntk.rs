@@ -8,7 +8,9 @@
 //! **Methods.** `exact`: the exact ReLU CNTK-GAP of depth `depth`, filter `filter` (same padding) — computed
 //! once per run and reported by every `exact` cell (one value, whatever `m` and `seed`); `cntksketch`:
 //! [`rfx_ntk::CntkSketch`] with output dimension `m`, internal width `m / width_div` and degree-`degree`
-//! polynomial fits, drawn from the cell's stream.
+//! polynomial fits, drawn from the cell's stream; `grad-rf`: gradient features of a random CNN with three
+//! $q \times q$ convolutional layers of width $w$, no biases, GAP and a linear output ([`rfx_ntk::CnnGradRf`]),
+//! $w$ chosen so that the number of parameters $9w + 18w^2 + w$ (for $q = 3$, one channel) is closest to `m`.
 //! **Learner.** Ridge regression on one-hot targets minus 1/C (C = 10 classes), $\hat Y = Z W$ with
 //! $W = (Z^\top Z + \lambda I)^{-1} Z^\top Y$ (features) or $\hat Y = K_{\cdot,tr}(K + \lambda I)^{-1}Y$ (kernel), λ from
 //! $\{2^i : i = $ `lambda_log2_min..=lambda_log2_max`$\}$ by validation accuracy (fit on the other training rows),
@@ -19,7 +21,8 @@
 //! (28×28, no crop or pool) is timed on `timing_pairs` image pairs and its time per pair multiplied by the
 //! number of pairs of the full data set, $n(n+1)/2 + n\,n_{te}$ with $n$ = `full_train`, $n_{te}$ = `full_test`
 //! (`exact_full_h`); CNTKSketch at full resolution with the cell's $m$ is timed on `timing_images` images and
-//! its time per image multiplied by $n + n_{te}$ (`sketch_full_h`); `speedup_full` is the ratio. Both are wall
+//! its time per image multiplied by $n + n_{te}$ (`sketch_full_h`; for `grad-rf` the same for its gradient
+//! features); `speedup_full` is the ratio. Both are wall
 //! times on the run's thread pool. Exact cells above `max_exact_pairs` pairs are skipped.
 
 use super::trf_common::{idx_data, timed, DataSlot, SharedCache};
@@ -29,7 +32,7 @@ use ndarray::{Array2, Axis};
 use rand::seq::SliceRandom;
 use rfx_core::{rng_stream, FeatureMap, Kernel, RfxRng};
 use rfx_data::TrainTest;
-use rfx_ntk::{Cntk, CntkSketch};
+use rfx_ntk::{CnnGradRf, CnnGradRfParams, Cntk, CntkSketch};
 use rfx_solvers::linalg::eigh;
 use rfx_solvers::ridge::{
     argmax_rows, fit_ridge_cv, one_hot, CvScore, KernelRidge, KrrParams, LambdaScale, LambdaSearch,
@@ -39,7 +42,7 @@ use rfx_solvers::ridge::{
 /// The kind.
 pub struct CntkKind;
 
-const METHODS: [&str; 2] = ["exact", "cntksketch"];
+const METHODS: [&str; 3] = ["exact", "cntksketch", "grad-rf"];
 const DATASETS: [&str; 2] = ["fashion-mnist", "mnist"];
 const SIDE: usize = 28;
 
@@ -102,7 +105,7 @@ impl Kind for CntkKind {
         vec![
             ParamSpec {
                 name: "method",
-                allowed: "exact (exact CNTK-GAP) or cntksketch",
+                allowed: "exact (exact CNTK-GAP), cntksketch or grad-rf (gradients of a random 3-layer CNN)",
                 check: |v| check_choice(v, &METHODS),
                 required: true,
             },
@@ -377,6 +380,35 @@ impl CntkRunner {
             .batch(s.batch)
             .fit(rng)
     }
+
+    /// The 3-layer CNN whose number of parameters is closest to `m` (ties: the smaller width).
+    fn grad_rf_params(&self, m: usize, side: usize) -> CnnGradRfParams {
+        let base = CnnGradRf::params()
+            .shape(side, side, 1)
+            .filter(self.s.filter)
+            .layers(3);
+        let dims = |w: usize| base.clone().width(w).output_dim();
+        let mut w = 1;
+        while dims(w + 1) <= m || dims(w + 1).abs_diff(m) < dims(w).abs_diff(m) {
+            w += 1;
+        }
+        base.width(w)
+    }
+
+    /// The cell's feature map at side length `side`.
+    fn feature_map(
+        &self,
+        method: &str,
+        m: usize,
+        side: usize,
+        rng: &mut RfxRng,
+    ) -> rfx_core::Result<Box<dyn FeatureMap>> {
+        Ok(if method == "grad-rf" {
+            Box::new(self.grad_rf_params(m, side).fit(rng)?)
+        } else {
+            Box::new(self.sketch(m, side, rng)?)
+        })
+    }
 }
 
 impl Runner for CntkRunner {
@@ -441,7 +473,7 @@ impl Runner for CntkRunner {
             });
         }
         let map = self
-            .sketch(m, self.side(), rng)
+            .feature_map(&method, m, self.side(), rng)
             .map_err(|e| fatal(e.to_string()))?;
         let (z, time_features) = timed(|| -> rfx_core::Result<_> {
             Ok((map.transform(d.xtr.view())?, map.transform(d.xte.view())?))
@@ -464,7 +496,12 @@ impl Runner for CntkRunner {
         let pred = pred.map_err(|e| fatal(e.to_string()))?;
         // the same map at full resolution (same m, width, degree), timed per image
         let full_map = self
-            .sketch(m, SIDE, &mut rng_stream(0, &format!("timing;{key}")))
+            .feature_map(
+                &method,
+                m,
+                SIDE,
+                &mut rng_stream(0, &format!("timing;{key}")),
+            )
             .map_err(|e| fatal(e.to_string()))?;
         let nt = self.s.timing_images.min(d.full.nrows());
         let (f, t_full) = timed(|| full_map.transform(d.full.slice(ndarray::s![..nt, ..])));
@@ -502,6 +539,41 @@ mod tests {
         }
         // no crop, no pool: identity
         assert_eq!(crop_pool(&img, 28, 1), img);
+    }
+
+    #[test]
+    fn grad_rf_width_has_the_closest_parameter_count() {
+        let r = CntkRunner {
+            s: Settings {
+                dataset: "fashion-mnist".into(),
+                n_train: 100,
+                n_test: 10,
+                crop: 24,
+                pool: 2,
+                valid_fraction: 0.25,
+                depth: 2,
+                filter: 3,
+                degree: 2,
+                width_div: 4,
+                batch: 4,
+                lambda_log2_min: -1,
+                lambda_log2_max: 1,
+                max_exact_pairs: 1.0,
+                timing_pairs: 1,
+                timing_images: 1,
+                full_train: 1,
+                full_test: 1,
+            },
+            data: DataSlot::new(),
+            split: SharedCache::default(),
+            exact: SharedCache::default(),
+            exact_pair_s: SharedCache::default(),
+        };
+        // 18w² + 10w: w = 5 → 500, 7 → 952, 10 → 1900, 15 → 4200
+        for (m, w) in [(512, 5), (1024, 7), (2048, 10), (4096, 15)] {
+            let p = r.grad_rf_params(m, 12);
+            assert_eq!(p.output_dim(), 18 * w * w + 10 * w, "m = {m}");
+        }
     }
 
     #[test]

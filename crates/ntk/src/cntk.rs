@@ -188,12 +188,13 @@ impl Cntk {
 
     /// [`Cntk::pair`] with its arguments in a canonical order (lexicographic on the values), so that
     /// $\Theta(y, z)$ and $\Theta(z, y)$ are the same bits and a mirrored triangle equals a computed one.
-    fn sym_pair(
+    fn sym_pair<D: Duals + ?Sized>(
         &self,
         y: ArrayView1<'_, f64>,
         z: ArrayView1<'_, f64>,
         ny: &[Vec<f64>],
         nz: &[Vec<f64>],
+        duals: &D,
     ) -> f64 {
         let order = y
             .iter()
@@ -202,22 +203,58 @@ impl Cntk {
             .find(|o| o.is_ne())
             .unwrap_or(std::cmp::Ordering::Equal);
         if order.is_gt() {
-            self.pair(z, y, nz, ny)
+            self.pair(z, y, nz, ny, duals)
         } else {
-            self.pair(y, z, ny, nz)
+            self.pair(y, z, ny, nz, duals)
+        }
+    }
+
+    /// One layer $h$ of Definition 2 on the $P \times P$ tensors ($P = d_1 d_2$, row $(i, j)$, column
+    /// $(i', j')$): on entry `g` $= \Gamma^{(h-1)}$ and `pi` $= \Pi^{(h-1)}$, on return `g` $= \Gamma^{(h)}$ and
+    /// `pi` $= \Pi^{(h)}$ (Eqs. 104–107, with the layer's dual activations from `duals`). `ny_h`, `nz_h` are
+    /// $N^{(h)}$ of the two images. `s`, `gd`, `tmp` are scratch of length $P^2$.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn step<D: Duals + ?Sized>(
+        &self,
+        h: usize,
+        g: &mut [f64],
+        pi: &mut [f64],
+        ny_h: &[f64],
+        nz_h: &[f64],
+        duals: &D,
+        (s, gd, tmp): (&mut [f64], &mut [f64], &mut [f64]),
+    ) {
+        let p = self.pixels();
+        let q2 = (self.filter * self.filter) as f64;
+        self.conv(g, tmp, s);
+        for k in 0..p * p {
+            let den = (ny_h[k / p] * nz_h[k % p]).sqrt();
+            let rho = if den > 0.0 { s[k] / den } else { 0.0 };
+            let (k1, k0) = duals.duals(h, rho);
+            g[k] = den / q2 * k1;
+            gd[k] = k0 / q2;
+        }
+        if h < self.depth {
+            // s is free again: reuse it for Π ⊙ Γ̇ + Γ
+            for k in 0..p * p {
+                s[k] = pi[k] * gd[k] + g[k];
+            }
+            self.conv(s, tmp, pi);
+        } else {
+            pi.iter_mut().zip(gd.iter()).for_each(|(v, d)| *v *= d);
         }
     }
 
     /// $\Theta^{(L)}_{\mathrm{cntk}}(y, z)$ given both images and their [`Cntk::patch_norms`].
-    fn pair(
+    fn pair<D: Duals + ?Sized>(
         &self,
         y: ArrayView1<'_, f64>,
         z: ArrayView1<'_, f64>,
         ny: &[Vec<f64>],
         nz: &[Vec<f64>],
+        duals: &D,
     ) -> f64 {
         let (p, c) = (self.pixels(), self.channels);
-        let q2 = (self.filter * self.filter) as f64;
         // Γ⁽⁰⁾ = ⟨y_ij, z_i'j'⟩
         let mut g: Vec<f64> = (0..p * p)
             .map(|k| {
@@ -228,24 +265,52 @@ impl Cntk {
         let mut pi = vec![0.0; p * p];
         let (mut s, mut gd, mut tmp) = (vec![0.0; p * p], vec![0.0; p * p], vec![0.0; p * p]);
         for h in 1..=self.depth {
-            self.conv(&g, &mut tmp, &mut s);
-            for k in 0..p * p {
-                let den = (ny[h][k / p] * nz[h][k % p]).sqrt();
-                let rho = if den > 0.0 { s[k] / den } else { 0.0 };
-                g[k] = den / q2 * arccos1(rho);
-                gd[k] = arccos0(rho) / q2;
-            }
-            if h < self.depth {
-                // s is free again: reuse it for Π ⊙ Γ̇ + Γ
-                for k in 0..p * p {
-                    s[k] = pi[k] * gd[k] + g[k];
-                }
-                self.conv(&s, &mut tmp, &mut pi);
-            } else {
-                pi.iter_mut().zip(&gd).for_each(|(v, d)| *v *= d);
-            }
+            self.step(
+                h,
+                &mut g,
+                &mut pi,
+                &ny[h],
+                &nz[h],
+                duals,
+                (&mut s, &mut gd, &mut tmp),
+            );
         }
         pi.iter().sum::<f64>() / (p * p) as f64
+    }
+
+    /// The Gram matrix with the dual activations `duals` in place of $(\kappa_1, \kappa_0)$: all pairs in
+    /// parallel, the patch norms of each image computed once, one triangle of $K(X, X)$ mirrored.
+    pub fn gram_with<D: Duals + ?Sized>(
+        &self,
+        x: ArrayView2<'_, f64>,
+        y: ArrayView2<'_, f64>,
+        duals: &D,
+    ) -> Result<Array2<f64>> {
+        for r in x.outer_iter().chain(y.outer_iter()) {
+            self.check_row(r)?;
+        }
+        let nx: Vec<_> = x.outer_iter().map(|r| self.patch_norms(r)).collect();
+        let ny: Vec<_> = y.outer_iter().map(|r| self.patch_norms(r)).collect();
+        // K(X, X): compute the upper triangle and mirror it (the kernel is symmetric in its arguments)
+        let same = x == y;
+        let mut k = Array2::zeros((x.nrows(), y.nrows()));
+        k.axis_iter_mut(Axis(0))
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(i, mut row)| {
+                let start = if same { i } else { 0 };
+                for j in start..row.len() {
+                    row[j] = self.sym_pair(x.row(i), y.row(j), &nx[i], &ny[j], duals);
+                }
+            });
+        if same {
+            for i in 0..k.nrows() {
+                for j in 0..i {
+                    k[[i, j]] = k[[j, i]];
+                }
+            }
+        }
+        Ok(k)
     }
 
     fn check_row(&self, x: ArrayView1<'_, f64>) -> Result<()> {
@@ -271,36 +336,30 @@ impl Kernel for Cntk {
             self.check_row(x).is_ok() && self.check_row(y).is_ok(),
             "cntk: row length must be height*width*channels"
         );
-        self.sym_pair(x, y, &self.patch_norms(x), &self.patch_norms(y))
+        self.sym_pair(x, y, &self.patch_norms(x), &self.patch_norms(y), &ReluDuals)
     }
 
     /// All pairs, in parallel over pairs; the patch norms of each image are computed once.
     fn gram(&self, x: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
-        for r in x.outer_iter().chain(y.outer_iter()) {
-            self.check_row(r)?;
-        }
-        let nx: Vec<_> = x.outer_iter().map(|r| self.patch_norms(r)).collect();
-        let ny: Vec<_> = y.outer_iter().map(|r| self.patch_norms(r)).collect();
-        // K(X, X): compute the upper triangle and mirror it (the kernel is symmetric in its arguments)
-        let same = x == y;
-        let mut k = Array2::zeros((x.nrows(), y.nrows()));
-        k.axis_iter_mut(Axis(0))
-            .into_par_iter()
-            .enumerate()
-            .for_each(|(i, mut row)| {
-                let start = if same { i } else { 0 };
-                for j in start..row.len() {
-                    row[j] = self.sym_pair(x.row(i), y.row(j), &nx[i], &ny[j]);
-                }
-            });
-        if same {
-            for i in 0..k.nrows() {
-                for j in 0..i {
-                    k[[i, j]] = k[[j, i]];
-                }
-            }
-        }
-        Ok(k)
+        self.gram_with(x, y, &ReluDuals)
+    }
+}
+
+/// The dual activations of layer $h$ of the recursion: $(\kappa_1(\rho), \kappa_0(\rho))$ for the ReLU
+/// CNTK ([`ReluDuals`]), or polynomial approximations of them ([`crate::cntksketch::CntkPolynomials`], whose
+/// CNTK is the expectation target of CNTKSketch).
+pub trait Duals: Sync {
+    /// $(\kappa_1^{(h)}(\rho), \kappa_0^{(h)}(\rho))$ for layer $h \in 1..=L$.
+    fn duals(&self, layer: usize, rho: f64) -> (f64, f64);
+}
+
+/// The ReLU dual activations $\kappa_1, \kappa_0$ (normalised to $\kappa(1) = 1$) at every layer.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReluDuals;
+
+impl Duals for ReluDuals {
+    fn duals(&self, _layer: usize, rho: f64) -> (f64, f64) {
+        (arccos1(rho), arccos0(rho))
     }
 }
 

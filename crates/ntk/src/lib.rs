@@ -2,14 +2,17 @@
 //!
 //! Arc-cosine kernels, the depth-L ReLU neural tangent kernel (NTK) and NNGP, and their random features and
 //! sketches (Han et al. 2021, *Random Features for the Neural Tangent Kernel*; Zandieh et al. 2021,
-//! *Scaling Neural Tangent Kernels via Sketching and Random Features*).
+//! *Scaling Neural Tangent Kernels via Sketching and Random Features*), including the exact convolutional NTK
+//! and CNTKSketch.
 
 // ndarray's `blas` feature is on workspace-wide: link OpenBLAS for `.dot` (dependencies.md, pitfall 3).
 extern crate openblas_src as _;
 
 pub mod arccos;
 pub mod baselines;
+pub mod cnn_gradrf;
 pub mod cntk;
+pub mod cntksketch;
 pub mod gram;
 pub mod kernel;
 pub mod ntkrf;
@@ -18,7 +21,9 @@ pub mod qp;
 
 pub use arccos::{ArcCosineFeatures, ArcCosineParams, Sampler};
 pub use baselines::{GradRf, GradRfParams, NaiveRf, NaiveRfParams, DEFAULT_NAIVE_MEMORY_CAP};
-pub use cntk::Cntk;
+pub use cnn_gradrf::{CnnGradRf, CnnGradRfParams};
+pub use cntk::{Cntk, Duals, ReluDuals};
+pub use cntksketch::{CntkPolynomials, CntkSketch, CntkSketchParams, PolynomialCntk};
 pub use gram::{chunked_gram, feature_gram, GramAccumulator};
 pub use kernel::{
     arccos0, arccos1, ntk_nngp_recursion, relu_nngp, relu_ntk, row_norms, ArcCosineKernel,

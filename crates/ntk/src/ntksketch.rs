@@ -84,7 +84,7 @@ impl NtkPolynomial {
     }
 }
 
-fn linspace(a: f64, b: f64, n: usize) -> impl Iterator<Item = f64> {
+pub(crate) fn linspace(a: f64, b: f64, n: usize) -> impl Iterator<Item = f64> {
     (0..n).map(move |i| {
         if n == 1 {
             a
@@ -116,6 +116,38 @@ pub fn fit_ntk_polynomial(depth: usize, degree: usize) -> Result<NtkPolynomial> 
     let weights: Vec<f64> = linspace(0.0, 1.0, nn)
         .map(|v| v + 2.0 / depth as f64)
         .collect();
+    let target: Vec<f64> = nodes.iter().map(|&t| relu_ntk(depth, t)).collect();
+    let coeffs = fit_monotone_polynomial(&nodes, &weights, &target, q)?;
+    let mut poly = NtkPolynomial {
+        depth,
+        coeffs,
+        max_error: 0.0,
+        nodes,
+    };
+    let grid_err = linspace(-1.0, 1.0, ERROR_GRID)
+        .chain(poly.nodes.iter().copied())
+        .map(|t| (poly.eval(t) - relu_ntk(depth, t)).abs())
+        .fold(0.0f64, f64::max);
+    poly.max_error = grid_err;
+    Ok(poly)
+}
+
+/// The constrained fit shared by the NTK and the CNTK polynomials: $\min_\beta \sum_k w_k^2 (P(t_k) - y_k)^2 +
+/// 10^{-5}\|\beta\|^2$ over degree-`degree` polynomials $P = \sum_j \beta_j t^j$, subject to $\beta \ge 0$ and
+/// $P(t_k) \le P(t_{k+1})$ on the **sorted** nodes $t_k$; coefficients below $10^{-5}$ are then set to 0
+/// (module docs). Solved exactly by [`crate::qp::lsi`].
+pub(crate) fn fit_monotone_polynomial(
+    nodes: &[f64],
+    weights: &[f64],
+    target: &[f64],
+    degree: usize,
+) -> Result<Vec<f64>> {
+    let (q, nn) = (degree, nodes.len());
+    if nn < 2 || weights.len() != nn || target.len() != nn {
+        return Err(RfxError::DimensionMismatch(
+            "polynomial fit: nodes, weights and targets must have the same length >= 2".into(),
+        ));
+    }
     let vander = |t: f64| -> Vec<f64> {
         let mut v = Vec::with_capacity(q + 1);
         let mut p = 1.0;
@@ -128,11 +160,11 @@ pub fn fit_ntk_polynomial(depth: usize, degree: usize) -> Result<NtkPolynomial> 
     // least-squares system [W Z; sqrt(ridge) I] β ≈ [W y; 0]
     let mut a = Array2::<f64>::zeros((nn + q + 1, q + 1));
     let mut b = vec![0.0; nn + q + 1];
-    for (k, (&t, &w)) in nodes.iter().zip(&weights).enumerate() {
+    for (k, ((&t, &w), &y)) in nodes.iter().zip(weights).zip(target).enumerate() {
         for (j, v) in vander(t).into_iter().enumerate() {
             a[[k, j]] = w * v;
         }
-        b[k] = w * relu_ntk(depth, t);
+        b[k] = w * y;
     }
     for j in 0..=q {
         a[[nn + j, j]] = RIDGE.sqrt();
@@ -151,22 +183,10 @@ pub fn fit_ntk_polynomial(depth: usize, degree: usize) -> Result<NtkPolynomial> 
         }
     }
     let beta = lsi(&r, &f, g.view(), &vec![0.0; p])?;
-    let coeffs: Vec<f64> = beta
+    Ok(beta
         .into_iter()
         .map(|v| if v < ZERO_BELOW { 0.0 } else { v })
-        .collect();
-    let mut poly = NtkPolynomial {
-        depth,
-        coeffs,
-        max_error: 0.0,
-        nodes,
-    };
-    let grid_err = linspace(-1.0, 1.0, ERROR_GRID)
-        .chain(poly.nodes.iter().copied())
-        .map(|t| (poly.eval(t) - relu_ntk(depth, t)).abs())
-        .fold(0.0f64, f64::max);
-    poly.max_error = grid_err;
-    Ok(poly)
+        .collect())
 }
 
 /// Parameters of [`NtkSketch`]: `depth` $L \ge 1$ (default 1), `degree` $q$ of the polynomial (default 4,

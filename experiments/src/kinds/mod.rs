@@ -8,6 +8,7 @@ use crate::config::{ConfigError, Section, Value};
 use rfx_core::RfxRng;
 
 pub mod arccos_condition;
+pub mod cntk;
 pub mod double_descent;
 pub mod kmeans_table;
 pub mod krr_table;
@@ -139,6 +140,7 @@ pub fn registry() -> Vec<&'static dyn Kind> {
         &kmeans_table::KmeansTable,
         &arccos_condition::ArccosCondition,
         &ntk_mse::NtkMse,
+        &cntk::CntkKind,
         &trf_ridge::TrfRidgeGamma,
         &trf_spectrum::TrfSpectrum,
         &trf_memory::TrfMemory,

@@ -1,0 +1,344 @@
+//! CNN Grad-RF: gradient features of a random finite-width convolutional ReLU network (the Grad-RF baseline
+//! of Table 1 of Zandieh et al. 2021; research notes §3.9), the convolutional analogue of [`crate::GradRf`].
+//!
+//! **Network.** Images $x \in \mathbb R^{d_1 \times d_2 \times c}$ (rows in height–width–channel order), $K$
+//! convolutional layers with $q \times q$ filters (odd $q$, same padding), width $w$, no biases, ReLU, global
+//! average pooling and a linear scalar output, all parameters i.i.d. $\mathcal N(0, 1)$:
+//! $$h^{(0)} = x,\quad u^{(l)}_p = \sum_{a,b} W^{(l)\top}_{ab}\, h^{(l-1)}_{p+(a,b)},\quad
+//!   h^{(l)} = \sqrt{\tfrac{2}{q^2 w}}\,\mathrm{ReLU}(u^{(l)}),\quad f(x) = v^\top \tfrac{1}{d_1 d_2}\sum_p h^{(K)}_p .$$
+//! With this scaling $\langle h^{(l)}_p(y), h^{(l)}_{p'}(z)\rangle \to \Gamma^{(l)}_{pp'}$ of Definition 2 as $w \to \infty$
+//! (the variance of $u^{(l)}_p$ is $\mathrm{conv}(\Gamma^{(l-1)})_{pp} = N^{(l)}_p$ and
+//! $2\,\mathbb E[\mathrm{ReLU}(u)\mathrm{ReLU}(u')] = \sqrt{NN'}\kappa_1(\rho)$). The features are
+//! $\nabla_\theta f(x)$ for $\theta = (W^{(1)}, \dots, W^{(K)}, v)$, of dimension
+//! $q^2 c w + (K-1) q^2 w^2 + w$ ($= 18w^2 + (9c+1)w$ for $K = 3$, $q = 3$: the dimensions 9,328 / 17,040 /
+//! 42,816 of Table 1 are $w = 22, 30, 48$ with $c = 3$). Their inner products converge to the CNTK with
+//! every layer trained (Definition 2 plus the first-layer and output terms).
+//!
+//! **Gradients** (backpropagation with im2col): $A^{(l-1)}$ = the window direct sums of $h^{(l-1)}$
+//! ($P \times q^2 c_{l-1}$), $U^{(l)} = A^{(l-1)}W^{(l)}$; $g^{(K)}_p = v/P$,
+//! $\delta^{(l)} = \sqrt{2/(q^2 w)}\,\mathrm{Step}(U^{(l)}) \odot g^{(l)}$, $\partial f/\partial W^{(l)} = A^{(l-1)\top}\delta^{(l)}$,
+//! $g^{(l-1)} = \mathrm{col2im}(\delta^{(l)} W^{(l)\top})$ (the adjoint of the window direct sum),
+//! $\partial f/\partial v = \frac1P\sum_p h^{(K)}_p$. Tested against central finite differences of $f$.
+//! Images are independent (rayon over images); the small matrix products are plain loops, so the features
+//! do not depend on the thread count.
+
+use crate::cntksketch::window_concat;
+use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
+use rayon::prelude::*;
+use rfx_core::{FeatureMap, Result, RfxError, RfxRng};
+use rfx_sampling::random::{gaussian_matrix, gaussian_vec};
+
+/// Parameters of [`CnnGradRf`]: image `shape` $(d_1, d_2, c)$ (required), `filter` $q$ (odd, default 3),
+/// `layers` $K$ (default 3), `width` $w$ (default 16).
+#[derive(Clone, Debug)]
+pub struct CnnGradRfParams {
+    shape: (usize, usize, usize),
+    filter: usize,
+    layers: usize,
+    width: usize,
+}
+
+impl CnnGradRfParams {
+    /// Image height, width and channels.
+    pub fn shape(mut self, height: usize, width: usize, channels: usize) -> Self {
+        self.shape = (height, width, channels);
+        self
+    }
+    /// Filter size $q$ (odd).
+    pub fn filter(mut self, q: usize) -> Self {
+        self.filter = q;
+        self
+    }
+    /// Number of convolutional layers $K$.
+    pub fn layers(mut self, k: usize) -> Self {
+        self.layers = k;
+        self
+    }
+    /// Width $w$ (channels of every convolutional layer).
+    pub fn width(mut self, w: usize) -> Self {
+        self.width = w;
+        self
+    }
+
+    /// Number of parameters $q^2 c w + (K-1)q^2w^2 + w$.
+    pub fn output_dim(&self) -> usize {
+        let q2 = self.filter * self.filter;
+        q2 * self.shape.2 * self.width
+            + self.layers.saturating_sub(1) * q2 * self.width * self.width
+            + self.width
+    }
+
+    /// Draws $\theta \sim \mathcal N(0, I)$ in the order $W^{(1)}, \dots, W^{(K)}, v$.
+    pub fn fit(&self, rng: &mut RfxRng) -> Result<CnnGradRf> {
+        let (h, w, c) = self.shape;
+        if h == 0 || w == 0 || c == 0 {
+            return Err(RfxError::invalid(
+                "image shape",
+                format!("{h}x{w}x{c}"),
+                "positive height, width and channels",
+            ));
+        }
+        if self.filter % 2 == 0 {
+            return Err(RfxError::invalid("filter", self.filter, "an odd size"));
+        }
+        if self.layers == 0 || self.width == 0 {
+            return Err(RfxError::invalid(
+                "layers/width",
+                format!("{}/{}", self.layers, self.width),
+                "integers >= 1",
+            ));
+        }
+        let q2 = self.filter * self.filter;
+        let mut weights = Vec::with_capacity(self.layers);
+        let mut cin = c;
+        for _ in 0..self.layers {
+            weights.push(gaussian_matrix(q2 * cin, self.width, rng));
+            cin = self.width;
+        }
+        let out = gaussian_vec(self.width, rng);
+        Ok(CnnGradRf {
+            params: self.clone(),
+            weights,
+            out,
+        })
+    }
+}
+
+/// Gradient features of a random CNN (module docs).
+#[derive(Clone, Debug)]
+pub struct CnnGradRf {
+    params: CnnGradRfParams,
+    /// $W^{(l)}$ as $(q^2 c_{l-1}) \times w$ (block $(a, b)$ of rows = offset, im2col order).
+    weights: Vec<Array2<f64>>,
+    out: Array1<f64>,
+}
+
+/// $A B$ with plain loops (deterministic, no BLAS threads).
+fn matmul(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Array2<f64> {
+    let mut c = Array2::zeros((a.nrows(), b.ncols()));
+    for (i, mut crow) in c.axis_iter_mut(Axis(0)).enumerate() {
+        for (k, &av) in a.row(i).iter().enumerate() {
+            if av != 0.0 {
+                crow.scaled_add(av, &b.row(k));
+            }
+        }
+    }
+    c
+}
+
+impl CnnGradRf {
+    /// Defaults: $q = 3$, $K = 3$, $w = 16$; the shape must be set.
+    pub fn params() -> CnnGradRfParams {
+        CnnGradRfParams {
+            shape: (0, 0, 0),
+            filter: 3,
+            layers: 3,
+            width: 16,
+        }
+    }
+
+    fn pixels(&self) -> usize {
+        self.params.shape.0 * self.params.shape.1
+    }
+
+    fn scale(&self) -> f64 {
+        (2.0 / (self.params.filter * self.params.filter * self.params.width) as f64).sqrt()
+    }
+
+    fn im2col(&self, h: ArrayView2<'_, f64>) -> Array2<f64> {
+        let (d1, d2, _) = self.params.shape;
+        window_concat(h, (d1, d2), self.params.filter, None)
+    }
+
+    /// The adjoint of [`CnnGradRf::im2col`]: pixel $p'$ receives block $(a, b)$ of row $p$ whenever
+    /// $p + (a, b) = p'$.
+    fn col2im(&self, g: ArrayView2<'_, f64>, k: usize) -> Array2<f64> {
+        let (d1, d2, _) = self.params.shape;
+        let (h, w) = (d1 as isize, d2 as isize);
+        let r = (self.params.filter / 2) as isize;
+        let mut out = Array2::zeros((d1 * d2, k));
+        for pix in 0..d1 * d2 {
+            let (i, j) = ((pix / d2) as isize, (pix % d2) as isize);
+            let mut blk = 0;
+            for a in -r..=r {
+                for b in -r..=r {
+                    let (ia, jb) = (i + a, j + b);
+                    if (0..h).contains(&ia) && (0..w).contains(&jb) {
+                        let dst = (ia * w + jb) as usize;
+                        let src = g.slice(s![pix, blk * k..(blk + 1) * k]);
+                        out.row_mut(dst).zip_mut_with(&src, |o, &v| *o += v);
+                    }
+                    blk += 1;
+                }
+            }
+        }
+        out
+    }
+
+    /// Pixels of one image as a $P \times c$ matrix.
+    fn pixels_of(&self, x: ArrayView1<'_, f64>) -> Array2<f64> {
+        let c = self.params.shape.2;
+        Array2::from_shape_fn((self.pixels(), c), |(p, l)| x[p * c + l])
+    }
+
+    /// The network output $f(x)$ for one image.
+    pub fn output(&self, x: ArrayView1<'_, f64>) -> f64 {
+        let sc = self.scale();
+        let mut h = self.pixels_of(x);
+        for w in &self.weights {
+            let u = matmul(self.im2col(h.view()).view(), w.view());
+            h = u.mapv(|v| sc * v.max(0.0));
+        }
+        let pooled = h.mean_axis(Axis(0)).expect("at least one pixel");
+        pooled.dot(&self.out)
+    }
+
+    /// $\nabla_\theta f(x)$ in the order $W^{(1)}, \dots, W^{(K)}, v$ (row-major) into `out`.
+    fn gradient(&self, x: ArrayView1<'_, f64>, mut out: ndarray::ArrayViewMut1<'_, f64>) {
+        let sc = self.scale();
+        let p = self.pixels();
+        let mut cols = Vec::with_capacity(self.weights.len());
+        let mut pre = Vec::with_capacity(self.weights.len());
+        let mut h = self.pixels_of(x);
+        for w in &self.weights {
+            let a = self.im2col(h.view());
+            let u = matmul(a.view(), w.view());
+            h = u.mapv(|v| sc * v.max(0.0));
+            cols.push(a);
+            pre.push(u);
+        }
+        let mut offsets = Vec::with_capacity(self.weights.len());
+        let mut off = 0;
+        for w in &self.weights {
+            offsets.push(off);
+            off += w.len();
+        }
+        // ∂f/∂v = GAP(h⁽ᴷ⁾)
+        let pooled = h.mean_axis(Axis(0)).expect("at least one pixel");
+        out.slice_mut(s![off..]).assign(&pooled);
+        // g⁽ᴷ⁾_p = v / P
+        let mut g = Array2::from_shape_fn((p, self.params.width), |(_, k)| self.out[k] / p as f64);
+        for l in (0..self.weights.len()).rev() {
+            let delta = Array2::from_shape_fn(g.dim(), |(i, k)| {
+                if pre[l][[i, k]] > 0.0 {
+                    sc * g[[i, k]]
+                } else {
+                    0.0
+                }
+            });
+            let gw = matmul(cols[l].t(), delta.view());
+            out.slice_mut(s![offsets[l]..offsets[l] + gw.len()])
+                .iter_mut()
+                .zip(gw.iter())
+                .for_each(|(o, &v)| *o = v);
+            if l > 0 {
+                let ga = matmul(delta.view(), self.weights[l].t());
+                g = self.col2im(ga.view(), self.weights[l - 1].ncols());
+            }
+        }
+    }
+}
+
+impl FeatureMap for CnnGradRf {
+    fn input_dim(&self) -> usize {
+        let (h, w, c) = self.params.shape;
+        h * w * c
+    }
+
+    fn dim(&self) -> usize {
+        self.params.output_dim()
+    }
+
+    fn transform(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        self.check_input(x)?;
+        let mut out = Array2::zeros((x.nrows(), self.dim()));
+        out.axis_iter_mut(Axis(0))
+            .into_par_iter()
+            .zip(x.axis_iter(Axis(0)).into_par_iter())
+            .for_each(|(o, r)| self.gradient(r, o));
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::Rng;
+    use rfx_core::rng_stream;
+
+    #[test]
+    fn gradient_features_match_central_finite_differences() {
+        let net = CnnGradRf::params()
+            .shape(4, 3, 2)
+            .width(3)
+            .fit(&mut rng_stream(1, "cnn-fd"))
+            .unwrap();
+        assert_eq!(net.dim(), 9 * 2 * 3 + 2 * 9 * 9 + 3);
+        let mut rng = rng_stream(2, "cnn-fd-x");
+        let x = Array1::from_shape_simple_fn(24, || rng.gen::<f64>() * 2.0 - 1.0);
+        let g = net.transform(x.view().insert_axis(Axis(0))).unwrap();
+        let eps = 1e-6;
+        let mut idx = 0;
+        let n_layers = net.weights.len();
+        for l in 0..=n_layers {
+            let len = if l < n_layers {
+                net.weights[l].len()
+            } else {
+                net.out.len()
+            };
+            for k in 0..len {
+                let bump = |d: f64| {
+                    let mut n2 = net.clone();
+                    if l < n_layers {
+                        let c = n2.weights[l].ncols();
+                        n2.weights[l][[k / c, k % c]] += d;
+                    } else {
+                        n2.out[k] += d;
+                    }
+                    n2.output(x.view())
+                };
+                let fd = (bump(eps) - bump(-eps)) / (2.0 * eps);
+                // f is piecewise polynomial (degree ≤ K+1 in θ): central differences are exact up to
+                // O(eps²) and round-off O(1e-16 |f| / eps) unless a ReLU kink lies within eps
+                assert!(
+                    (fd - g[[0, idx]]).abs() <= 1e-6 * (1.0 + fd.abs()),
+                    "layer {l} param {k}: fd {fd} vs {}",
+                    g[[0, idx]]
+                );
+                idx += 1;
+            }
+        }
+        assert_eq!(idx, net.dim());
+    }
+
+    #[test]
+    fn features_are_deterministic_for_any_thread_count() {
+        let net = CnnGradRf::params()
+            .shape(5, 5, 1)
+            .width(4)
+            .fit(&mut rng_stream(3, "cnn-det"))
+            .unwrap();
+        let mut rng = rng_stream(4, "cnn-det-x");
+        let x = Array2::from_shape_simple_fn((6, 25), || rng.gen::<f64>() - 0.5);
+        let run = |t: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(t)
+                .build()
+                .unwrap()
+                .install(|| net.transform(x.view()).unwrap())
+        };
+        assert_eq!(run(1), run(3));
+        // ⟨∇f, θ⟩ = (K + 1) f for a network that is positively homogeneous of degree K + 1 in θ
+        let f = run(1);
+        let mut theta: Vec<f64> = net.weights.iter().flat_map(|w| w.iter().copied()).collect();
+        theta.extend(net.out.iter());
+        for i in 0..6 {
+            let dot: f64 = f.row(i).iter().zip(&theta).map(|(a, b)| a * b).sum();
+            let want = 4.0 * net.output(x.row(i));
+            assert!(
+                (dot - want).abs() <= 1e-10 * (1.0 + want.abs()),
+                "{dot} vs {want}"
+            );
+        }
+    }
+}

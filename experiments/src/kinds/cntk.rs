@@ -1,0 +1,586 @@
+//! `cntk`: image classification with the exact CNTK-GAP against CNTKSketch features (NTK-sketching paper,
+//! Zandieh et al. 2021, Table 1 and Fig. 2b, with a down-scaled grey-scale data set standing in for CIFAR-10).
+//!
+//! **Data.** `n_train` training and `n_test` test images drawn once per run (stream `(experiment seed,
+//! "data")`, the same for every cell), each centre-cropped to `crop`×`crop`, average-pooled by `pool`×`pool`,
+//! divided by 255 and standardised with the mean and standard deviation of all training pixels. A fraction
+//! `valid_fraction` of the training rows (stream `(experiment seed, "valid")`) is held out to choose λ.
+//! **Methods.** `exact`: the exact ReLU CNTK-GAP of depth `depth`, filter `filter` (same padding) — computed
+//! once per run and reported by every `exact` cell (one value, whatever `m` and `seed`); `cntksketch`:
+//! [`rfx_ntk::CntkSketch`] with output dimension `m`, internal width `m / width_div` and degree-`degree`
+//! polynomial fits, drawn from the cell's stream; `grad-rf`: gradient features of a random CNN with three
+//! $q \times q$ convolutional layers of width $w$, no biases, GAP and a linear output ([`rfx_ntk::CnnGradRf`]),
+//! $w$ chosen so that the number of parameters $9w + 18w^2 + w$ (for $q = 3$, one channel) is closest to `m`.
+//! **Learner.** Ridge regression on one-hot targets minus 1/C (C = 10 classes), $\hat Y = Z W$ with
+//! $W = (Z^\top Z + \lambda I)^{-1} Z^\top Y$ (features) or $\hat Y = K_{\cdot,tr}(K + \lambda I)^{-1}Y$ (kernel), λ from
+//! $\{2^i : i = $ `lambda_log2_min..=lambda_log2_max`$\}$ by validation accuracy (fit on the other training rows),
+//! then refit on all training rows; prediction by argmax.
+//! **Metrics.** `accuracy` (test), `time_features_s` (sketch: features of train + test; exact: the Gram
+//! matrices train×train and test×train), `time_solve_s` (λ search + refit + prediction), `time_total_s`.
+//! **Full-size extrapolation** (the paper's "150×" claim): the exact CNTK at full resolution
+//! (28×28, no crop or pool) is timed on `timing_pairs` image pairs and its time per pair multiplied by the
+//! number of pairs of the full data set, $n(n+1)/2 + n\,n_{te}$ with $n$ = `full_train`, $n_{te}$ = `full_test`
+//! (`exact_full_h`); CNTKSketch at full resolution with the cell's $m$ is timed on `timing_images` images and
+//! its time per image multiplied by $n + n_{te}$ (`sketch_full_h`; for `grad-rf` the same for its gradient
+//! features); `speedup_full` is the ratio. Both are wall
+//! times on the run's thread pool. Exact cells above `max_exact_pairs` pairs are skipped.
+
+use super::trf_common::{idx_data, timed, DataSlot, SharedCache};
+use super::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
+use crate::config::{ConfigError, Section};
+use ndarray::{Array2, Axis};
+use rand::seq::SliceRandom;
+use rfx_core::{rng_stream, FeatureMap, Kernel, RfxRng};
+use rfx_data::TrainTest;
+use rfx_ntk::{CnnGradRf, CnnGradRfParams, Cntk, CntkSketch};
+use rfx_solvers::linalg::eigh;
+use rfx_solvers::ridge::{
+    argmax_rows, fit_ridge_cv, one_hot, CvScore, KernelRidge, KrrParams, LambdaScale, LambdaSearch,
+    RidgeForm, Validation,
+};
+
+/// The kind.
+pub struct CntkKind;
+
+const METHODS: [&str; 3] = ["exact", "cntksketch", "grad-rf"];
+const DATASETS: [&str; 2] = ["fashion-mnist", "mnist"];
+const SIDE: usize = 28;
+
+#[derive(Clone, Debug)]
+struct Settings {
+    dataset: String,
+    n_train: usize,
+    n_test: usize,
+    crop: usize,
+    pool: usize,
+    valid_fraction: f64,
+    depth: usize,
+    filter: usize,
+    degree: usize,
+    width_div: usize,
+    batch: usize,
+    lambda_log2_min: i64,
+    lambda_log2_max: i64,
+    max_exact_pairs: f64,
+    timing_pairs: usize,
+    timing_images: usize,
+    full_train: usize,
+    full_test: usize,
+}
+
+struct Split {
+    xtr: Array2<f64>,
+    xte: Array2<f64>,
+    ltr: Vec<usize>,
+    lte: Vec<usize>,
+    fit_idx: Vec<usize>,
+    val_idx: Vec<usize>,
+    /// Full-resolution standardised images (training draw) for the timing extrapolation.
+    full: Array2<f64>,
+    classes: usize,
+}
+
+struct ExactResult {
+    accuracy: f64,
+    time_features: f64,
+    time_solve: f64,
+}
+
+struct CntkRunner {
+    s: Settings,
+    data: DataSlot,
+    split: SharedCache<Split>,
+    exact: SharedCache<ExactResult>,
+    exact_pair_s: SharedCache<f64>,
+}
+
+impl Kind for CntkKind {
+    fn name(&self) -> &'static str {
+        "cntk"
+    }
+    fn about(&self) -> &'static str {
+        "Image classification: exact CNTK-GAP vs CNTKSketch features, ridge, accuracy and time (NTK-sketching paper, Table 1 / Fig. 2b)"
+    }
+    fn sweep_params(&self) -> Vec<ParamSpec> {
+        vec![
+            ParamSpec {
+                name: "method",
+                allowed: "exact (exact CNTK-GAP), cntksketch or grad-rf (gradients of a random 3-layer CNN)",
+                check: |v| check_choice(v, &METHODS),
+                required: true,
+            },
+            super::feature_count_param("m"),
+        ]
+    }
+    fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
+        let mut s = Settings {
+            dataset: "fashion-mnist".into(),
+            n_train: 1000,
+            n_test: 500,
+            crop: 24,
+            pool: 2,
+            valid_fraction: 0.25,
+            depth: 2,
+            filter: 3,
+            degree: 2,
+            width_div: 4,
+            batch: 4,
+            lambda_log2_min: -16,
+            lambda_log2_max: 15,
+            max_exact_pairs: 2e6,
+            timing_pairs: 4,
+            timing_images: 8,
+            full_train: 60_000,
+            full_test: 10_000,
+        };
+        if let Some(sec) = section {
+            if let Some(v) = sec.opt_choice("dataset", &DATASETS)? {
+                s.dataset = v;
+            }
+            let int = |key: &str, lo: i64, hi: i64, dst: &mut usize| -> Result<(), ConfigError> {
+                if let Some(v) = sec.opt_int(key, lo, hi)? {
+                    *dst = v as usize;
+                }
+                Ok(())
+            };
+            int("n_train", 20, 60_000, &mut s.n_train)?;
+            int("n_test", 10, 10_000, &mut s.n_test)?;
+            int("crop", 1, SIDE as i64, &mut s.crop)?;
+            int("pool", 1, SIDE as i64, &mut s.pool)?;
+            int("depth", 2, 16, &mut s.depth)?;
+            int("filter", 1, 15, &mut s.filter)?;
+            int("degree", 1, 32, &mut s.degree)?;
+            int("width_div", 1, 64, &mut s.width_div)?;
+            int("batch", 1, 1024, &mut s.batch)?;
+            int("timing_pairs", 1, 1000, &mut s.timing_pairs)?;
+            int("timing_images", 1, 10_000, &mut s.timing_images)?;
+            int("full_train", 1, 10_000_000, &mut s.full_train)?;
+            int("full_test", 0, 10_000_000, &mut s.full_test)?;
+            if let Some(v) = sec.opt_float("valid_fraction", 0.01, 0.99)? {
+                s.valid_fraction = v;
+            }
+            if let Some(v) = sec.opt_int("lambda_log2_min", -60, 60)? {
+                s.lambda_log2_min = v;
+            }
+            if let Some(v) = sec.opt_int("lambda_log2_max", -60, 60)? {
+                s.lambda_log2_max = v;
+            }
+            if let Some(v) = sec.opt_float("max_exact_pairs", 0.0, 1e12)? {
+                s.max_exact_pairs = v;
+            }
+            if s.filter % 2 == 0 {
+                return Err(sec.error("filter", "must be odd (same padding)"));
+            }
+            if s.crop % s.pool != 0 {
+                return Err(sec.error("pool", "must divide crop"));
+            }
+            if s.lambda_log2_max < s.lambda_log2_min {
+                return Err(sec.error("lambda_log2_max", "must be >= lambda_log2_min"));
+            }
+        }
+        Ok(Box::new(CntkRunner {
+            s,
+            data: DataSlot::new(),
+            split: SharedCache::default(),
+            exact: SharedCache::default(),
+            exact_pair_s: SharedCache::default(),
+        }))
+    }
+}
+
+/// Centre crop `crop`×`crop` of a 28×28 image, then `pool`×`pool` average pooling (row-major output).
+fn crop_pool(img: &[f64], crop: usize, pool: usize) -> Vec<f64> {
+    let off = (SIDE - crop) / 2;
+    let side = crop / pool;
+    let mut out = vec![0.0; side * side];
+    for (k, o) in out.iter_mut().enumerate() {
+        let (i, j) = (k / side, k % side);
+        let mut acc = 0.0;
+        for a in 0..pool {
+            for b in 0..pool {
+                acc += img[(off + i * pool + a) * SIDE + off + j * pool + b];
+            }
+        }
+        *o = acc / (pool * pool) as f64;
+    }
+    out
+}
+
+/// `(x / 255 - mean) / std` with the mean and std of `reference / 255` (all pixels).
+fn standardize(x: &mut Array2<f64>, reference: &Array2<f64>) {
+    let n = reference.len().max(1) as f64;
+    let mean = reference.iter().map(|v| v / 255.0).sum::<f64>() / n;
+    let var = reference
+        .iter()
+        .map(|v| (v / 255.0 - mean).powi(2))
+        .sum::<f64>()
+        / n;
+    let sd = if var > 0.0 { var.sqrt() } else { 1.0 };
+    x.mapv_inplace(|v| (v / 255.0 - mean) / sd);
+}
+
+fn accuracy(pred: &[usize], truth: &[usize]) -> f64 {
+    pred.iter().zip(truth).filter(|(a, b)| a == b).count() as f64 / truth.len().max(1) as f64
+}
+
+impl CntkRunner {
+    fn side(&self) -> usize {
+        self.s.crop / self.s.pool
+    }
+
+    fn grid(&self) -> Vec<f64> {
+        (self.s.lambda_log2_min..=self.s.lambda_log2_max)
+            .map(|i| 2f64.powi(i as i32))
+            .collect()
+    }
+
+    fn make_split(&self, tt: &TrainTest, seed: u64) -> Result<Split, String> {
+        let s = &self.s;
+        let mut rng = rng_stream(seed, "data");
+        let mut pick = |len: usize, k: usize| -> Result<Vec<usize>, String> {
+            if k > len {
+                return Err(format!(
+                    "{}: asked for {k} images, the set has {len}",
+                    s.dataset
+                ));
+            }
+            let mut idx: Vec<usize> = (0..len).collect();
+            idx.shuffle(&mut rng);
+            idx.truncate(k);
+            Ok(idx)
+        };
+        let itr = pick(tt.train.x.nrows(), s.n_train)?;
+        let ite = pick(tt.test.x.nrows(), s.n_test)?;
+        let shrink = |x: &Array2<f64>, idx: &[usize]| -> Array2<f64> {
+            let side = self.side();
+            let mut out = Array2::zeros((idx.len(), side * side));
+            for (r, &i) in idx.iter().enumerate() {
+                let row = x.row(i).to_vec();
+                out.row_mut(r)
+                    .assign(&ndarray::Array1::from(crop_pool(&row, s.crop, s.pool)));
+            }
+            out
+        };
+        let mut xtr = shrink(&tt.train.x, &itr);
+        let mut xte = shrink(&tt.test.x, &ite);
+        let reference = xtr.clone();
+        standardize(&mut xtr, &reference);
+        standardize(&mut xte, &reference);
+        let mut full = tt.train.x.select(Axis(0), &itr);
+        let full_ref = full.clone();
+        standardize(&mut full, &full_ref);
+        let mut perm: Vec<usize> = (0..s.n_train).collect();
+        perm.shuffle(&mut rng_stream(seed, "valid"));
+        let nv = ((s.valid_fraction * s.n_train as f64).round() as usize).clamp(1, s.n_train - 1);
+        let val_idx = perm[..nv].to_vec();
+        let fit_idx = perm[nv..].to_vec();
+        let ltr: Vec<usize> = itr.iter().map(|&i| tt.train.labels[i]).collect();
+        let lte: Vec<usize> = ite.iter().map(|&i| tt.test.labels[i]).collect();
+        let classes = tt.train.labels.iter().max().map_or(0, |&k| k + 1);
+        Ok(Split {
+            xtr,
+            xte,
+            ltr,
+            lte,
+            fit_idx,
+            val_idx,
+            full,
+            classes,
+        })
+    }
+
+    fn exact_pairs(&self) -> f64 {
+        let (n, t) = (self.s.n_train as f64, self.s.n_test as f64);
+        n * (n + 1.0) / 2.0 + n * t
+    }
+
+    /// Kernel ridge with λ chosen on the validation rows: eigendecomposition of the fitting block once for
+    /// every λ of the grid, then a Cholesky refit on all training rows.
+    fn kernel_ridge(
+        &self,
+        ktr: &Array2<f64>,
+        kte: &Array2<f64>,
+        d: &Split,
+    ) -> rfx_core::Result<Vec<usize>> {
+        let y = one_hot(&d.ltr, d.classes, true)?;
+        let kff = ktr.select(Axis(0), &d.fit_idx).select(Axis(1), &d.fit_idx);
+        let kvf = ktr.select(Axis(0), &d.val_idx).select(Axis(1), &d.fit_idx);
+        let yf = y.select(Axis(0), &d.fit_idx);
+        let lv: Vec<usize> = d.val_idx.iter().map(|&i| d.ltr[i]).collect();
+        let e = eigh(kff.view())?;
+        let c = e.vectors.t().dot(&yf);
+        let p = kvf.dot(&e.vectors);
+        let mut best = (f64::NEG_INFINITY, 0.0);
+        for lam in self.grid() {
+            let mut dd = c.clone();
+            for (mut row, &ev) in dd.axis_iter_mut(Axis(0)).zip(e.values.iter()) {
+                row /= ev.max(0.0) + lam;
+            }
+            let acc = accuracy(&argmax_rows(p.dot(&dd).view()), &lv);
+            if acc > best.0 {
+                best = (acc, lam);
+            }
+        }
+        let model = KernelRidge::fit_gram(ktr.clone(), y.view(), &KrrParams::new(best.1))?;
+        Ok(argmax_rows(model.predict_gram(kte.view())?.view()))
+    }
+
+    fn run_exact(&self, d: &Split) -> Result<ExactResult, String> {
+        let s = &self.s;
+        let side = self.side();
+        let k = Cntk::new(s.depth, s.filter, side, side, 1).map_err(|e| e.to_string())?;
+        let ((ktr, kte), time_features) = timed(|| {
+            let ktr = k.gram(d.xtr.view(), d.xtr.view());
+            let kte = k.gram(d.xte.view(), d.xtr.view());
+            (ktr, kte)
+        });
+        let (ktr, kte) = (
+            ktr.map_err(|e| e.to_string())?,
+            kte.map_err(|e| e.to_string())?,
+        );
+        let (pred, time_solve) = timed(|| self.kernel_ridge(&ktr, &kte, d));
+        let pred = pred.map_err(|e| e.to_string())?;
+        Ok(ExactResult {
+            accuracy: accuracy(&pred, &d.lte),
+            time_features,
+            time_solve,
+        })
+    }
+
+    /// Wall time per pair of the exact CNTK at full resolution, on `timing_pairs` pairs of distinct images.
+    fn exact_pair_seconds(&self, d: &Split) -> Result<f64, String> {
+        let s = &self.s;
+        let k = Cntk::new(s.depth, s.filter, SIDE, SIDE, 1).map_err(|e| e.to_string())?;
+        let np = s.timing_pairs.min(d.full.nrows() / 2).max(1);
+        let a = d.full.slice(ndarray::s![..np, ..]);
+        let b = d.full.slice(ndarray::s![np..2 * np, ..]);
+        let (r, t) = timed(|| {
+            use rayon::prelude::*;
+            (0..np)
+                .into_par_iter()
+                .map(|i| k.eval(a.row(i), b.row(i)))
+                .sum::<f64>()
+        });
+        if !r.is_finite() {
+            return Err("exact CNTK timing produced a non-finite value".into());
+        }
+        Ok(t / np as f64)
+    }
+
+    fn sketch(&self, m: usize, side: usize, rng: &mut RfxRng) -> rfx_core::Result<CntkSketch> {
+        let s = &self.s;
+        let width = ((m / s.width_div) & !1).max(2);
+        CntkSketch::params()
+            .depth(s.depth)
+            .filter(s.filter)
+            .shape(side, side, 1)
+            .degree(s.degree)
+            .width(width)
+            .dim(m)
+            .batch(s.batch)
+            .fit(rng)
+    }
+
+    /// The 3-layer CNN whose number of parameters is closest to `m` (ties: the smaller width).
+    fn grad_rf_params(&self, m: usize, side: usize) -> CnnGradRfParams {
+        let base = CnnGradRf::params()
+            .shape(side, side, 1)
+            .filter(self.s.filter)
+            .layers(3);
+        let dims = |w: usize| base.clone().width(w).output_dim();
+        let mut w = 1;
+        while dims(w + 1) <= m || dims(w + 1).abs_diff(m) < dims(w).abs_diff(m) {
+            w += 1;
+        }
+        base.width(w)
+    }
+
+    /// The cell's feature map at side length `side`.
+    fn feature_map(
+        &self,
+        method: &str,
+        m: usize,
+        side: usize,
+        rng: &mut RfxRng,
+    ) -> rfx_core::Result<Box<dyn FeatureMap>> {
+        Ok(if method == "grad-rf" {
+            Box::new(self.grad_rf_params(m, side).fit(rng)?)
+        } else {
+            Box::new(self.sketch(m, side, rng)?)
+        })
+    }
+}
+
+impl Runner for CntkRunner {
+    fn metrics(&self) -> Vec<String> {
+        [
+            "accuracy",
+            "time_total_s",
+            "exact_pair_ms_full",
+            "exact_full_h",
+            "sketch_image_ms_full",
+            "sketch_full_h",
+            "speedup_full",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    }
+    fn timings(&self) -> Vec<String> {
+        vec!["time_features_s".into(), "time_solve_s".into()]
+    }
+    fn settings(&self) -> String {
+        format!("{:?}", self.s)
+    }
+    fn run_cell(&self, cell: &Cell, rng: &mut RfxRng) -> Result<CellOutput, CellError> {
+        let method = cell.str("method")?.to_string();
+        let m = usize::try_from(cell.int("m")?)
+            .map_err(|_| CellError::Fatal(format!("cell {}: bad m", cell.key())))?;
+        let key = cell.key();
+        let fatal = |e: String| CellError::Fatal(format!("cell {key}: {e}"));
+        let tt = idx_data(&self.data, &self.s.dataset)?;
+        let d = self
+            .split
+            .get("split", || self.make_split(&tt, cell.experiment_seed))?;
+        let pair_s = *self
+            .exact_pair_s
+            .get("pair", || self.exact_pair_seconds(&d))?;
+        let full_pairs = {
+            let (n, t) = (self.s.full_train as f64, self.s.full_test as f64);
+            n * (n + 1.0) / 2.0 + n * t
+        };
+        let exact_full_h = pair_s * full_pairs / 3600.0;
+        if method == "exact" {
+            if self.exact_pairs() > self.s.max_exact_pairs {
+                return Err(CellError::Skipped(format!(
+                    "{:.3e} kernel pairs > max_exact_pairs = {:.3e}",
+                    self.exact_pairs(),
+                    self.s.max_exact_pairs
+                )));
+            }
+            let r = self.exact.get("exact", || self.run_exact(&d))?;
+            return Ok(CellOutput {
+                metrics: vec![
+                    r.accuracy,
+                    r.time_features + r.time_solve,
+                    pair_s * 1e3,
+                    exact_full_h,
+                    f64::NAN,
+                    f64::NAN,
+                    f64::NAN,
+                ],
+                timings: vec![r.time_features, r.time_solve],
+            });
+        }
+        let map = self
+            .feature_map(&method, m, self.side(), rng)
+            .map_err(|e| fatal(e.to_string()))?;
+        let (z, time_features) = timed(|| -> rfx_core::Result<_> {
+            Ok((map.transform(d.xtr.view())?, map.transform(d.xte.view())?))
+        });
+        let (ztr, zte) = z.map_err(|e| fatal(e.to_string()))?;
+        let (pred, time_solve) = timed(|| -> rfx_core::Result<Vec<usize>> {
+            let y = one_hot(&d.ltr, d.classes, true)?;
+            let search = LambdaSearch {
+                grid: self.grid(),
+                scale: LambdaScale::Plain,
+                validation: Validation::Split {
+                    train: d.fit_idx.clone(),
+                    valid: d.val_idx.clone(),
+                },
+                score: CvScore::ClassificationError,
+            };
+            let (model, _) = fit_ridge_cv(ztr.view(), y.view(), &search, RidgeForm::Auto)?;
+            Ok(argmax_rows(model.predict(zte.view())?.view()))
+        });
+        let pred = pred.map_err(|e| fatal(e.to_string()))?;
+        // the same map at full resolution (same m, width, degree), timed per image
+        let full_map = self
+            .feature_map(
+                &method,
+                m,
+                SIDE,
+                &mut rng_stream(0, &format!("timing;{key}")),
+            )
+            .map_err(|e| fatal(e.to_string()))?;
+        let nt = self.s.timing_images.min(d.full.nrows());
+        let (f, t_full) = timed(|| full_map.transform(d.full.slice(ndarray::s![..nt, ..])));
+        f.map_err(|e| fatal(e.to_string()))?;
+        let per_image = t_full / nt as f64;
+        let sketch_full_h = per_image * (self.s.full_train + self.s.full_test) as f64 / 3600.0;
+        Ok(CellOutput {
+            metrics: vec![
+                accuracy(&pred, &d.lte),
+                time_features + time_solve,
+                pair_s * 1e3,
+                exact_full_h,
+                per_image * 1e3,
+                sketch_full_h,
+                exact_full_h / sketch_full_h,
+            ],
+            timings: vec![time_features, time_solve],
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crop_and_pool_average_the_centre() {
+        // image value = row index: the centre 24x24 crop starts at row 2, 2x2 pooling averages rows 2k+2, 2k+3
+        let img: Vec<f64> = (0..SIDE * SIDE).map(|k| (k / SIDE) as f64).collect();
+        let out = crop_pool(&img, 24, 2);
+        assert_eq!(out.len(), 144);
+        for (k, v) in out.iter().enumerate() {
+            let i = k / 12;
+            assert_eq!(*v, (2 * i + 2) as f64 + 0.5);
+        }
+        // no crop, no pool: identity
+        assert_eq!(crop_pool(&img, 28, 1), img);
+    }
+
+    #[test]
+    fn grad_rf_width_has_the_closest_parameter_count() {
+        let r = CntkRunner {
+            s: Settings {
+                dataset: "fashion-mnist".into(),
+                n_train: 100,
+                n_test: 10,
+                crop: 24,
+                pool: 2,
+                valid_fraction: 0.25,
+                depth: 2,
+                filter: 3,
+                degree: 2,
+                width_div: 4,
+                batch: 4,
+                lambda_log2_min: -1,
+                lambda_log2_max: 1,
+                max_exact_pairs: 1.0,
+                timing_pairs: 1,
+                timing_images: 1,
+                full_train: 1,
+                full_test: 1,
+            },
+            data: DataSlot::new(),
+            split: SharedCache::default(),
+            exact: SharedCache::default(),
+            exact_pair_s: SharedCache::default(),
+        };
+        // 18w² + 10w: w = 5 → 500, 7 → 952, 10 → 1900, 15 → 4200
+        for (m, w) in [(512, 5), (1024, 7), (2048, 10), (4096, 15)] {
+            let p = r.grad_rf_params(m, 12);
+            assert_eq!(p.output_dim(), 18 * w * w + 10 * w, "m = {m}");
+        }
+    }
+
+    #[test]
+    fn standardize_uses_the_reference_statistics() {
+        let r = Array2::from_shape_vec((2, 2), vec![0.0, 255.0, 0.0, 255.0]).unwrap();
+        let mut x = r.clone();
+        standardize(&mut x, &r);
+        assert_eq!(x.as_slice().unwrap(), &[-1.0, 1.0, -1.0, 1.0]);
+    }
+}

@@ -33,10 +33,9 @@ use rand::seq::SliceRandom;
 use rfx_core::{rng_stream, FeatureMap, Kernel, RfxRng};
 use rfx_data::TrainTest;
 use rfx_ntk::{CnnGradRf, CnnGradRfParams, Cntk, CntkSketch};
-use rfx_solvers::linalg::eigh;
 use rfx_solvers::ridge::{
-    argmax_rows, fit_ridge_cv, one_hot, CvScore, KernelRidge, KrrParams, LambdaScale, LambdaSearch,
-    RidgeForm, Validation,
+    argmax_rows, fit_ridge_cv, one_hot, select_lambda_gram, CvScore, KernelRidge, KrrParams,
+    LambdaScale, LambdaSearch, RidgeForm, Validation,
 };
 
 /// The kind.
@@ -294,8 +293,8 @@ impl CntkRunner {
         n * (n + 1.0) / 2.0 + n * t
     }
 
-    /// Kernel ridge with λ chosen on the validation rows: eigendecomposition of the fitting block once for
-    /// every λ of the grid, then a Cholesky refit on all training rows.
+    /// Kernel ridge with λ chosen on the validation rows (`select_lambda_gram`: one eigendecomposition of
+    /// the fitting block for every λ of the grid, plain λ), then a Cholesky refit on all training rows.
     fn kernel_ridge(
         &self,
         ktr: &Array2<f64>,
@@ -303,25 +302,17 @@ impl CntkRunner {
         d: &Split,
     ) -> rfx_core::Result<Vec<usize>> {
         let y = one_hot(&d.ltr, d.classes, true)?;
-        let kff = ktr.select(Axis(0), &d.fit_idx).select(Axis(1), &d.fit_idx);
-        let kvf = ktr.select(Axis(0), &d.val_idx).select(Axis(1), &d.fit_idx);
-        let yf = y.select(Axis(0), &d.fit_idx);
-        let lv: Vec<usize> = d.val_idx.iter().map(|&i| d.ltr[i]).collect();
-        let e = eigh(kff.view())?;
-        let c = e.vectors.t().dot(&yf);
-        let p = kvf.dot(&e.vectors);
-        let mut best = (f64::NEG_INFINITY, 0.0);
-        for lam in self.grid() {
-            let mut dd = c.clone();
-            for (mut row, &ev) in dd.axis_iter_mut(Axis(0)).zip(e.values.iter()) {
-                row /= ev.max(0.0) + lam;
-            }
-            let acc = accuracy(&argmax_rows(p.dot(&dd).view()), &lv);
-            if acc > best.0 {
-                best = (acc, lam);
-            }
-        }
-        let model = KernelRidge::fit_gram(ktr.clone(), y.view(), &KrrParams::new(best.1))?;
+        let search = LambdaSearch {
+            grid: self.grid(),
+            scale: LambdaScale::Plain,
+            validation: Validation::Split {
+                train: d.fit_idx.clone(),
+                valid: d.val_idx.clone(),
+            },
+            score: CvScore::ClassificationError,
+        };
+        let cv = select_lambda_gram(ktr.view(), y.view(), &search)?;
+        let model = KernelRidge::fit_gram(ktr.clone(), y.view(), &KrrParams::new(cv.best_lambda))?;
         Ok(argmax_rows(model.predict_gram(kte.view())?.view()))
     }
 

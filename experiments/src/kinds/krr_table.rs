@@ -349,7 +349,8 @@ fn check_krr_method(v: &Value) -> Result<(), String> {
     let s = v.as_str().ok_or_else(|| format!("{v} is not a string"))?;
     let choice = MethodChoice::parse(s)?;
     if choice.name != EXACT {
-        return check_table_method(v);
+        return check_table_method(v)
+            .map_err(|e| format!("{e}; or exact(kernel=gaussian|relu-ntk)"));
     }
     for (k, val) in &choice.params {
         if k != "kernel" {

@@ -158,29 +158,34 @@ def main():
              poly)
 
     # ridge on the same RFF features
-    r = run.rfx("ridge")["results"][0]
-    Z, Zt, lam = run.npy("ridge_z.npy"), run.npy("ridge_zt.npy"), r["lambda"]
+    rs = run.rfx("ridge")["results"]
+    Z, Zt, lam = run.npy("ridge_z.npy"), run.npy("ridge_zt.npy"), rs[0]["lambda"]
     load_sk = loadavg()
     t_sk, model = median_time(args.reps,
                               lambda: Ridge(alpha=lam, fit_intercept=False, solver="cholesky").fit(Z, y))
-    p_sk, p_rfx = model.predict(Zt), run.npy("ridge_pred.npy")
-    pairs.append(dict(label=f"ridge (n = {r['n']}, m = {r['m']}, Cholesky)", rfx="Ridge::fit", sk="Ridge",
-                      t_rfx=r["seconds"], t_sk=t_sk, load_rfx=r["load"], load_sk=load_sk,
-                      mse_rfx=float(np.mean((p_rfx - yt) ** 2)), mse_sk=float(np.mean((p_sk - yt) ** 2)),
-                      pred_diff=float(np.max(np.abs(p_rfx - p_sk)) / np.max(np.abs(p_sk)))))
+    p_sk = model.predict(Zt)
+    for r, tag, what in [(rs[0], "", "f64"), (rs[1], "-mixed", "f32 Gram + factor, refined; option")]:
+        p_rfx = run.npy(f"ridge{tag}_pred.npy")
+        pairs.append(dict(label=f"ridge (n = {r['n']}, m = {r['m']}, {what})", rfx="Ridge::fit", sk="Ridge",
+                          t_rfx=r["seconds"], t_sk=t_sk, load_rfx=r["load"], load_sk=load_sk,
+                          mse_rfx=float(np.mean((p_rfx - yt) ** 2)), mse_sk=float(np.mean((p_sk - yt) ** 2)),
+                          pred_diff=float(np.max(np.abs(p_rfx - p_sk)) / np.max(np.abs(p_sk)))))
     del Z, Zt
     # exact Gaussian KRR
-    r = run.rfx("krr")["results"][0]
-    nk = r["n"]
+    rs = run.rfx("krr")["results"]
+    nk = rs[0]["n"]
     load_sk = loadavg()
     t_sk, model = median_time(args.reps,
                               lambda: KernelRidge(alpha=lam, kernel="rbf", gamma=gamma).fit(X[:nk], y[:nk]))
-    p_sk, p_rfx = model.predict(Xt), run.npy("krr_pred.npy")
-    pairs.append(dict(label=f"exact KRR (Gaussian, n = {nk})", rfx="KernelRidge::fit_kernel",
-                      sk="KernelRidge", t_rfx=r["seconds"], t_sk=t_sk, load_rfx=r["load"], load_sk=load_sk,
-                      mse_rfx=float(np.mean((p_rfx - yt) ** 2)), mse_sk=float(np.mean((p_sk - yt) ** 2)),
-                      pred_diff=float(np.max(np.abs(p_rfx - p_sk)) / np.max(np.abs(p_sk)))))
-    for q in pairs[-2:]:
+    p_sk = model.predict(Xt)
+    for r, tag, what in [(rs[0], "", "f64"), (rs[1], "-mixed", "f32 factor, refined; option")]:
+        p_rfx = run.npy(f"krr{tag}_pred.npy")
+        pairs.append(dict(label=f"exact KRR (Gaussian, n = {nk}, {what})", rfx="KernelRidge::fit_kernel",
+                          sk="KernelRidge", t_rfx=r["seconds"], t_sk=t_sk, load_rfx=r["load"],
+                          load_sk=load_sk, mse_rfx=float(np.mean((p_rfx - yt) ** 2)),
+                          mse_sk=float(np.mean((p_sk - yt) ** 2)),
+                          pred_diff=float(np.max(np.abs(p_rfx - p_sk)) / np.max(np.abs(p_sk)))))
+    for q in pairs[-4:]:
         print(f"{q['label']}: rfx {q['t_rfx']:.3f} s, sklearn {q['t_sk']:.3f} s, "
               f"ratio {q['t_rfx'] / q['t_sk']:.2f}; max rel prediction difference {q['pred_diff']:.2e}",
               flush=True)

@@ -21,6 +21,7 @@ use rfx_experiments::methods;
 use rfx_gzk::zonal::Gzk;
 use rfx_sampling::random::gaussian_matrix;
 use rfx_sketches::TensorSketch;
+use rfx_solvers::linalg::Precision;
 use rfx_solvers::nystrom::{LandmarkSampling, Nystrom, NystromParams};
 use rfx_solvers::ridge::{KernelRidge, KrrParams, Ridge, RidgeParams};
 use rfx_ternary::{TernaryParams, Thresholds};
@@ -275,7 +276,15 @@ fn main() {
             Box::new(|seed| {
                 let mut rng = rng_stream(seed, "perf;nystrom");
                 let params = NystromParams::new(a.m_nys).sampling(LandmarkSampling::Uniform);
-                Box::new(Nystrom::fit(Gzk::gaussian(a.sigma).expect("kernel"), xv, &params, &mut rng).expect("fit"))
+                Box::new(
+                    Nystrom::fit(
+                        Gzk::gaussian(a.sigma).expect("kernel"),
+                        xv,
+                        &params,
+                        &mut rng,
+                    )
+                    .expect("fit"),
+                )
             }),
             false,
         ),
@@ -346,22 +355,30 @@ fn main() {
         write_npy(a.out.join("ridge_z.npy"), &z).expect("write z");
         write_npy(a.out.join("ridge_zt.npy"), &zt).expect("write zt");
         let yv = y.view().insert_axis(Axis(1));
-        let params = RidgeParams::new(a.lambda);
-        let (t, model) = time_median(a.reps, || Ridge::fit(z.view(), yv, &params).expect("ridge"));
-        let load = loadavg();
-        let pred = model.predict(zt.view()).expect("predict").column(0).to_owned();
-        write_npy(a.out.join("ridge_pred.npy"), &pred).expect("write pred");
-        let flops = 2.0 * nf * (a.m_ridge as f64).powi(2) / 2.0 + (a.m_ridge as f64).powi(3) / 3.0;
-        eprintln!(
-            "ridge: n = {n}, m = {}, {t:.3} s, {:.0} rows/s (load {load})",
-            a.m_ridge,
-            nf / t
-        );
-        results.push(json!({
-            "name": "ridge", "kind": "solver", "n": n, "m": a.m_ridge, "lambda": a.lambda,
-            "seconds": t, "rows_per_s": nf / t, "gemm_flops": flops,
-            "gemm_fraction": flops / t / gemm_rate, "load": load,
-        }));
+        for (tag, prec) in [("", Precision::F64), ("-mixed", Precision::MixedF32)] {
+            let params = RidgeParams::new(a.lambda).precision(prec);
+            let (t, model) =
+                time_median(a.reps, || Ridge::fit(z.view(), yv, &params).expect("ridge"));
+            let load = loadavg();
+            let pred = model
+                .predict(zt.view())
+                .expect("predict")
+                .column(0)
+                .to_owned();
+            write_npy(a.out.join(format!("ridge{tag}_pred.npy")), &pred).expect("write pred");
+            let mf = a.m_ridge as f64;
+            let flops = nf * mf * mf + mf.powi(3) / 3.0;
+            eprintln!(
+                "ridge{tag}: n = {n}, m = {}, {t:.3} s, {:.0} rows/s (load {load})",
+                a.m_ridge,
+                nf / t
+            );
+            results.push(json!({
+                "name": format!("ridge{tag}"), "kind": "solver", "n": n, "m": a.m_ridge,
+                "lambda": a.lambda, "seconds": t, "rows_per_s": nf / t, "gemm_flops": flops,
+                "gemm_fraction": flops / t / gemm_rate, "load": load,
+            }));
+        }
     }
 
     // --- exact Gaussian KRR (Gram + Cholesky) on the first n_krr rows ---
@@ -370,24 +387,53 @@ fn main() {
         let xk = x.slice(s![..nk, ..]);
         let yk = y.slice(s![..nk]).insert_axis(Axis(1)).to_owned();
         let kernel = Gzk::gaussian(a.sigma).expect("kernel");
-        let params = KrrParams::new(a.lambda);
-        let (t, model) = time_median(a.reps, || {
-            KernelRidge::fit_kernel(&kernel, xk, yk.view(), &params).expect("krr")
-        });
+        for (tag, prec) in [("", Precision::F64), ("-mixed", Precision::MixedF32)] {
+            let params = KrrParams::new(a.lambda).precision(prec);
+            let (t, model) = time_median(a.reps, || {
+                KernelRidge::fit_kernel(&kernel, xk, yk.view(), &params).expect("krr")
+            });
+            let load = loadavg();
+            let pred = model
+                .predict_kernel(&kernel, xt.view())
+                .expect("predict")
+                .column(0)
+                .to_owned();
+            write_npy(a.out.join(format!("krr{tag}_pred.npy")), &pred).expect("write pred");
+            let nkf = nk as f64;
+            let flops = 2.0 * nkf * nkf * df + nkf.powi(3) / 3.0;
+            eprintln!("krr{tag}: n = {nk}, {t:.3} s (load {load})");
+            results.push(json!({
+                "name": format!("krr{tag}"), "kind": "solver", "n": nk, "lambda": a.lambda,
+                "sigma": a.sigma, "seconds": t, "rows_per_s": nkf / t, "gemm_flops": flops,
+                "gemm_fraction": flops / t / gemm_rate, "load": load,
+            }));
+        }
+    }
+
+    // --- timing breakdown of exact KRR (the profile behind the KRR row) ---
+    if want("krr-parts") {
+        use rfx_core::Kernel;
+        use rfx_solvers::linalg::{add_diag, Cholesky, CholeskyF32};
+        let nk = a.n_krr;
+        let xk = x.slice(s![..nk, ..]);
+        let kernel = Gzk::gaussian(a.sigma).expect("kernel");
+        let (t_sym, k) = time_median(a.reps, || kernel.gram(xk, xk).expect("gram"));
+        let xk2 = xk.to_owned();
+        let (t_gen, _) = time_median(a.reps, || kernel.gram(xk, xk2.view()).expect("gram"));
+        let mut kl = k.clone();
+        add_diag(&mut kl, a.lambda);
+        let (t_f64, _) = time_median(a.reps, || Cholesky::factor(kl.clone()).expect("chol"));
+        let (t_f32, _) = time_median(a.reps, || CholeskyF32::factor_f64(kl.view()).expect("chol"));
+        let yk = y.slice(s![..nk]).insert_axis(Axis(1)).to_owned();
+        let (t_mv, _) = time_median(a.reps, || kl.dot(&yk));
         let load = loadavg();
-        let pred = model
-            .predict_kernel(&kernel, xt.view())
-            .expect("predict")
-            .column(0)
-            .to_owned();
-        write_npy(a.out.join("krr_pred.npy"), &pred).expect("write pred");
-        let nkf = nk as f64;
-        let flops = nkf * nkf * df + nkf.powi(3) / 3.0;
-        eprintln!("krr: n = {nk}, {t:.3} s (load {load})");
+        eprintln!(
+            "krr parts, n = {nk}: gram (syrk, symmetric) {t_sym:.3} s, gram (GEMM, general) {t_gen:.3} s, \
+             dpotrf {t_f64:.3} s, spotrf (incl. f32 copy) {t_f32:.3} s, one K*y {t_mv:.4} s (load {load})"
+        );
         results.push(json!({
-            "name": "krr", "kind": "solver", "n": nk, "lambda": a.lambda, "sigma": a.sigma,
-            "seconds": t, "rows_per_s": nkf / t, "gemm_flops": flops,
-            "gemm_fraction": flops / t / gemm_rate, "load": load,
+            "name": "krr-parts", "kind": "profile", "n": nk, "gram_syrk_s": t_sym, "gram_gemm_s": t_gen,
+            "dpotrf_s": t_f64, "spotrf_s": t_f32, "matvec_s": t_mv, "load": load,
         }));
     }
 

@@ -211,8 +211,17 @@ def main():
                                      line.strip().split(" ", 2)))
     crit = None
     if args.criterion_log and os.path.exists(args.criterion_log):
+        keep = []
         with open(args.criterion_log) as f:
-            crit = f.read()
+            for line in f:
+                t = line.rstrip()
+                if not t or t.startswith(("Benchmarking", "Found", "Warning", "Gnuplot", "WARNING", "Running",
+                                          "Compiling", "Finished", "Downloaded", "Downloading", "running",
+                                          "test ", "Executable")):
+                    continue
+                if t.startswith("[") or "time:" in t or "thrpt:" in t or not t.startswith(" "):
+                    keep.append(t)
+        crit = "\n".join(keep)
 
     write_report(args, dict(gflops=gflops, np_gflops=np_gflops, gemm_n=args.gemm_n, gemm_load=load_start,
                             gemm_maps=gemm_maps, pairs=pairs, trf=trf, others=others, manifests=manifests,
@@ -262,7 +271,7 @@ def write_report(args, R):
     w("| map | projection GEMM | time (s) | rows/s | GFLOP/s | fraction of DGEMM | goal met | load |")
     w("|---|---|---|---|---|---|---|---|")
     shapes = {"rff": "n×d·d×m/2 (paired cos/sin)", "arccos1": "n×d·d×m", "gegenbauer": "n×d·d×m/4 (s = 4 radial terms)",
-              "ntk-rf": "n×d·d×m/2 (m₁ = m/2, depth 1)"}
+              "ntk-rf": "n×d·d×m (m₀ = m₁ = m/2 Step + ReLU, depth 1)"}
     for r in R["gemm_maps"]:
         f = r["gemm_fraction_run"]
         w(f"| {r['name']} | {shapes.get(r['name'], '')} | {r['seconds']:.3f} | {r['rows_per_s']:.0f} | "

@@ -175,7 +175,8 @@ fn main() {
     let m = a.m;
     let nf = n as f64;
     let df = d as f64;
-    let maps: Vec<(&str, &str, Vec<(&str, String)>, usize, f64)> = vec![
+    type MapCase<'a> = (&'a str, &'a str, Vec<(&'a str, String)>, usize, f64);
+    let maps: Vec<MapCase> = vec![
         (
             "rff",
             "rff",
@@ -202,8 +203,8 @@ fn main() {
             "ntk-rf",
             vec![("depth", "1".into())],
             m,
-            // m1 = m/2 ReLU directions (sketch_share 0.5) shared by the order-0 and order-1 features
-            2.0 * nf * df * (m / 2) as f64,
+            // m0 = m1 = m/2 (sketch_share 0.5): m/2 Step and m/2 ReLU directions, drawn separately
+            2.0 * nf * df * m as f64,
         ),
         (
             "nystrom-rls",

@@ -91,7 +91,17 @@ def main():
     p.add_argument("--gemm-n", type=int, default=4096)
     p.add_argument("--quick-log", help="file with the line 'wall=SECONDS' of a timed `rfx run --quick`")
     p.add_argument("--criterion-log", help="output of the criterion benchmarks of this run (summarised)")
+    p.add_argument("--render-only", action="store_true",
+                   help="rewrite the report from the measurements saved by the last run (WORK/report.json), "
+                        "e.g. after editing bench/compare/notes.md; measures nothing")
     args = p.parse_args()
+    saved = os.path.join(args.work, "report.json")
+    if args.render_only:
+        with open(saved) as f:
+            R = json.load(f)
+        args.__dict__.update(R.pop("args"))
+        write_report(args, R)
+        return
     run = Run(args)
     t_start = time.time()
     load_start = loadavg()
@@ -192,8 +202,9 @@ def main():
 
     # 4. ternary popcount Gram
     trf = run.rfx("trf-gram")["results"][0]
-    # 5. other rfx maps (rows/s only)
+    # 5. other rfx maps (rows/s only) and the KRR timing breakdown
     others = [run.rfx(nm)["results"][0] for nm in ["nystrom-rls"]]
+    krr_parts = run.rfx("krr-parts")["results"][0]
 
     # 6. make reproduce wall times
     manifests = []
@@ -223,10 +234,20 @@ def main():
                     keep.append(t)
         crit = "\n".join(keep)
 
-    write_report(args, dict(gflops=gflops, np_gflops=np_gflops, gemm_n=args.gemm_n, gemm_load=load_start,
+    R = dict(gflops=gflops, np_gflops=np_gflops, gemm_n=args.gemm_n, gemm_load=load_start,
                             gemm_maps=gemm_maps, pairs=pairs, trf=trf, others=others, manifests=manifests,
                             quick=quick, crit=crit, load_start=load_start, load_end=loadavg(),
-                            wall=time.time() - t_start))
+                            wall=time.time() - t_start, krr_parts=krr_parts)
+    R["date"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    R["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                 text=True).stdout.strip()
+    R["dirty"] = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                                text=True).stdout.strip() != ""
+    R["args"] = {k: getattr(args, k) for k in ["n", "n_err", "n_krr", "reps", "seeds", "gemm_n"]}
+    with open(saved, "w") as f:
+        json.dump(R, f)
+    R.pop("args")
+    write_report(args, R)
 
 
 def verdict_err(e_r, e_s):
@@ -240,10 +261,7 @@ def verdict_err(e_r, e_s):
 def write_report(args, R):
     L = []
     w = L.append
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
-                           text=True).stdout.strip() != ""
+    now, commit, dirty = R["date"], R["commit"], R["dirty"]
     w("# Performance: rfx against scikit-learn (issue 10)\n")
     w(f"Written by `bench/compare/run.sh` (`make bench`) on {now}, rfx commit `{commit}`"
       f"{' (dirty tree)' if dirty else ''}, scikit-learn {sklearn.__version__}, numpy {np.__version__}, "
@@ -259,6 +277,9 @@ def write_report(args, R):
       "start or file I/O is included. Data: the first n MNIST training rows (pixels / 255, d = 784) and the "
       "digit label as a real target, written as `.npy` by rfx and read by both.\n")
 
+    w("Sizes: GEMM-shaped maps and the RFF / TensorSketch pairs at n = {}, d = 784, m = 4096; Nyström "
+      "m = 1024; ridge on {} RFF features of the same n rows; exact KRR on the first {} rows. rfx runs its "
+      "default settings unless a row says otherwise.\n".format(args.n, 2048, args.n_krr))
     w("## DGEMM rate of this machine\n")
     w(f"| | GFLOP/s | load |\n|---|---|---|")
     w(f"| rfx (ndarray `.dot` → OpenBLAS, {R['gemm_n']}², all threads) | {R['gflops']:.1f} | {R['gemm_load']} |")
@@ -319,6 +340,15 @@ def write_report(args, R):
     for r in R["others"]:
         w(f"| {r['name']} | {r['n']} | {r['m']} | {r['seconds']:.3f} | {r['rows_per_s']:.0f} | {r['load']} |")
     w("")
+
+    kp = R["krr_parts"]
+    w(f"## Profile: exact KRR at n = {kp['n']} by parts (load {kp['load']})\n")
+    w("| part | seconds |\n|---|---|")
+    w(f"| Gaussian Gram K(X, X), symmetric path (dsyrk, upper triangle, mirrored) | {kp['gram_syrk_s']:.3f} |")
+    w(f"| Gaussian Gram K(X, X′) with X′ a copy (general path: GEMM) | {kp['gram_gemm_s']:.3f} |")
+    w(f"| Cholesky dpotrf (f64) | {kp['dpotrf_s']:.3f} |")
+    w(f"| Cholesky spotrf (f32, with the f64 → f32 copy) | {kp['spotrf_s']:.3f} |")
+    w(f"| one product K·y (each refinement step does one) | {kp['matvec_s']:.4f} |\n")
 
     w("## `make reproduce` wall time\n")
     q = R["quick"]

@@ -484,9 +484,35 @@ impl FeatureMap for GaussianFeatures {
 
     fn transform(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
         self.check_input(x)?;
-        let p = self.project(x);
         let n = x.nrows();
         let s_freq = self.s;
+        if let (None, Freq::Dense(w)) = (&self.phase, &self.freq) {
+            // Paired output with dense frequencies: the GEMM writes XWᵀ straight into the cos half of the
+            // output (no n × s temporary, one pass less over memory), then each row is finished in place.
+            // Same GEMM shape as `project`, so the values are bit-identical to the two-buffer form.
+            let mut out = Array2::zeros((n, self.m));
+            ndarray::linalg::general_mat_mul(
+                1.0,
+                &x,
+                &w.t(),
+                0.0,
+                &mut out.slice_mut(s![.., ..s_freq]),
+            );
+            let c = 1.0 / (s_freq as f64).sqrt();
+            out.axis_iter_mut(Axis(0))
+                .into_par_iter()
+                .for_each(|mut row| {
+                    let r = row.as_slice_mut().expect("standard layout");
+                    let (cos_part, sin_part) = r.split_at_mut(s_freq);
+                    for (co, so) in cos_part.iter_mut().zip(sin_part.iter_mut()) {
+                        let (sn, cs) = co.sin_cos();
+                        *co = c * cs;
+                        *so = c * sn;
+                    }
+                });
+            return Ok(out);
+        }
+        let p = self.project(x);
         let mut out = Array2::zeros((n, self.m));
         match (&self.phase, self.output) {
             (None, _) => {

@@ -68,7 +68,7 @@ test: setup fmt clippy doc
 BENCH_N ?= 2000
 bench: setup data
 	mkdir -p $(TARGET_DIR)
-	set -o pipefail; RFX_BENCH_N=$(BENCH_N) $(CARGO) bench --workspace --benches --locked -- \
+	set -o pipefail; RFX_BENCH_N=$(BENCH_N) $(CARGO) bench --workspace --bench '*' --locked -- \
 	  --warm-up-time 0.5 --measurement-time 2 2>&1 | tee $(TARGET_DIR)/bench-criterion.log
 	RFX_BENCH_CRITERION_LOG=$(TARGET_DIR)/bench-criterion.log bench/compare/run.sh
 

@@ -353,18 +353,21 @@ def write_report(args, R):
     w("## `make reproduce` wall time\n")
     q = R["quick"]
     if q:
+        # the log line is "wall=SECONDS <3 load averages before> <3 after>"
+        loads = (q.get("load_before", "") + " " + q.get("load_after", "")).split()
         w(f"**Quick** (`rfx run --quick` of every experiment with the release binary, timed by `run.sh` in this "
-          f"run): **{float(q['wall'].split('=')[1]):.0f} s** (load before: {q.get('load_before', '?')}; "
-          f"after: {q.get('load_after', '?')}).\n")
+          f"run, data already fetched): **{float(q['wall'].split('=')[1]):.0f} s** (load before: "
+          f"{' '.join(loads[:3])}; after: {' '.join(loads[3:6])}).\n")
     else:
         w("Quick: not timed in this run (set `RFX_BENCH_QUICK=1`).\n")
     full = [m for m in R["manifests"] if m["reused"] == 0]
     part = [m for m in R["manifests"] if m["reused"] > 0]
-    w(f"**Full**: not run here (hours). Summed from the `wall_time_s` of the committed "
-      f"`results/*/manifest.json`: **{sum(m['wall'] for m in full) / 3600:.2f} h** over the {len(full)} "
-      f"experiments whose last run computed every cell. {len(part)} manifests come from resumed runs (only "
-      f"some cells computed), so their wall time is not the experiment's; their first-run times are in their "
-      f"TOML notes and are not included:\n")
+    w(f"**Full**: not run here (hours). The committed `results/*/manifest.json` give a complete wall time "
+      f"only for the {len(full)} experiments whose last run computed every cell: **"
+      f"{sum(m['wall'] for m in full) / 3600:.2f} h** in sum. The other {len(part)} manifests come from "
+      f"resumed runs (cells reused, wall time of the resumption only), and the TOML notes record a first-run "
+      f"time for almost none of them, so **the full `make reproduce` time is not known from this repository; "
+      f"the sum above is a lower bound**. Per experiment:\n")
     w("| experiment | wall (s) | cells computed / reused / total | threads |\n|---|---|---|---|")
     for m in R["manifests"]:
         w(f"| {m['exp']} | {m['wall']:.0f} | {m['computed']} / {m['reused']} / {m['total']} | {m['threads']} |")

@@ -571,6 +571,21 @@ mod tests {
     }
 
     #[test]
+    fn paired_dense_fast_path_is_bit_identical_to_projection_then_sin_cos() {
+        let mut rng = rng_stream(0, "fast-path");
+        let x = gaussian_matrix(37, 13, &mut rng);
+        let map = Rff::params().dim(64).sigma(1.5).fit(13, &mut rng).unwrap();
+        let z = map.transform(x.view()).unwrap();
+        let p = map.projections(x.view()).unwrap();
+        let c = 1.0 / 32f64.sqrt();
+        for ((i, j), &v) in p.indexed_iter() {
+            let (sn, cs) = v.sin_cos();
+            assert_eq!(z[[i, j]].to_bits(), (c * cs).to_bits());
+            assert_eq!(z[[i, j + 32]].to_bits(), (c * sn).to_bits());
+        }
+    }
+
+    #[test]
     fn paired_features_have_unit_norm_and_k_at_zero_is_one() {
         let mut rng = rng_stream(0, "norm");
         let x = gaussian_matrix(5, 10, &mut rng);

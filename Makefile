@@ -1,5 +1,6 @@
 # rfx — reproduce the papers' figures and tables, and test the workspace.
 #   make reproduce   install what is missing, fetch the data, build (release), run every experiment
+#   make bench       criterion benchmarks + rfx vs scikit-learn (results/performance.md)
 #   make test        fmt check, clippy -D warnings, rustdoc -D warnings, all tests, a quick end-to-end run
 SHELL := /bin/bash
 CARGO ?= cargo
@@ -61,8 +62,15 @@ test: setup fmt clippy doc
 	$(CARGO) test --workspace --locked
 	$(MAKE) --no-print-directory quick
 
-bench: setup
-	$(CARGO) bench --workspace
+## Criterion benchmarks of every crate (short settings, n = $(BENCH_N) rows where the bench takes RFX_BENCH_N),
+## then rfx against scikit-learn side by side (bench/compare/run.sh: venv, MNIST .npy written by rfx); writes
+## results/performance.md with the criterion summary of the same run. Not part of `make test`.
+BENCH_N ?= 2000
+bench: setup data
+	mkdir -p $(TARGET_DIR)
+	set -o pipefail; RFX_BENCH_N=$(BENCH_N) $(CARGO) bench --workspace --bench '*' --locked -- \
+	  --warm-up-time 0.5 --measurement-time 2 2>&1 | tee $(TARGET_DIR)/bench-criterion.log
+	RFX_BENCH_CRITERION_LOG=$(TARGET_DIR)/bench-criterion.log bench/compare/run.sh
 
 clean:
 	$(CARGO) clean

@@ -426,20 +426,28 @@ impl Kernel for Gzk {
     }
 
     /// The exact Gram matrix: one GEMM $XY^\top$ for the inner products, then the entries row by row
-    /// (rayon when there are at least $2^{14}$ of them).
+    /// (rayon when there are at least $2^{14}$ of them). When `y` is the same view as `x`, `dsyrk` computes
+    /// the upper triangle only (half the flops), the kernel function is applied there, and the result is
+    /// mirrored (exactly symmetric).
     fn gram(&self, x: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
         check_gram_dims(x, y)?;
-        let mut g = x.dot(&y.t());
+        let sym = x.as_ptr() == y.as_ptr() && x.dim() == y.dim() && x.strides() == y.strides();
+        let mut g = if sym { syrk_upper(x) } else { x.dot(&y.t()) };
+        // row i is processed from column j0(i): the upper triangle when symmetric
+        let j0 = |i: usize| if sym { i } else { 0 };
         match &self.kind {
             Kind::Gaussian { sigma } => {
                 let (nx, ny) = (row_norms(x), row_norms(y));
                 let inv = 1.0 / (2.0 * sigma * sigma);
                 for_each_row(g.view_mut(), |i, mut row| {
                     let a = nx[i] * nx[i];
-                    Zip::from(&mut row).and(&ny).for_each(|v, &b| {
-                        let sq = (a + b * b - 2.0 * *v).max(0.0);
-                        *v = (-sq * inv).exp();
-                    });
+                    let j = j0(i);
+                    Zip::from(row.slice_mut(s![j..]))
+                        .and(ny.slice(s![j..]))
+                        .for_each(|v, &b| {
+                            let sq = (a + b * b - 2.0 * *v).max(0.0);
+                            *v = (-sq * inv).exp();
+                        });
                 });
             }
             Kind::ReluNtk { depth } => {
@@ -447,28 +455,83 @@ impl Kernel for Gzk {
                 let depth = *depth;
                 for_each_row(g.view_mut(), |i, mut row| {
                     let a = nx[i];
-                    Zip::from(&mut row).and(&ny).for_each(|v, &b| {
-                        *v = if a > 0.0 && b > 0.0 {
-                            a * b * crate::ntk::relu_ntk(depth, *v / (a * b))
-                        } else {
-                            0.0
-                        };
-                    });
+                    let j = j0(i);
+                    Zip::from(row.slice_mut(s![j..]))
+                        .and(ny.slice(s![j..]))
+                        .for_each(|v, &b| {
+                            *v = if a > 0.0 && b > 0.0 {
+                                a * b * crate::ntk::relu_ntk(depth, *v / (a * b))
+                            } else {
+                                0.0
+                            };
+                        });
                 });
             }
             Kind::Exp { beta } => {
                 let beta = *beta;
-                for_each_row(g.view_mut(), |_, mut row| {
-                    row.mapv_inplace(|v| (beta * v).exp())
+                for_each_row(g.view_mut(), |i, mut row| {
+                    row.slice_mut(s![j0(i)..])
+                        .mapv_inplace(|v| (beta * v).exp())
                 });
             }
             Kind::Taylor { coeffs } => {
-                for_each_row(g.view_mut(), |_, mut row| {
-                    row.mapv_inplace(|v| horner(coeffs, v))
+                for_each_row(g.view_mut(), |i, mut row| {
+                    row.slice_mut(s![j0(i)..])
+                        .mapv_inplace(|v| horner(coeffs, v))
                 });
             }
         }
+        if sym {
+            mirror_upper(&mut g);
+        }
         Ok(g)
+    }
+}
+
+/// $XX^\top$ by row-major `cblas_dsyrk`: the upper triangle is filled, the strict lower triangle is zero.
+fn syrk_upper(x: ArrayView2<'_, f64>) -> Array2<f64> {
+    let x = x.as_standard_layout();
+    let (n, d) = x.dim();
+    let mut c = Array2::<f64>::zeros((n, n));
+    if n == 0 || d == 0 {
+        return c;
+    }
+    let (ni, di) = (
+        i32::try_from(n).expect("rows fit in a BLAS int"),
+        i32::try_from(d).expect("columns fit in a BLAS int"),
+    );
+    let cs = c.as_slice_mut().expect("standard layout");
+    // SAFETY: X is contiguous row-major n x d (lda = d); C is contiguous n x n (ldc = n).
+    unsafe {
+        cblas_sys::cblas_dsyrk(
+            cblas_sys::CBLAS_LAYOUT::CblasRowMajor,
+            cblas_sys::CBLAS_UPLO::CblasUpper,
+            cblas_sys::CBLAS_TRANSPOSE::CblasNoTrans,
+            ni,
+            di,
+            1.0,
+            x.as_ptr(),
+            di,
+            0.0,
+            cs.as_mut_ptr(),
+            ni,
+        )
+    };
+    c
+}
+
+/// Copies the upper triangle onto the lower one, in 64 x 64 tiles (cache-friendly transpose).
+fn mirror_upper(g: &mut Array2<f64>) {
+    const T: usize = 64;
+    let n = g.nrows();
+    for bi in (0..n).step_by(T) {
+        for bj in (0..=bi).step_by(T) {
+            for i in bi..(bi + T).min(n) {
+                for j in bj..(bj + T).min(i) {
+                    g[[i, j]] = g[[j, i]];
+                }
+            }
+        }
     }
 }
 

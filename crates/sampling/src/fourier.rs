@@ -484,9 +484,35 @@ impl FeatureMap for GaussianFeatures {
 
     fn transform(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
         self.check_input(x)?;
-        let p = self.project(x);
         let n = x.nrows();
         let s_freq = self.s;
+        if let (None, Freq::Dense(w)) = (&self.phase, &self.freq) {
+            // Paired output with dense frequencies: the GEMM writes XWᵀ straight into the cos half of the
+            // output (no n × s temporary, one pass less over memory), then each row is finished in place.
+            // Same GEMM shape as `project`, so the values are bit-identical to the two-buffer form.
+            let mut out = Array2::zeros((n, self.m));
+            ndarray::linalg::general_mat_mul(
+                1.0,
+                &x,
+                &w.t(),
+                0.0,
+                &mut out.slice_mut(s![.., ..s_freq]),
+            );
+            let c = 1.0 / (s_freq as f64).sqrt();
+            out.axis_iter_mut(Axis(0))
+                .into_par_iter()
+                .for_each(|mut row| {
+                    let r = row.as_slice_mut().expect("standard layout");
+                    let (cos_part, sin_part) = r.split_at_mut(s_freq);
+                    for (co, so) in cos_part.iter_mut().zip(sin_part.iter_mut()) {
+                        let (sn, cs) = co.sin_cos();
+                        *co = c * cs;
+                        *so = c * sn;
+                    }
+                });
+            return Ok(out);
+        }
+        let p = self.project(x);
         let mut out = Array2::zeros((n, self.m));
         match (&self.phase, self.output) {
             (None, _) => {
@@ -542,6 +568,21 @@ mod tests {
         let m = Rff::params().dim(8).fit(3, &mut rng).unwrap();
         assert!(m.transform(Array2::zeros((2, 4)).view()).is_err());
         assert!((Bandwidth::Gamma(0.125).sigma() - 2.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn paired_dense_fast_path_is_bit_identical_to_projection_then_sin_cos() {
+        let mut rng = rng_stream(0, "fast-path");
+        let x = gaussian_matrix(37, 13, &mut rng);
+        let map = Rff::params().dim(64).sigma(1.5).fit(13, &mut rng).unwrap();
+        let z = map.transform(x.view()).unwrap();
+        let p = map.projections(x.view()).unwrap();
+        let c = 1.0 / 32f64.sqrt();
+        for ((i, j), &v) in p.indexed_iter() {
+            let (sn, cs) = v.sin_cos();
+            assert_eq!(z[[i, j]].to_bits(), (c * cs).to_bits());
+            assert_eq!(z[[i, j + 32]].to_bits(), (c * sn).to_bits());
+        }
     }
 
     #[test]

@@ -5,10 +5,10 @@
 //! with its achieved GFLOP/s next to the DGEMM rate measured here at 2000 × 2000. The large ridge case
 //! (Z is 1.28 GB, ~10 s per fit) runs under criterion only with `RFX_BENCH_LARGE=1`.
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use ndarray::{Array2, Axis};
 use rand::{Rng, SeedableRng};
-use rfx_solvers::linalg::{add_diag, gram_cols, gram_rows, Cholesky};
+use rfx_solvers::linalg::{add_diag, gram_cols, gram_rows, Cholesky, Precision};
 use rfx_solvers::metrics::{gflops, timed};
 use rfx_solvers::ridge::{KernelRidge, KrrParams, Ridge, RidgeParams};
 use rfx_solvers::spectral::spectral_approx;
@@ -69,10 +69,22 @@ fn benches(c: &mut Criterion) {
     );
     let t = best_of(3, || gram_cols(z.view()).unwrap());
     report("  of which ZtZ by dsyrk", (n * m * m) as f64, t, dgemm);
+    let pm = p.precision(Precision::MixedF32);
+    let t = best_of(3, || Ridge::fit(z.view(), y.view(), &pm).unwrap());
+    report(
+        "ridge fit n=1e4 m=1e3, mixed f32 (f64-equivalent flops)",
+        ridge_flops(n as f64, m as f64, 1.0),
+        t,
+        dgemm,
+    );
     let mut g = c.benchmark_group("ridge");
     g.sample_size(10);
+    g.throughput(Throughput::Elements(n as u64));
     g.bench_function("fit n=1e4 m=1e3", |b| {
         b.iter(|| Ridge::fit(z.view(), y.view(), &p).unwrap())
+    });
+    g.bench_function("fit n=1e4 m=1e3 mixed-f32", |b| {
+        b.iter(|| Ridge::fit(z.view(), y.view(), &pm).unwrap())
     });
     drop(z);
 
@@ -112,15 +124,28 @@ fn benches(c: &mut Criterion) {
         t,
         dgemm,
     );
+    let kpm = kp.precision(Precision::MixedF32);
+    let t = best_of(3, || {
+        KernelRidge::fit_gram(k.clone(), y.view(), &kpm).unwrap()
+    });
+    report(
+        "exact KRR n=5000 mixed f32 (f64-equivalent flops)",
+        nf.powi(3) / 3.0 + 2.0 * nf * nf,
+        t,
+        dgemm,
+    );
     let mut g = c.benchmark_group("krr");
     g.sample_size(10);
-    g.bench_function("exact n=5000", |b| {
-        b.iter_batched(
-            || k.clone(),
-            |kk| KernelRidge::fit_gram(kk, y.view(), &kp).unwrap(),
-            BatchSize::LargeInput,
-        )
-    });
+    g.throughput(Throughput::Elements(n as u64));
+    for (name, params) in [("exact n=5000", kp), ("exact n=5000 mixed-f32", kpm)] {
+        g.bench_function(name, |b| {
+            b.iter_batched(
+                || k.clone(),
+                |kk| KernelRidge::fit_gram(kk, y.view(), &params).unwrap(),
+                BatchSize::LargeInput,
+            )
+        });
+    }
     g.finish();
     drop(k);
 

@@ -36,7 +36,8 @@
 //! ```
 
 use crate::linalg::{
-    add_diag, check_memory, eigh, f64_bytes, gram_cols, gram_rows, Cholesky, NormalEquations,
+    add_diag, check_finite, check_memory, eigh, f64_bytes, gram_cols, gram_cols_f32_upper,
+    gram_rows, solve_spd_refined, Cholesky, CholeskyF32, NormalEquations, Precision,
     DEFAULT_MEMORY_CAP,
 };
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
@@ -87,6 +88,8 @@ pub struct RidgeParams {
     /// Memory cap in bytes for the $m \times m$ (primal) or $n \times n$ (dual) system; above it the fit
     /// returns [`RfxError::OutOfMemory`] before allocating.
     pub memory_cap: u64,
+    /// Arithmetic of the Gram and the factorisation ([`Precision::F64`] by default).
+    pub precision: Precision,
 }
 
 impl RidgeParams {
@@ -97,7 +100,14 @@ impl RidgeParams {
             scale: LambdaScale::Plain,
             form: RidgeForm::Auto,
             memory_cap: DEFAULT_MEMORY_CAP,
+            precision: Precision::F64,
         }
+    }
+
+    /// Sets the precision ([`Precision::MixedF32`]: `f32` Gram and factor, refined to `f64` accuracy).
+    pub fn precision(mut self, precision: Precision) -> Self {
+        self.precision = precision;
+        self
     }
 
     /// Sets the memory cap in bytes.
@@ -195,6 +205,15 @@ impl Ridge {
             )
         };
         check_memory(what, f64_bytes(entries), params.memory_cap)?;
+        if params.precision == Precision::MixedF32 {
+            if let Some(weights) = ridge_mixed(z, y, lam, form)? {
+                return Ok(Ridge {
+                    weights,
+                    lambda_eff: lam,
+                    form,
+                });
+            }
+        }
         let weights = if form == RidgeForm::Primal {
             let mut ne = NormalEquations::new(m, y.ncols())?;
             ne.push_all(z, y)?;
@@ -267,6 +286,36 @@ impl Ridge {
             )));
         }
         Ok(z.dot(&self.weights))
+    }
+}
+
+/// The mixed-precision ridge solve ([`Precision::MixedF32`]): `None` when the `f32` factor fails or the
+/// refinement does not converge (the caller then solves in `f64`).
+fn ridge_mixed(
+    z: ArrayView2<'_, f64>,
+    y: ArrayView2<'_, f64>,
+    lam: f64,
+    form: RidgeForm,
+) -> Result<Option<Array2<f64>>> {
+    check_finite(&z, "features")?;
+    check_finite(&y, "targets")?;
+    if form == RidgeForm::Primal {
+        let mut g = gram_cols_f32_upper(z)?;
+        for i in 0..g.nrows() {
+            g[[i, i]] += lam as f32;
+        }
+        let Ok(f) = CholeskyF32::factor_upper(g) else {
+            return Ok(None);
+        };
+        let b = z.t().dot(&y);
+        solve_spd_refined(|v| Ok(z.t().dot(&z.dot(&v)) + &v * lam), &f, b.view())
+    } else {
+        let mut k = gram_rows(z)?;
+        add_diag(&mut k, lam);
+        let Ok(f) = CholeskyF32::factor_f64(k.view()) else {
+            return Ok(None);
+        };
+        Ok(solve_spd_refined(|v| Ok(k.dot(&v)), &f, y)?.map(|alpha| z.t().dot(&alpha)))
     }
 }
 
@@ -631,6 +680,8 @@ pub struct KrrParams {
     pub scale: LambdaScale,
     /// Memory cap in bytes for the Gram matrices; above it, [`RfxError::OutOfMemory`].
     pub memory_cap: u64,
+    /// Arithmetic of the factorisation ([`Precision::F64`] by default; the Gram is always `f64`).
+    pub precision: Precision,
 }
 
 impl KrrParams {
@@ -640,7 +691,15 @@ impl KrrParams {
             lambda,
             scale: LambdaScale::Plain,
             memory_cap: DEFAULT_MEMORY_CAP,
+            precision: Precision::F64,
         }
+    }
+
+    /// Sets the precision ([`Precision::MixedF32`]: `f32` Cholesky factor, refined to `f64` accuracy with
+    /// the `f64` Gram).
+    pub fn precision(mut self, precision: Precision) -> Self {
+        self.precision = precision;
+        self
     }
 
     /// Sets the λ convention.
@@ -706,6 +765,19 @@ impl KernelRidge {
         let lam = params.scale.effective(params.lambda, n);
         let mut k = gram;
         add_diag(&mut k, lam);
+        if params.precision == Precision::MixedF32 {
+            check_finite(&k.view(), "KRR Gram")?;
+            if let Ok(f) = CholeskyF32::factor_f64(k.view()) {
+                if let Some(alpha) = solve_spd_refined(|v| Ok(k.dot(&v)), &f, y)? {
+                    return Ok(KernelRidge {
+                        alpha,
+                        x_train: None,
+                        lambda_eff: lam,
+                        memory_cap: params.memory_cap,
+                    });
+                }
+            }
+        }
         let alpha = Cholesky::factor(k)?.solve(y)?;
         Ok(KernelRidge {
             alpha,
@@ -794,6 +866,41 @@ mod tests {
         add_diag(&mut g, lam);
         let rhs = z.t().dot(y);
         max_abs(&(g.dot(w) - &rhs)) / max_abs(&rhs)
+    }
+
+    #[test]
+    fn mixed_precision_matches_f64_to_rounding_level() {
+        // primal and dual forms, well and badly conditioned (tiny lambda on a rank-deficient dual system
+        // makes the f32 factor useless: the fit must fall back to f64 and still agree)
+        for &(n, m, lam) in &[
+            (300usize, 40usize, 0.1),
+            (40, 300, 0.1),
+            (300, 40, 1e-9),
+            (40, 300, 1e-13),
+        ] {
+            let z = randn(n, m, 21);
+            let y = randn(n, 2, 22);
+            let p = RidgeParams::new(lam);
+            let a = Ridge::fit(z.view(), y.view(), &p).unwrap();
+            let b = Ridge::fit(z.view(), y.view(), &p.precision(Precision::MixedF32)).unwrap();
+            let scale = max_abs(a.weights());
+            assert!(
+                max_abs(&(a.weights() - b.weights())) <= 1e-9 * scale,
+                "n {n} m {m} lambda {lam}: {}",
+                max_abs(&(a.weights() - b.weights())) / scale
+            );
+        }
+        let x = randn(120, 5, 23);
+        let y = randn(120, 1, 24);
+        let k = x.dot(&x.t()).mapv(|v| (0.3 * v).exp());
+        let a = KernelRidge::fit_gram(k.clone(), y.view(), &KrrParams::new(0.5)).unwrap();
+        let b = KernelRidge::fit_gram(
+            k,
+            y.view(),
+            &KrrParams::new(0.5).precision(Precision::MixedF32),
+        )
+        .unwrap();
+        assert!(max_abs(&(a.alpha() - b.alpha())) <= 1e-9 * max_abs(a.alpha()));
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! m = 4096: ternary add-only 408 ms (eps = 0), 187 ms (0.5), 73 ms (0.9); RFF GEMM + cos 349 ms;
 //! ReLU GEMM 308 ms.
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ndarray::Array2;
 use rand_distr::{Distribution, StandardNormal};
 use rfx_core::{rng_stream, FeatureMap};
@@ -28,6 +28,7 @@ fn gram(c: &mut Criterion) {
     let x = data(n, p);
     let th = Thresholds::new(-1.375, -0.539, 1.0).unwrap();
     let mut g = c.benchmark_group("gram");
+    g.throughput(Throughput::Elements(n as u64));
     g.sample_size(10)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
@@ -57,6 +58,7 @@ fn features(c: &mut Criterion) {
     let x = data(n, p);
     let th = Thresholds::new(-1.375, -0.539, 1.0).unwrap();
     let mut g = c.benchmark_group("features");
+    g.throughput(Throughput::Elements(n as u64));
     g.sample_size(10)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));

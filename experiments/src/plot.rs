@@ -294,6 +294,9 @@ where
         .configure_mesh()
         .x_desc(&spec.x_label)
         .y_desc(&spec.y_label)
+        // at most 8 labels: on a log axis spanning more than a decade plotters otherwise labels every
+        // multiple of the upper decade's power (4000, 5000, ... overlapping)
+        .x_labels(8)
         .x_label_formatter(&|v| sci(*v))
         .y_label_formatter(&|v| sci(*v))
         .label_style(("sans-serif", 13))

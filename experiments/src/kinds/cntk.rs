@@ -227,6 +227,19 @@ impl CntkRunner {
         self.s.crop / self.s.pool
     }
 
+    /// λ from the grid (plain convention) by validation accuracy on the split's validation rows.
+    fn search(&self, d: &Split) -> LambdaSearch {
+        LambdaSearch {
+            grid: self.grid(),
+            scale: LambdaScale::Plain,
+            validation: Validation::Split {
+                train: d.fit_idx.clone(),
+                valid: d.val_idx.clone(),
+            },
+            score: CvScore::ClassificationError,
+        }
+    }
+
     fn grid(&self) -> Vec<f64> {
         (self.s.lambda_log2_min..=self.s.lambda_log2_max)
             .map(|i| 2f64.powi(i as i32))
@@ -302,16 +315,7 @@ impl CntkRunner {
         d: &Split,
     ) -> rfx_core::Result<Vec<usize>> {
         let y = one_hot(&d.ltr, d.classes, true)?;
-        let search = LambdaSearch {
-            grid: self.grid(),
-            scale: LambdaScale::Plain,
-            validation: Validation::Split {
-                train: d.fit_idx.clone(),
-                valid: d.val_idx.clone(),
-            },
-            score: CvScore::ClassificationError,
-        };
-        let cv = select_lambda_gram(ktr.view(), y.view(), &search)?;
+        let cv = select_lambda_gram(ktr.view(), y.view(), &self.search(d))?;
         let model = KernelRidge::fit_gram(ktr.clone(), y.view(), &KrrParams::new(cv.best_lambda))?;
         Ok(argmax_rows(model.predict_gram(kte.view())?.view()))
     }
@@ -472,16 +476,7 @@ impl Runner for CntkRunner {
         let (ztr, zte) = z.map_err(|e| fatal(e.to_string()))?;
         let (pred, time_solve) = timed(|| -> rfx_core::Result<Vec<usize>> {
             let y = one_hot(&d.ltr, d.classes, true)?;
-            let search = LambdaSearch {
-                grid: self.grid(),
-                scale: LambdaScale::Plain,
-                validation: Validation::Split {
-                    train: d.fit_idx.clone(),
-                    valid: d.val_idx.clone(),
-                },
-                score: CvScore::ClassificationError,
-            };
-            let (model, _) = fit_ridge_cv(ztr.view(), y.view(), &search, RidgeForm::Auto)?;
+            let (model, _) = fit_ridge_cv(ztr.view(), y.view(), &self.search(&d), RidgeForm::Auto)?;
             Ok(argmax_rows(model.predict(zte.view())?.view()))
         });
         let pred = pred.map_err(|e| fatal(e.to_string()))?;

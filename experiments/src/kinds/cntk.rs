@@ -25,7 +25,7 @@
 //! features); `speedup_full` is the ratio. Both are wall
 //! times on the run's thread pool. Exact cells above `max_exact_pairs` pairs are skipped.
 
-use super::trf_common::{idx_data, timed, DataSlot, SharedCache};
+use super::trf_common::{idx_data, random_rows, timed, DataSlot, SharedCache};
 use super::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use crate::config::{ConfigError, Section};
 use ndarray::{Array2, Axis};
@@ -65,6 +65,32 @@ struct Settings {
     timing_images: usize,
     full_train: usize,
     full_test: usize,
+}
+
+/// The settings when `[cntk]` does not set them.
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            dataset: "fashion-mnist".into(),
+            n_train: 1000,
+            n_test: 500,
+            crop: 24,
+            pool: 2,
+            valid_fraction: 0.25,
+            depth: 2,
+            filter: 3,
+            degree: 2,
+            width_div: 4,
+            batch: 4,
+            lambda_log2_min: -16,
+            lambda_log2_max: 15,
+            max_exact_pairs: 2e6,
+            timing_pairs: 4,
+            timing_images: 8,
+            full_train: 60_000,
+            full_test: 10_000,
+        }
+    }
 }
 
 struct Split {
@@ -112,26 +138,7 @@ impl Kind for CntkKind {
         ]
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
-        let mut s = Settings {
-            dataset: "fashion-mnist".into(),
-            n_train: 1000,
-            n_test: 500,
-            crop: 24,
-            pool: 2,
-            valid_fraction: 0.25,
-            depth: 2,
-            filter: 3,
-            degree: 2,
-            width_div: 4,
-            batch: 4,
-            lambda_log2_min: -16,
-            lambda_log2_max: 15,
-            max_exact_pairs: 2e6,
-            timing_pairs: 4,
-            timing_images: 8,
-            full_train: 60_000,
-            full_test: 10_000,
-        };
+        let mut s = Settings::default();
         if let Some(sec) = section {
             if let Some(v) = sec.opt_choice("dataset", &DATASETS)? {
                 s.dataset = v;
@@ -249,18 +256,7 @@ impl CntkRunner {
     fn make_split(&self, tt: &TrainTest, seed: u64) -> Result<Split, String> {
         let s = &self.s;
         let mut rng = rng_stream(seed, "data");
-        let mut pick = |len: usize, k: usize| -> Result<Vec<usize>, String> {
-            if k > len {
-                return Err(format!(
-                    "{}: asked for {k} images, the set has {len}",
-                    s.dataset
-                ));
-            }
-            let mut idx: Vec<usize> = (0..len).collect();
-            idx.shuffle(&mut rng);
-            idx.truncate(k);
-            Ok(idx)
-        };
+        let mut pick = |len: usize, k: usize| random_rows(&s.dataset, len, k, &mut rng);
         let itr = pick(tt.train.x.nrows(), s.n_train)?;
         let ite = pick(tt.test.x.nrows(), s.n_test)?;
         let shrink = |x: &Array2<f64>, idx: &[usize]| -> Array2<f64> {
@@ -531,24 +527,9 @@ mod tests {
     fn grad_rf_width_has_the_closest_parameter_count() {
         let r = CntkRunner {
             s: Settings {
-                dataset: "fashion-mnist".into(),
                 n_train: 100,
                 n_test: 10,
-                crop: 24,
-                pool: 2,
-                valid_fraction: 0.25,
-                depth: 2,
-                filter: 3,
-                degree: 2,
-                width_div: 4,
-                batch: 4,
-                lambda_log2_min: -1,
-                lambda_log2_max: 1,
-                max_exact_pairs: 1.0,
-                timing_pairs: 1,
-                timing_images: 1,
-                full_train: 1,
-                full_test: 1,
+                ..Settings::default()
             },
             data: DataSlot::new(),
             split: SharedCache::default(),

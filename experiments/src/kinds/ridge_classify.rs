@@ -38,7 +38,7 @@ use rfx_solvers::ridge::{
 };
 
 use super::tabular::{check_dataset, DataCache, DataNeed};
-use super::trf_common::{idx_data, timed, DataSlot, SharedCache};
+use super::trf_common::{idx_data, random_rows, timed, DataSlot, SharedCache};
 use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use crate::config::{ConfigError, Section, Value};
 use crate::methods::{method, MethodChoice, ParamDoc, ParamKind, Params};
@@ -258,14 +258,11 @@ impl ClassifyRunner {
                 s.n_train, s.n_test
             ));
         }
-        let mut itr = permutation(ntr_all, &mut rng);
-        itr.truncate(s.n_train);
+        let itr = random_rows(name, ntr_all, s.n_train, &mut rng)?;
         let ite: Vec<usize> = if s.n_test == 0 {
             (0..nte_all).collect()
         } else {
-            let mut v = permutation(nte_all, &mut rng);
-            v.truncate(s.n_test);
-            v
+            random_rows(name, nte_all, s.n_test, &mut rng)?
         };
         let mut xtr = tt.train.x.select(Axis(0), &itr);
         let mut xte = tt.test.x.select(Axis(0), &ite);

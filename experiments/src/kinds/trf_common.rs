@@ -12,6 +12,8 @@
 use super::{Cell, CellError};
 use crate::config::Value;
 use ndarray::{Array2, ArrayView2, Axis};
+use rand::seq::SliceRandom;
+use rfx_core::RfxRng;
 use rfx_data::{cache_dir_from_env, fetch_from_env, load_idx_set, TrainTest};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -144,6 +146,23 @@ pub fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
     let t = std::time::Instant::now();
     let r = f();
     (r, t.elapsed().as_secs_f64())
+}
+
+/// `k` distinct indices of `0..len` in random order: the first `k` of one shuffle of `0..len` drawn from
+/// `rng` (the random train/test rows of the image kinds); `k > len` is an error naming `what`.
+pub fn random_rows(
+    what: &str,
+    len: usize,
+    k: usize,
+    rng: &mut RfxRng,
+) -> Result<Vec<usize>, String> {
+    if k > len {
+        return Err(format!("{what}: asked for {k} rows, the set has {len}"));
+    }
+    let mut idx: Vec<usize> = (0..len).collect();
+    idx.shuffle(rng);
+    idx.truncate(k);
+    Ok(idx)
 }
 
 #[cfg(test)]

@@ -11,11 +11,10 @@
 //! **Learner.** One-vs-rest linear SVM, squared hinge, $C$ = `c` (sklearn `LinearSVC()` defaults: $C = 1$),
 //! by dual coordinate descent. **Time** = features (train + test) + training, the paper's running time.
 
-use super::trf_common::{idx_data, timed, DataSlot, SharedCache};
+use super::trf_common::{idx_data, random_rows, timed, DataSlot, SharedCache};
 use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use crate::config::{ConfigError, Section, Value};
 use ndarray::{Array2, Axis};
-use rand::seq::SliceRandom;
 use rfx_core::{rng_stream, FeatureMap, RfxRng};
 use rfx_solvers::classify::{LinearSvm, SvmParams};
 use rfx_ternary::{Activation, ReluFeatures, TernaryParams};
@@ -121,17 +120,8 @@ impl SvmRunner {
         let s = &self.s;
         let tt = idx_data(&self.data, &s.dataset)?;
         let mut rng = rng_stream(s.stream_seed, &format!("data;seed={seed}"));
-        let mut pick = |len: usize, k: usize| -> Result<Vec<usize>, CellError> {
-            if k > len {
-                return Err(CellError::Fatal(format!(
-                    "{}: asked for {k} points, the set has {len}",
-                    s.dataset
-                )));
-            }
-            let mut idx: Vec<usize> = (0..len).collect();
-            idx.shuffle(&mut rng);
-            idx.truncate(k);
-            Ok(idx)
+        let mut pick = |len: usize, k: usize| {
+            random_rows(&s.dataset, len, k, &mut rng).map_err(CellError::Fatal)
         };
         let itr = pick(tt.train.x.nrows(), s.n_train)?;
         let ite = pick(tt.test.x.nrows(), s.n_test)?;

@@ -9,15 +9,17 @@
 //! $\mathbb{E}\,\langle z(x), z(y)\rangle = k_{q,s}(x,y)$, the truncated GZK ([`TruncatedGzk`]) — unbiased for the
 //! truncated kernel, not for the exact one (research notes §12 item 21).
 //!
-//! Computation for $n$ rows: the cosines $T = \hat X W^\top$ by one GEMM, $P_d^0(T),\dots,P_d^q(T)$ by one pass of
-//! the three-term recurrence ([`crate::gegenbauer_for_each`]), each combined with the radial weights
-//! $\sqrt{\alpha_{\ell,d}}\,h_\ell(\|x_j\|)/\sqrt m$ (log space) as it is produced. Cost $O(nmd + nmqs)$ time,
-//! $O(m \cdot s)$ memory per row plus $2048 \times m$ doubles for the cosines (rows are processed in blocks of
-//! 2048, one GEMM each); the recurrence runs on cache-sized groups of rows in parallel (rayon), so its three
-//! work arrays stay in cache. Every row is computed independently: results do not depend on the thread count.
-//! Measured (`benches/features.rs`, release build, 2 cores shared with other jobs): $2.5\cdot10^4$ rows/s for
-//! $n = 10^4$, $d = 9$, $m = 1024$, $q = 15$, $s = 1$, and $3.4\cdot10^4$ rows/s with $s = 4$, $m = 256$.
-//!
+//! Computation for $n$ rows: the cosines $T = \hat X W^\top$ by one GEMM (rows in blocks of 2048, written into
+//! the output block by block, no temporary of the output's size), then per row one fused pass: $P_d^0,\dots,
+//! P_d^q$ of the row's cosines by the three-term recurrence (the one of [`crate::gegenbauer_for_each`]) on
+//! L1-sized chunks of directions, each degree combined with the radial weights $\sqrt{\alpha_{\ell,d}}\,
+//! h_\ell(\|x_j\|)/\sqrt m$ (log space) into $s$ planar accumulators as it is produced, interleaved once at the
+//! end. The loops vectorise (an AVX2 copy is chosen at run time, without fused multiply-add, so the values are
+//! bit-identical on every x86-64 CPU). Cost $O(nmd + nmqs)$ time, $O(m \cdot s)$ memory per row plus
+//! $2048 \times m$ doubles for the cosines. Rows run in parallel (rayon) and are computed independently:
+//! results do not depend on the thread count. Throughput: `experiments/benches/maps.rs` and
+//! `results/performance.md`.
+
 //! Variance: one direction's features are bounded by $B(\|x\|) = \sum_{\ell\le q}\sqrt{\alpha_{\ell,d}}
 //! \|h_\ell(\|x\|)\|$ ([`TruncatedGzk::feature_norm_bound`]) and $\alpha_{\ell,d}$ grows like $\ell^{d-2}$, so in
 //! high dimension (or at large $q$) many directions are needed — the paper's losses for $d \ge 9$.
@@ -26,20 +28,24 @@
 //! $h_\ell \equiv \sqrt{c_\ell}$ with $c_\ell$ the Gegenbauer coefficients of the kernel on the sphere (Lemma 2),
 //! $z_k(x) = m^{-1/2}\sum_{\ell\le q}\sqrt{c_\ell\,\alpha_{\ell,d}}\,P_d^\ell(\langle x, w_k\rangle)$.
 
-use ndarray::{s, Array2, ArrayView2, ArrayViewMut2, Axis, Zip};
+use ndarray::{s, Array2, ArrayView1, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis};
 use rand::Rng;
 use rand_distr::StandardNormal;
 use rayon::prelude::*;
 use rfx_core::{FeatureMap, Result, RfxError, RfxRng};
 
-use crate::gegenbauer::{gegenbauer_for_each, Basis};
+use crate::gegenbauer::Basis;
 use crate::zonal::{row_norms, unit_rows, Gzk, TruncatedGzk, MAX_DEGREE, PAR_ENTRIES};
 
 /// Rows are transformed in blocks of this many (one GEMM each; bounds the memory of the cosine matrix).
 const ROW_BLOCK: usize = 2048;
 
-/// The recurrence runs on groups of about this many cosines at a time (three work arrays stay in cache).
+/// Rows are handed to rayon in groups of at least this many cosines (amortises the task overhead).
 const SUB_ENTRIES: usize = 1 << 13;
+
+/// Directions per chunk of the fused per-row kernel: its two work arrays, the cosines and $s \le 4$
+/// accumulator chunks (≤ 14 KiB) stay in the L1 cache through all $q$ degrees.
+const DIRECTION_CHUNK: usize = 256;
 
 /// How far from 1 a row norm may be on the unit-norm fast path.
 pub const UNIT_NORM_TOLERANCE: f64 = 1e-6;
@@ -180,8 +186,12 @@ impl RandomGegenbauerFeatures {
         self.w.nrows()
     }
 
-    /// Features of one block of rows.
-    fn transform_block(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+    /// Features of one block of rows, written into `z` (rows × ms, rows contiguous).
+    fn transform_block_into(
+        &self,
+        x: ArrayView2<'_, f64>,
+        mut z: ArrayViewMut2<'_, f64>,
+    ) -> Result<()> {
         let (q, s, m) = (
             self.kernel.degree(),
             self.kernel.radial_terms(),
@@ -210,57 +220,144 @@ impl RandomGegenbauerFeatures {
         let weights = self
             .kernel
             .radial_matrix(&norms, true, -0.5 * (m as f64).ln());
-        let mut z = Array2::<f64>::zeros((x.nrows(), m * s));
-        // The recurrence runs on cache-sized groups of rows (three work arrays of ≤ SUB_ENTRIES doubles each),
-        // groups in parallel; every row is computed independently, so the result does not depend on threads.
-        let rows = (SUB_ENTRIES / m).max(1);
+        // One row at a time, all degrees fused: P_ℓ of the row's m cosines by the three-term recurrence in
+        // two length-m work arrays, each degree added into s planar accumulators (contiguous, so both loops
+        // vectorise), then interleaved once into z. The additions happen in the same order as
+        // Σ_{ℓ=0}^{q} h_ℓ P_ℓ, so the values are those of the degree-by-degree evaluation; rows are
+        // independent and run in parallel, so they do not depend on the thread count.
         let basis = Basis::Gegenbauer(self.kernel.input_dim());
-        let work = |(mut zb, tb, hb): (
-            ArrayViewMut2<'_, f64>,
-            ArrayView2<'_, f64>,
-            ArrayView2<'_, f64>,
-        )| {
-            gegenbauer_for_each(basis, q, tb, |l, p| {
-                let h = hb.slice(s![.., l * s..(l + 1) * s]);
-                for ((mut zr, pr), hr) in zb.rows_mut().into_iter().zip(p.rows()).zip(h.rows()) {
-                    if s == 1 {
-                        let h0 = hr[0];
-                        if h0 != 0.0 {
-                            Zip::from(&mut zr)
-                                .and(&pr)
-                                .for_each(|zv, &pv| *zv += h0 * pv);
-                        }
-                    } else if let (Some(zs), Some(hs)) = (zr.as_slice_mut(), hr.as_slice()) {
-                        for (zc, &pv) in zs.chunks_exact_mut(s).zip(pr) {
-                            for (zv, &hv) in zc.iter_mut().zip(hs) {
-                                *zv += pv * hv;
-                            }
-                        }
-                    } else {
-                        for (k, &pv) in pr.iter().enumerate() {
-                            for (i, &hv) in hr.iter().enumerate() {
-                                zr[k * s + i] += pv * hv;
-                            }
-                        }
-                    }
-                }
-            })
+        basis.validate()?;
+        let coef: Vec<(f64, f64)> = (1..q).map(|l| basis.recurrence(l)).collect();
+        let chunk = DIRECTION_CHUNK.min(m);
+        let init = || {
+            (
+                vec![0.0; chunk],
+                vec![0.0; chunk],
+                vec![0.0; if s == 1 { 0 } else { m * s }],
+            )
         };
-        let chunks = z
-            .axis_chunks_iter_mut(Axis(0), rows)
+        let work = |(prev, cur, acc): &mut (Vec<f64>, Vec<f64>, Vec<f64>),
+                    (mut zr, tr, hr): (
+            ArrayViewMut1<'_, f64>,
+            ArrayView1<'_, f64>,
+            ArrayView1<'_, f64>,
+        )| {
+            let row = RowWork {
+                s,
+                coef: &coef,
+                t: tr.as_slice().expect("rows of a standard-layout array"),
+                h: hr.as_slice().expect("rows of a standard-layout array"),
+            };
+            row.run(
+                zr.as_slice_mut().expect("rows of a standard-layout array"),
+                prev,
+                cur,
+                acc,
+            );
+        };
+        let rows = z
+            .axis_iter_mut(Axis(0))
             .into_par_iter()
-            .zip(t.axis_chunks_iter(Axis(0), rows))
-            .zip(weights.axis_chunks_iter(Axis(0), rows))
-            .map(|((zb, tb), hb)| (zb, tb, hb));
+            .zip(t.axis_iter(Axis(0)))
+            .zip(weights.axis_iter(Axis(0)))
+            .map(|((zr, tr), hr)| (zr, tr, hr));
         if t.len() * s >= PAR_ENTRIES {
-            chunks.try_for_each(work)?;
+            rows.with_min_len((SUB_ENTRIES / m).max(1))
+                .for_each_init(init, work);
         } else {
-            z.axis_chunks_iter_mut(Axis(0), rows)
-                .zip(t.axis_chunks_iter(Axis(0), rows))
-                .zip(weights.axis_chunks_iter(Axis(0), rows))
-                .try_for_each(|((zb, tb), hb)| work((zb, tb, hb)))?;
+            let mut buffers = init();
+            z.axis_iter_mut(Axis(0))
+                .zip(t.axis_iter(Axis(0)))
+                .zip(weights.axis_iter(Axis(0)))
+                .for_each(|((zr, tr), hr)| work(&mut buffers, (zr, tr, hr)));
         }
-        Ok(z)
+        Ok(())
+    }
+}
+
+/// The fused per-row kernel of [`RandomGegenbauerFeatures`]: the features of one row from its $m$ cosines `t`
+/// and its radial weights `h` (degree-major, $(q+1) \times s$), with $q = $ `coef.len() + 1` (or 0 when `h`
+/// has $s$ entries).
+struct RowWork<'a> {
+    s: usize,
+    /// Recurrence coefficients $(a_\ell, b_\ell)$ for $\ell = 1, \dots, q-1$.
+    coef: &'a [(f64, f64)],
+    t: &'a [f64],
+    h: &'a [f64],
+}
+
+impl RowWork<'_> {
+    /// Runs the kernel, with AVX2 when the CPU has it (checked at run time). The AVX2 copy is the same code
+    /// compiled for 4-wide vectors; it uses no fused multiply-add, so every operation rounds exactly as in
+    /// the portable copy and the features are bit-identical on every x86-64 CPU.
+    fn run(&self, z: &mut [f64], prev: &mut [f64], cur: &mut [f64], acc: &mut [f64]) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above), the only requirement of `run_avx2`.
+            unsafe { self.run_avx2(z, prev, cur, acc) };
+            return;
+        }
+        self.run_portable(z, prev, cur, acc);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn run_avx2(&self, z: &mut [f64], prev: &mut [f64], cur: &mut [f64], acc: &mut [f64]) {
+        self.run_portable(z, prev, cur, acc);
+    }
+
+    /// $z_{ks+i} = \sum_{\ell=0}^{q} h_{\ell s+i}\,P_\ell(t_k)$, on chunks of [`DIRECTION_CHUNK`] directions
+    /// (so that the work arrays stay in the L1 cache): the recurrence in the two work arrays `prev`, `cur`
+    /// (length ≥ the chunk); each degree added into $s$ planar accumulators (`z` itself when $s = 1$, else
+    /// `acc`, of length $ms$), interleaved into `z` at the end.
+    #[inline(always)]
+    fn run_portable(&self, z: &mut [f64], prev: &mut [f64], cur: &mut [f64], acc: &mut [f64]) {
+        let (s, h, m) = (self.s, self.h, self.t.len());
+        let planes: &mut [f64] = if s == 1 { &mut *z } else { &mut *acc };
+        for k0 in (0..m).step_by(DIRECTION_CHUNK) {
+            let k1 = (k0 + DIRECTION_CHUNK).min(m);
+            let t = &self.t[k0..k1];
+            let (mut prev, mut cur) = (&mut prev[..k1 - k0], &mut cur[..k1 - k0]);
+            for i in 0..s {
+                planes[i * m + k0..i * m + k1]
+                    .iter_mut()
+                    .for_each(|v| *v = 0.0);
+            }
+            prev.iter_mut().for_each(|v| *v = 1.0);
+            add_degree(planes, m, k0, &h[..s], prev);
+            if h.len() > s {
+                cur.copy_from_slice(t);
+                add_degree(planes, m, k0, &h[s..2 * s], cur);
+                for (l, &(a, b)) in (1..).zip(self.coef) {
+                    // prev ← P_{l+1} = a t P_l − b P_{l−1}, then swap so that cur holds P_{l+1}.
+                    for ((p, &c), &x) in prev.iter_mut().zip(cur.iter()).zip(t) {
+                        *p = a * x * c - b * *p;
+                    }
+                    std::mem::swap(&mut prev, &mut cur);
+                    add_degree(planes, m, k0, &h[(l + 1) * s..(l + 2) * s], cur);
+                }
+            }
+        }
+        if s > 1 {
+            for (k, zc) in z.chunks_exact_mut(s).enumerate() {
+                for (i, zv) in zc.iter_mut().enumerate() {
+                    *zv = acc[i * m + k];
+                }
+            }
+        }
+    }
+}
+
+/// `planes[i·m + k0 + k] += hl[i] · p[k]` for the $s$ = `hl.len()` planes of length $m$ (skipping zero weights).
+#[inline(always)]
+fn add_degree(planes: &mut [f64], m: usize, k0: usize, hl: &[f64], p: &[f64]) {
+    for (i, &hv) in hl.iter().enumerate() {
+        if hv != 0.0 {
+            let plane = &mut planes[i * m + k0..i * m + k0 + p.len()];
+            for (a, &pv) in plane.iter_mut().zip(p) {
+                *a += hv * pv;
+            }
+        }
     }
 }
 
@@ -280,16 +377,13 @@ impl FeatureMap for RandomGegenbauerFeatures {
     fn transform(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
         self.check_input(x)?;
         let n = x.nrows();
-        if n <= ROW_BLOCK {
-            return self.transform_block(x);
-        }
         let mut z = Array2::<f64>::zeros((n, self.dim()));
-        let mut start = 0;
-        while start < n {
+        for start in (0..n).step_by(ROW_BLOCK) {
             let end = (start + ROW_BLOCK).min(n);
-            let block = self.transform_block(x.slice(s![start..end, ..]))?;
-            z.slice_mut(s![start..end, ..]).assign(&block);
-            start = end;
+            self.transform_block_into(
+                x.slice(s![start..end, ..]),
+                z.slice_mut(s![start..end, ..]),
+            )?;
         }
         Ok(z)
     }
@@ -299,6 +393,7 @@ impl FeatureMap for RandomGegenbauerFeatures {
 mod tests {
     use super::*;
     use crate::zonal::tests::points;
+    use ndarray::Zip;
     use rfx_core::{rng_stream, Kernel};
 
     /// Mean of $ZZ^\top$ over `reps` independent fits (streams `key/r`).
@@ -579,6 +674,37 @@ mod tests {
         for i in [0, 2047, 2048, 2099] {
             let zi = f.transform(x.slice(s![i..i + 1, ..])).unwrap();
             assert_eq!(zi.row(0), z.row(i));
+        }
+    }
+
+    #[test]
+    fn fused_kernel_equals_the_defining_sum() {
+        // z_{ks+i} = m^{-1/2} Σ_ℓ √α_ℓ h_{ℓ,i}(‖x‖) P_d^ℓ(⟨x/‖x‖, w_k⟩), evaluated entry by entry with the
+        // scalar recurrence; m = 600 directions is two full chunks of DIRECTION_CHUNK and a partial one.
+        let d = 5;
+        let x = points(7, d, 0.5, 2.0, &mut rng_stream(19, "pts"));
+        for (s, q) in [(1, 9), (3, 9), (2, 0), (2, 1)] {
+            let params = RandomGegenbauerParams::new(Gzk::gaussian(1.3).unwrap(), 600, q, s);
+            let f = params.fit(d, &mut rng_stream(19, "fit")).unwrap();
+            let z = f.transform(x.view()).unwrap();
+            let norms = crate::zonal::row_norms(x.view());
+            let h = f.kernel().radial_matrix(&norms, true, -0.5 * 600f64.ln());
+            let w = f.directions();
+            for j in 0..x.nrows() {
+                for k in 0..600 {
+                    let t = (x.row(j).dot(&w.row(k)) / norms[j]).clamp(-1.0, 1.0);
+                    for i in 0..s {
+                        let want: f64 = (0..=q)
+                            .map(|l| h[[j, l * s + i]] * crate::gegenbauer(d, l, t))
+                            .sum();
+                        let got = z[[j, k * s + i]];
+                        assert!(
+                            (got - want).abs() <= 1e-12 * (1.0 + want.abs()),
+                            "s = {s}, q = {q}, row {j}, direction {k}, plane {i}: {got} vs {want}"
+                        );
+                    }
+                }
+            }
         }
     }
 }

@@ -22,7 +22,8 @@
 //! **Batch form.** The weights are stored as one $d \times m$ matrix with the importance weights folded into
 //! its columns; a batch costs one GEMM $XW$ ($n d m$ flops) and one parallel elementwise pass.
 
-use ndarray::{Array2, ArrayView2, Axis};
+use ndarray::linalg::general_mat_mul;
+use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis};
 use rfx_core::{FeatureMap, Result, RfxError, RfxRng};
 use rfx_sampling::leverage::{leverage_exact, leverage_gibbs};
 use rfx_sampling::random::gaussian_matrix;
@@ -144,12 +145,24 @@ impl RandomLayer {
     /// $c\,\sigma(XW)$ for the rows of `x` (one GEMM, then a parallel elementwise pass).
     pub(crate) fn apply(&self, x: ArrayView2<'_, f64>) -> Array2<f64> {
         let mut z = x.dot(&self.w);
+        self.activate(z.view_mut());
+        z
+    }
+
+    /// [`RandomLayer::apply`] written into `out` (n × m, e.g. a column block of a larger feature matrix with
+    /// unit column stride, which BLAS takes as a leading dimension): the GEMM writes there directly.
+    pub(crate) fn apply_into(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) {
+        general_mat_mul(1.0, &x, &self.w, 0.0, &mut out);
+        self.activate(out);
+    }
+
+    /// $z \mapsto c\,\sigma(z)$ in place, in parallel.
+    fn activate(&self, mut z: ArrayViewMut2<'_, f64>) {
         let c = self.scale;
         match self.act {
             Act::Step => z.par_mapv_inplace(|t| if t > 0.0 { c } else { 0.0 }),
             Act::Relu => z.par_mapv_inplace(|t| if t > 0.0 { c * t } else { 0.0 }),
         }
-        z
     }
 }
 

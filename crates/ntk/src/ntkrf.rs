@@ -38,7 +38,7 @@
 
 use crate::arccos::{Act, RandomLayer, Sampler};
 use crate::kernel::check_depth;
-use ndarray::{concatenate, s, Array2, ArrayView2, Axis};
+use ndarray::{concatenate, s, Array2, ArrayView2, ArrayViewMut2, Axis};
 use rfx_core::{FeatureMap, Result, RfxError, RfxRng};
 use rfx_sketches::{TensorSketch, TensorSrht, Transform};
 
@@ -251,20 +251,44 @@ impl NtkRandomFeatures {
         self.check_input(x)?;
         let n = x.nrows();
         let mut phi_out = Array2::zeros((n, self.dim()));
-        let mut psi_out = Array2::zeros((n, self.params.m1));
         for start in (0..n).step_by(ROW_BATCH) {
             let end = (start + ROW_BATCH).min(n);
-            let (phi, psi) = self.batch(x.slice(s![start..end, ..]))?;
-            phi_out.slice_mut(s![start..end, ..]).assign(&phi);
-            psi_out.slice_mut(s![start..end, ..]).assign(&psi);
+            self.batch_into(
+                x.slice(s![start..end, ..]),
+                phi_out.slice_mut(s![start..end, ..]),
+            )?;
         }
+        // Ψ⁽ᴸ⁾ is the first m₁ columns of Φ⁽ᴸ⁾ (Φ⁽ᴸ⁾ = [Ψ⁽ᴸ⁾, Γ⁽ᴸ⁾], or Ψ⁽ᴸ⁾ itself when m_cs = 0).
+        let psi_out = phi_out.slice(s![.., ..self.params.m1]).to_owned();
         Ok((phi_out, psi_out))
     }
 
-    fn batch(&self, x: ArrayView2<'_, f64>) -> Result<(Array2<f64>, Array2<f64>)> {
+    /// $\Phi^{(L)}$ of a batch written into `out` (rows × dim). Earlier layers allocate their
+    /// $\Psi^{(\ell)}, \Phi^{(\ell)}$ (inputs of the next layer); the last layer's ReLU GEMM and sketch write
+    /// straight into their column blocks of `out`, so no concatenated temporary is formed or copied.
+    fn batch_into(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) -> Result<()> {
         let mut psi = x.to_owned();
         let mut phi = x.to_owned();
-        for layer in &self.layers {
+        let last = self.layers.len() - 1;
+        for (l, layer) in self.layers.iter().enumerate() {
+            if l == last {
+                let m1 = layer.relu.dim();
+                let (mut out_psi, out_gamma) = out.view_mut().split_at(Axis(1), m1);
+                layer.relu.apply_into(psi.view(), out_psi.view_mut());
+                if let (Some(step), Some(sk)) = (&layer.step, &layer.sketch) {
+                    let lam = step.apply(psi.view());
+                    match sk {
+                        Sketch2::Count(ts) => {
+                            ts.transform_tensor_into(&[lam.view(), phi.view()], out_gamma)?
+                        }
+                        Sketch2::Srht(ts) => {
+                            let mut out_gamma = out_gamma;
+                            out_gamma.assign(&ts.transform_pair(lam.view(), phi.view())?);
+                        }
+                    }
+                }
+                return Ok(());
+            }
             let psi_new = layer.relu.apply(psi.view());
             phi = match (&layer.step, &layer.sketch) {
                 (Some(step), Some(sk)) => {
@@ -280,7 +304,7 @@ impl NtkRandomFeatures {
             };
             psi = psi_new;
         }
-        Ok((phi, psi))
+        Ok(())
     }
 }
 
@@ -299,8 +323,10 @@ impl FeatureMap for NtkRandomFeatures {
         let mut out = Array2::zeros((n, self.dim()));
         for start in (0..n).step_by(ROW_BATCH) {
             let end = (start + ROW_BATCH).min(n);
-            let (phi, _) = self.batch(x.slice(s![start..end, ..]))?;
-            out.slice_mut(s![start..end, ..]).assign(&phi);
+            self.batch_into(
+                x.slice(s![start..end, ..]),
+                out.slice_mut(s![start..end, ..]),
+            )?;
         }
         Ok(out)
     }

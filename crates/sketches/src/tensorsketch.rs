@@ -4,8 +4,9 @@
 //! $$\mathrm{TS}(x_1 \otimes \dots \otimes x_p) = \mathrm{FFT}^{-1}\Big(\prod_{j=1}^p \mathrm{FFT}(\mathcal C_j x_j)\Big),$$
 //! the circular convolution of the CountSketches. It is *exactly* the CountSketch of the Kronecker product
 //! $x_1 \otimes \dots \otimes x_p$ (row-major index) with hash $H(i_1..i_p) = \sum_j h_j(i_j) \bmod m$ and sign
-//! $S = \prod_j s_j(i_j)$ ([`TensorSketch::kronecker_count_sketch`]). The inverse FFT is the unnormalised
-//! `rustfft` transform divided by $m$; the real part is returned (the imaginary part is round-off).
+//! $S = \prod_j s_j(i_j)$ ([`TensorSketch::kronecker_count_sketch`]). The FFTs are real-input transforms
+//! (`realfft` over `rustfft`: $\lfloor m/2\rfloor + 1$ coefficients, half the work of a complex FFT of
+//! length $m$), and the inverse is the unnormalised transform divided by $m$.
 //! $\mathbb E\langle \mathrm{TS}(\otimes x_j), \mathrm{TS}(\otimes y_j)\rangle = \prod_j\langle x_j, y_j\rangle$; for the same
 //! $x$ in every slot this is the polynomial kernel $\langle x, y\rangle^p$, and
 //! $\mathbb E(\langle \mathrm{TS}x, \mathrm{TS}y\rangle - \langle x,y\rangle^p)^2 \le \frac{2 + 3^p}{m}\|x\|^{2p}\|y\|^{2p}$
@@ -13,11 +14,11 @@
 
 use crate::check_dim;
 use crate::countsketch::{CountSketch, CountSketchParams};
-use ndarray::{Array2, ArrayView2, Axis};
+use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis};
 use rayon::prelude::*;
+use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
 use rfx_core::{FeatureMap, Result, RfxError, RfxRng};
 use rustfft::num_complex::Complex64;
-use rustfft::{Fft, FftPlanner};
 use std::sync::Arc;
 
 /// Parameters: `dim` = $m$ (default 1024), `degree` = $p$ (default 2).
@@ -55,12 +56,10 @@ impl TensorSketchParams {
             .iter()
             .map(|&d| cs.fit(d, rng))
             .collect::<Result<Vec<_>>>()?;
-        let mut planner = FftPlanner::new();
+        let mut planner = RealFftPlanner::new();
         let fft = planner.plan_fft_forward(self.dim);
         let ifft = planner.plan_fft_inverse(self.dim);
-        let scratch = fft
-            .get_inplace_scratch_len()
-            .max(ifft.get_inplace_scratch_len());
+        let scratch = fft.get_scratch_len().max(ifft.get_scratch_len());
         Ok(TensorSketch {
             dims: dims.to_vec(),
             m: self.dim,
@@ -84,8 +83,10 @@ pub struct TensorSketch {
     dims: Vec<usize>,
     m: usize,
     sketches: Vec<CountSketch>,
-    fft: Arc<dyn Fft<f64>>,
-    ifft: Arc<dyn Fft<f64>>,
+    /// Real-input FFT of length $m$ (output: the $\lfloor m/2\rfloor + 1$ non-redundant coefficients).
+    fft: Arc<dyn RealToComplex<f64>>,
+    /// Its inverse (Hermitian spectrum to real signal, unnormalised).
+    ifft: Arc<dyn ComplexToReal<f64>>,
     scratch: usize,
 }
 
@@ -98,9 +99,13 @@ impl std::fmt::Debug for TensorSketch {
     }
 }
 
+/// Per-thread work buffers of one row (allocated once per rayon task, reused for every row).
 struct Scratch {
+    /// Product of the spectra so far ($\lfloor m/2\rfloor + 1$ coefficients).
     acc: Vec<Complex64>,
+    /// Spectrum of the current factor.
     buf: Vec<Complex64>,
+    /// CountSketch of the current factor (length $m$; the real FFT uses it as its input buffer).
     cs: Vec<f64>,
     fft: Vec<Complex64>,
 }
@@ -149,46 +154,66 @@ impl TensorSketch {
     }
 
     fn scratch(&self) -> Scratch {
+        let half = self.m / 2 + 1;
         Scratch {
-            acc: vec![Complex64::new(0.0, 0.0); self.m],
-            buf: vec![Complex64::new(0.0, 0.0); self.m],
+            acc: vec![Complex64::new(0.0, 0.0); half],
+            buf: vec![Complex64::new(0.0, 0.0); half],
             cs: vec![0.0; self.m],
             fft: vec![Complex64::new(0.0, 0.0); self.scratch],
         }
     }
 
+    /// One row: the CountSketch of every factor, their real FFTs multiplied coefficient by coefficient, one
+    /// inverse real FFT divided by $m$. The spectra of real signals are Hermitian, so only the
+    /// $\lfloor m/2\rfloor + 1$ non-redundant coefficients are formed (half the work of complex FFTs; the
+    /// product of Hermitian spectra is Hermitian, so its inverse is real).
     fn row(&self, xs: &[&[f64]], out: &mut [f64], s: &mut Scratch) {
+        if xs.len() == 1 {
+            self.sketches[0].apply(xs[0], out);
+            return;
+        }
         for (j, (cs, x)) in self.sketches.iter().zip(xs).enumerate() {
             cs.apply(x, &mut s.cs);
             let target = if j == 0 { &mut s.acc } else { &mut s.buf };
-            for (t, v) in target.iter_mut().zip(&s.cs) {
-                *t = Complex64::new(*v, 0.0);
-            }
-            if xs.len() == 1 {
-                break;
-            }
-            self.fft.process_with_scratch(target, &mut s.fft);
+            self.fft
+                .process_with_scratch(&mut s.cs, target, &mut s.fft)
+                .expect("buffer lengths fixed at fit time");
             if j > 0 {
                 for (a, b) in s.acc.iter_mut().zip(&s.buf) {
                     *a *= b;
                 }
             }
         }
-        if xs.len() == 1 {
-            for (o, a) in out.iter_mut().zip(&s.acc) {
-                *o = a.re;
-            }
-            return;
+        // The imaginary parts of the DC (and, for even m, Nyquist) coefficients are exactly 0 for real
+        // inputs; clear any round-off so that the inverse transform accepts the spectrum.
+        s.acc[0].im = 0.0;
+        if self.m % 2 == 0 {
+            s.acc[self.m / 2].im = 0.0;
         }
-        self.ifft.process_with_scratch(&mut s.acc, &mut s.fft);
+        self.ifft
+            .process_with_scratch(&mut s.acc, out, &mut s.fft)
+            .expect("buffer lengths fixed at fit time");
         let inv = 1.0 / self.m as f64;
-        for (o, a) in out.iter_mut().zip(&s.acc) {
-            *o = a.re * inv;
+        for o in out.iter_mut() {
+            *o *= inv;
         }
     }
 
     /// Sketches $x_1 \otimes \dots \otimes x_p$ row by row: `xs[j]` is $n \times d_j$.
     pub fn transform_tensor(&self, xs: &[ArrayView2<'_, f64>]) -> Result<Array2<f64>> {
+        let mut out = Array2::zeros((xs.first().map_or(0, |x| x.nrows()), self.m));
+        self.transform_tensor_into(xs, out.view_mut())?;
+        Ok(out)
+    }
+
+    /// [`TensorSketch::transform_tensor`] written into `out` ($n \times m$, any strides; rows in parallel,
+    /// each computed independently, so the values do not depend on the thread count). Lets a caller place the
+    /// sketch straight into a slice of a larger feature matrix, without a temporary.
+    pub fn transform_tensor_into(
+        &self,
+        xs: &[ArrayView2<'_, f64>],
+        mut out: ArrayViewMut2<'_, f64>,
+    ) -> Result<()> {
         if xs.len() != self.dims.len() {
             return Err(RfxError::DimensionMismatch(format!(
                 "TensorSketch of degree {} given {} factors",
@@ -207,22 +232,40 @@ impl TensorSketch {
                 )));
             }
         }
+        if out.dim() != (n, self.m) {
+            return Err(RfxError::DimensionMismatch(format!(
+                "TensorSketch output is {:?}, expected ({n}, {})",
+                out.dim(),
+                self.m
+            )));
+        }
         let xs: Vec<_> = xs.iter().map(|x| x.as_standard_layout()).collect();
-        let mut out = Array2::zeros((n, self.m));
         out.axis_iter_mut(Axis(0))
             .into_par_iter()
             .enumerate()
             .for_each_init(
-                || (self.scratch(), Vec::with_capacity(xs.len())),
-                |(s, rows), (i, mut o)| {
+                || {
+                    (
+                        self.scratch(),
+                        Vec::with_capacity(xs.len()),
+                        vec![0.0; self.m],
+                    )
+                },
+                |(s, rows, row_out), (i, mut o)| {
                     rows.clear();
                     for x in &xs {
                         rows.push(x.row(i).to_slice().expect("standard layout"));
                     }
-                    self.row(rows, o.as_slice_mut().expect("standard layout"), s);
+                    match o.as_slice_mut() {
+                        Some(o) => self.row(rows, o, s),
+                        None => {
+                            self.row(rows, row_out, s);
+                            o.iter_mut().zip(row_out.iter()).for_each(|(a, &b)| *a = b);
+                        }
+                    }
                 },
             );
-        Ok(out)
+        Ok(())
     }
 }
 

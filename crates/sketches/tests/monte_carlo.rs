@@ -77,9 +77,15 @@ fn cs_c(x: &Array1<f64>, y: &Array1<f64>) -> f64 {
 #[test]
 fn tensorsketch_equals_countsketch_of_the_kronecker_product_exactly() {
     let mut g = rng("kron");
-    for dims in [vec![7usize, 5], vec![3, 4, 2]] {
+    // m even and odd (the real FFT treats the Nyquist coefficient differently), degrees 2 and 3
+    for (m, dims) in [
+        (16, vec![7usize, 5]),
+        (15, vec![7, 5]),
+        (16, vec![3, 4, 2]),
+        (9, vec![3, 4, 2]),
+    ] {
         let ts = TensorSketch::params()
-            .dim(16)
+            .dim(m)
             .fit_dims(&dims, &mut g)
             .unwrap();
         let xs: Vec<Array2<f64>> = dims
@@ -105,8 +111,18 @@ fn tensorsketch_equals_countsketch_of_the_kronecker_product_exactly() {
         let cs = ts.kronecker_count_sketch().unwrap();
         let c = cs.transform(kron.view()).unwrap();
         let diff = (&t - &c).mapv(f64::abs).fold(0.0f64, |a, &b| a.max(b));
-        println!("TensorSketch vs CountSketch(⊗) dims {dims:?}: max |diff| = {diff:.1e}");
+        println!("TensorSketch vs CountSketch(⊗) m {m} dims {dims:?}: max |diff| = {diff:.1e}");
         assert!(diff < 1e-12);
+        // written into a column block of a wider matrix: the same values
+        let mut wide = Array2::from_elem((4, m + 3), 7.0);
+        ts.transform_tensor_into(&views, wide.slice_mut(ndarray::s![.., 2..m + 2]))
+            .unwrap();
+        assert_eq!(wide.slice(ndarray::s![.., 2..m + 2]), t);
+        assert!(wide
+            .column(0)
+            .iter()
+            .chain(wide.column(m + 2))
+            .all(|&v| v == 7.0));
     }
 }
 

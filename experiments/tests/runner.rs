@@ -481,3 +481,34 @@ fn unknown_legend_position_is_rejected_with_allowed_values() {
         &["plot.legend", "upper-right", "lower-left"],
     );
 }
+
+#[test]
+fn survey_benchmark_takes_one_validation_scheme() {
+    let survey = r#"
+[experiment]
+name = "sb"
+kind = "survey_benchmark"
+seed = 1
+
+[sweep]
+dataset = ["keel/phoneme"]
+kernel = ["gaussian"]
+method = ["rff"]
+s_mult = [2]
+seed = [0]
+
+[survey_benchmark]
+n_train = 100
+n_test = 50
+holdout = 0.25
+inner_folds = 5
+"#;
+    assert_config_error(
+        survey,
+        &["inner_folds", "choose one validation scheme", "holdout"],
+    );
+    assert_config_error(
+        &survey.replace("holdout = 0.25\n", "").replace("= 5", "= 1"),
+        &["inner_folds"],
+    );
+}

@@ -30,10 +30,10 @@ use super::tabular::{
     check_dataset, check_table_method, fit_method, method_kernel, methods_allowed, DataCache,
     DataNeed, MethodSettings, TableKernel,
 };
-use super::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
+use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use crate::config::Value;
 use crate::config::{ConfigError, Section};
-use crate::methods::MethodChoice;
+use crate::methods::{bias_of, with_bias, MethodChoice, ParamDoc, ParamKind, Params, BIAS};
 
 /// The kind.
 pub struct KrrTable;
@@ -309,7 +309,11 @@ impl Runner for KrrRunner {
         let kernel = method_kernel(&choice, &kernels)?;
 
         let fit = if choice.name == EXACT {
-            self.exact_krr(kernel, &xtr, &ytr, &xte, &search, &shared("exact-cv"), cell)?
+            let beta = Params::parse(EXACT_PARAMS, &choice.params, "method exact")
+                .and_then(|p| bias_of(EXACT_PARAMS, &p).map_err(|e| e.to_string()))
+                .map_err(CellError::Fatal)?;
+            let k = with_bias(Box::new(kernel.gzk().map_err(fatal)?), beta).map_err(fatal)?;
+            self.exact_krr(k, &xtr, &ytr, &xte, &search, &shared("exact-cv"), cell)?
         } else {
             // features
             let t0 = Instant::now();
@@ -365,24 +369,27 @@ impl Runner for KrrRunner {
 /// The `method` value of exact kernel ridge regression.
 const EXACT: &str = "exact";
 
-/// Checks a `method` value: a table method of the registry or `exact` (with an optional `kernel`).
+/// The parameters of `exact(...)`.
+const EXACT_PARAMS: &[ParamDoc] = &[
+    ParamDoc {
+        name: "kernel",
+        kind: ParamKind::Choice(&["gaussian", "relu-ntk"]),
+        default: "gaussian",
+        about: "exact kernel (default: the table's `kernel`)",
+    },
+    BIAS,
+];
+
+/// Checks a `method` value: a table method of the registry or `exact` (with an optional `kernel` and
+/// `bias`).
 fn check_krr_method(v: &Value) -> Result<(), String> {
     let s = v.as_str().ok_or_else(|| format!("{v} is not a string"))?;
     let choice = MethodChoice::parse(s)?;
     if choice.name != EXACT {
         return check_table_method(v)
-            .map_err(|e| format!("{e}; or exact(kernel=gaussian|relu-ntk)"));
+            .map_err(|e| format!("{e}; or exact(kernel=gaussian|relu-ntk, bias=b)"));
     }
-    for (k, val) in &choice.params {
-        if k != "kernel" {
-            return Err(format!(
-                "method exact: unknown parameter \"{k}\"; allowed: kernel"
-            ));
-        }
-        check_choice(&Value::Str(val.clone()), &["gaussian", "relu-ntk"])
-            .map_err(|e| format!("method exact: parameter kernel: {e}"))?;
-    }
-    Ok(())
+    Params::parse(EXACT_PARAMS, &choice.params, "method exact").map(|_| ())
 }
 
 /// The training rows on which exact KRR chooses λ (`exact_cv_rows`).
@@ -475,7 +482,7 @@ impl KrrRunner {
     #[allow(clippy::too_many_arguments)]
     fn exact_krr(
         &self,
-        kernel: TableKernel,
+        k: Box<dyn Kernel>,
         xtr: &Array2<f64>,
         ytr: &Array2<f64>,
         xte: &Array2<f64>,
@@ -487,7 +494,6 @@ impl KrrRunner {
         let (n, nte) = (xtr.nrows(), xte.nrows());
         let s = self.exact_cv_rows.rows(n);
         check_exact_memory(n, nte, s, search, self.exact_cap).map_err(CellError::Skipped)?;
-        let k = kernel.gzk().map_err(fatal)?;
         let t0 = Instant::now();
         let gram = k.gram(xtr.view(), xtr.view()).map_err(fatal)?;
         let cross = k.gram(xte.view(), xtr.view()).map_err(fatal)?;
@@ -523,6 +529,13 @@ mod tests {
         assert!(ok("ntk-rf(sampler=gs)").is_ok());
         assert!(ok("exact(kernel=poly)").is_err());
         assert!(ok("exact(lambda=1)").is_err());
+        assert!(ok("exact(bias=1)").is_ok());
+        assert!(ok("exact(kernel=relu-ntk, bias=0.5)").is_ok());
+        assert!(ok("ntk-rf(bias=2)").is_ok());
+        for bad in ["exact(bias=-1)", "exact(bias=x)", "ntk-rf(bias=-0.1)"] {
+            let e = ok(bad).unwrap_err();
+            assert!(e.contains("bias") && e.contains("[0, 1000000]"), "{e}");
+        }
         assert!(ok("arccos").is_err());
     }
 

@@ -1118,7 +1118,7 @@ static KERNELS: &[KernelSpec] = &[
     },
     KernelSpec {
         name: "ntk",
-        about: "depth-L ReLU neural tangent kernel |x||y| K^(L)(cos) of a bias-free fully connected network; K(x,x) = (L+1)|x|^2",
+        about: "depth-L ReLU neural tangent kernel |x||y| K^(L)(cos) of a bias-free fully connected network; K(x,x) = (L+1)|x|^2 (bias=b: the kernel of the rows [x, b], a first-layer bias)",
         paper: "Han et al. 2021 Eqs. 1, 2, 5; Zandieh et al. NeurIPS 2021 Definition 1",
         params: &[KDEPTH, BIAS],
         build: |p| Ok(Box::new(ReluNtk::new(p.int("depth")?)?)),

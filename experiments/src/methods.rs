@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use ndarray::{Array2, ArrayView1, ArrayView2, Axis};
-use rfx_core::{FeatureMap, Kernel, RfxError, RfxRng};
+use rfx_core::{append_bias, FeatureMap, Kernel, RfxError, RfxRng, WithBias};
 use rfx_gzk::zonal::Gzk;
 use rfx_gzk::RandomGegenbauerParams;
 use rfx_ntk::{
@@ -265,7 +265,21 @@ impl MethodSpec {
                 format!("rows to fit {} on", self.name),
             ));
         }
-        (self.build)(m, p, d, fit, rng)
+        let beta = bias_of(self.params, p)?;
+        if beta == 0.0 {
+            return (self.build)(m, p, d, fit, rng);
+        }
+        // with a bias: the map of the (d + 1)-dimensional inputs [x, β], fitted on the augmented rows
+        if self.params.iter().any(|d| d.name == "unit_norm") && p.choice("unit_norm")? == "true" {
+            return Err(RfxError::invalid(
+                "bias",
+                beta,
+                "0 with unit_norm=true (rows [x, beta] do not have norm 1)",
+            ));
+        }
+        let aug = fit.map(|x| append_bias(x, beta));
+        let inner = (self.build)(m, p, d + 1, aug.as_ref().map(|a| a.view()), rng)?;
+        Ok(Box::new(WithBias::new(inner, beta)?))
     }
 }
 
@@ -293,6 +307,26 @@ const DEPTH: ParamDoc = ParamDoc {
     about: "NTK depth L (hidden layers); only with kernel=relu-ntk",
 };
 const GAUSSIAN_ONLY: &[ParamDoc] = &[SIGMA];
+
+/// The parameter `bias` of a method or kernel: every input row becomes $[x, \beta]$ before the map or kernel
+/// ([`rfx_core::WithBias`]); for the ReLU NTK the kernel of a network whose first layer has a bias of scale
+/// β, $\Theta([x, \beta], [y, \beta])$, no longer positively homogeneous. 0 (the default) leaves the inputs
+/// as they are and the output bit for bit unchanged.
+pub const BIAS: ParamDoc = ParamDoc {
+    name: "bias",
+    kind: ParamKind::Float { min: 0.0, max: 1e6 },
+    default: "0",
+    about: "constant input coordinate beta appended to every row, x -> [x, beta]: the NTK of a network with a first-layer bias of scale beta (0: none)",
+};
+
+/// The bias β of parameters `p` that may declare [`BIAS`] among `docs` (0 when they do not).
+pub fn bias_of(docs: &[ParamDoc], p: &Params) -> rfx_core::Result<f64> {
+    if docs.iter().any(|d| d.name == BIAS.name) {
+        p.float(BIAS.name)
+    } else {
+        Ok(0.0)
+    }
+}
 
 /// The kernel of a method with the `kernel`/`sigma`/`depth` parameters, as a [`Gzk`].
 fn table_gzk(p: &Params) -> rfx_core::Result<Gzk> {
@@ -554,6 +588,7 @@ static METHODS: &[MethodSpec] = &[
                 default: "false",
                 about: "unit-norm fast path (every input row must have norm 1)",
             },
+            BIAS,
         ],
         data_dependent: false,
         table: true,
@@ -662,6 +697,7 @@ static METHODS: &[MethodSpec] = &[
                 default: "gaussian",
                 about: "ReLU weights: Gaussian or leverage scores by Gibbs sampling (GS)",
             },
+            BIAS,
         ],
         data_dependent: false,
         table: true,
@@ -701,6 +737,7 @@ static METHODS: &[MethodSpec] = &[
                 default: "4",
                 about: "degree q of the polynomial fit of the arc-cosine functions",
             },
+            BIAS,
         ],
         data_dependent: false,
         table: true,
@@ -964,6 +1001,16 @@ pub fn build_method(
 
 // ---------------------------------------------------------------- exact kernels
 
+/// `kernel` applied to $[x, \beta]$ and $[y, \beta]$ ([`rfx_core::WithBias`]) when β > 0; `kernel` itself,
+/// untouched, when β = 0.
+pub fn with_bias(kernel: Box<dyn Kernel>, beta: f64) -> rfx_core::Result<Box<dyn Kernel>> {
+    if beta == 0.0 {
+        Ok(kernel)
+    } else {
+        Ok(Box::new(WithBias::new(kernel, beta)?))
+    }
+}
+
 /// One exact kernel of `rfx gram`.
 pub struct KernelSpec {
     /// Name used by `--kernel`.
@@ -991,9 +1038,10 @@ impl KernelSpec {
         Params::parse(self.params, given, &format!("kernel {}", self.name))
     }
 
-    /// The kernel with these parameters.
+    /// The kernel with these parameters; with a `bias` β > 0 the kernel of $[x, \beta]$ and $[y, \beta]$
+    /// ([`rfx_core::WithBias`]).
     pub fn build(&self, p: &Params) -> rfx_core::Result<Box<dyn Kernel>> {
-        (self.build)(p)
+        with_bias((self.build)(p)?, bias_of(self.params, p)?)
     }
 }
 
@@ -1070,16 +1118,16 @@ static KERNELS: &[KernelSpec] = &[
     },
     KernelSpec {
         name: "ntk",
-        about: "depth-L ReLU neural tangent kernel |x||y| K^(L)(cos) of a bias-free fully connected network; K(x,x) = (L+1)|x|^2",
+        about: "depth-L ReLU neural tangent kernel |x||y| K^(L)(cos) of a bias-free fully connected network; K(x,x) = (L+1)|x|^2 (bias=b: the kernel of the rows [x, b], a first-layer bias)",
         paper: "Han et al. 2021 Eqs. 1, 2, 5; Zandieh et al. NeurIPS 2021 Definition 1",
-        params: &[KDEPTH],
+        params: &[KDEPTH, BIAS],
         build: |p| Ok(Box::new(ReluNtk::new(p.int("depth")?)?)),
     },
     KernelSpec {
         name: "nngp",
         about: "depth-L ReLU NNGP kernel |x||y| kappa1^(L)(cos); K(x,x) = |x|^2",
         paper: "Han et al. 2021 Eqs. 4, 5; Zandieh et al. NeurIPS 2021 Eq. 3",
-        params: &[KDEPTH],
+        params: &[KDEPTH, BIAS],
         build: |p| Ok(Box::new(ReluNngp::new(p.int("depth")?)?)),
     },
     KernelSpec {
@@ -1285,6 +1333,160 @@ mod tests {
         // a method of the other kernel is refused
         let mut rng = rfx_core::rng_stream(11, "rff");
         assert!(build_method("rff", 64, &given, x.view(), &mut rng).is_err());
+    }
+
+    /// Rows of unequal norms in 5 dimensions and the same rows with the column β appended, written out.
+    fn rows_and_augmented(beta: f64) -> (Array2<f64>, Array2<f64>) {
+        use rand::Rng;
+        let mut rng = rfx_core::rng_stream(7, "ntk-bias-check");
+        let x = Array2::from_shape_fn((12, 5), |(i, _)| {
+            (0.3 + 0.4 * i as f64) * (rng.gen::<f64>() - 0.5)
+        });
+        let aug = Array2::from_shape_fn((12, 6), |(i, j)| if j < 5 { x[[i, j]] } else { beta });
+        (x, aug)
+    }
+
+    /// The exact kernels with `bias = β` are the NTK (NNGP) of the rows [x, β], for `rfx gram` and for the
+    /// table kinds' wrapper; the result is not positively homogeneous, unlike the NTK without bias.
+    #[test]
+    fn ntk_with_bias_is_the_ntk_of_the_augmented_rows() {
+        let beta = 1.5;
+        let (x, aug) = rows_and_augmented(beta);
+        let x2 = x.mapv(|v| 2.0 * v);
+        for (name, direct) in [
+            ("ntk", Box::new(ReluNtk::new(2).unwrap()) as Box<dyn Kernel>),
+            ("nngp", Box::new(ReluNngp::new(2).unwrap())),
+        ] {
+            let spec = kernel(name).unwrap();
+            let given = [
+                ("depth".to_string(), "2".to_string()),
+                ("bias".into(), "1.5".into()),
+            ];
+            let k = spec.build(&spec.parse_params(&given).unwrap()).unwrap();
+            let want = direct.gram(aug.view(), aug.view()).unwrap();
+            let got = k.gram(x.view(), x.view()).unwrap();
+            let err = (&got - &want)
+                .mapv(f64::abs)
+                .fold(0.0, |a: f64, &b| a.max(b));
+            assert!(err < 1e-12, "{name}: {err}");
+            // entry by entry and against other rows, too
+            let e = k.eval(x.row(3), x.row(7));
+            assert!(
+                (e - direct.eval(aug.row(3), aug.row(7))).abs() < 1e-12,
+                "{name}"
+            );
+            let cross = k.gram(x2.view(), x.view()).unwrap();
+            let homogeneous = got.mapv(|v| 2.0 * v);
+            let gap =
+                (&cross - &homogeneous).mapv(f64::abs).sum() / homogeneous.mapv(f64::abs).sum();
+            assert!(gap > 0.05, "{name}: Θ(2x, y) = 2Θ(x, y) within {gap}");
+            // without bias the kernel is positively homogeneous
+            let plain = spec
+                .build(&spec.parse_params(&given[..1]).unwrap())
+                .unwrap();
+            let c = plain.gram(x2.view(), x.view()).unwrap();
+            let h = plain.gram(x.view(), x.view()).unwrap().mapv(|v| 2.0 * v);
+            assert!((&c - &h).mapv(f64::abs).sum() / h.mapv(f64::abs).sum() < 1e-12);
+        }
+        // the wrapper of the table kinds (a Gzk of the ReLU NTK)
+        let gzk = Gzk::relu_ntk(1).unwrap();
+        let want = gzk.gram(aug.view(), aug.view()).unwrap();
+        let k = with_bias(Box::new(gzk), beta).unwrap();
+        let got = k.gram(x.view(), x.view()).unwrap();
+        assert!((&got - &want).mapv(f64::abs).sum() < 1e-10);
+    }
+
+    /// Every NTK map with `bias = 1` approximates the exact NTK with bias: relative Frobenius error of
+    /// $ZZ^\top$ below 0.05 at $m = 2\cdot 10^4$ (Monte Carlo error $\approx c/\sqrt{m/2} \approx 0.01c$ per
+    /// entry, as for the maps without bias), plus NTKSketch's polynomial-fit error. The error against the
+    /// kernel without bias is large, so the test sees which kernel a map approximates.
+    #[test]
+    fn ntk_maps_with_bias_approximate_the_ntk_with_bias() {
+        let (x, aug) = rows_and_augmented(1.0);
+        let exact = Gzk::relu_ntk(1)
+            .unwrap()
+            .gram(aug.view(), aug.view())
+            .unwrap();
+        let plain = Gzk::relu_ntk(1).unwrap().gram(x.view(), x.view()).unwrap();
+        let rel = |a: &Array2<f64>, b: &Array2<f64>| {
+            (a - b).mapv(|v| v * v).sum().sqrt() / b.mapv(|v| v * v).sum().sqrt()
+        };
+        assert!(rel(&plain, &exact) > 0.2, "{}", rel(&plain, &exact));
+        for (name, extra) in [
+            ("ntk-rf", None),
+            ("ntk-rf", Some(("sampler", "gs"))),
+            ("ntk-rf", Some(("sketch", "tensorsrht"))),
+            ("ntk-sketch", None),
+            ("gegenbauer", None),
+        ] {
+            let mut given = vec![
+                ("kernel", "relu-ntk".to_string()),
+                ("depth", "1".to_string()),
+                ("radial_terms", "1".to_string()),
+                ("bias", "1".to_string()),
+            ];
+            if let Some((k, v)) = extra {
+                given.push((k, v.to_string()));
+            }
+            let mut rng = rfx_core::rng_stream(11, name);
+            let map = build_method(name, 20_000, &given, x.view(), &mut rng).unwrap();
+            assert_eq!(map.input_dim(), 5);
+            let z = map.transform(x.view()).unwrap();
+            let err = rel(&z.dot(&z.t()), &exact);
+            let fit = if name == "ntk-sketch" {
+                rfx_ntk::fit_ntk_polynomial(1, 4).unwrap().max_error() / 2.0
+            } else {
+                0.0
+            };
+            assert!(err < 0.05 + fit, "{name} {extra:?}: relative error {err}");
+        }
+    }
+
+    /// `bias = 0` is the method without the parameter, bit for bit (same stream, same features); bad values
+    /// are refused with the parameter's range.
+    #[test]
+    fn bias_zero_changes_nothing_and_bad_values_are_refused() {
+        let (x, _) = rows_and_augmented(0.0);
+        for name in ["ntk-rf", "ntk-sketch", "gegenbauer"] {
+            let base = vec![
+                ("kernel", "relu-ntk".to_string()),
+                ("depth", "1".to_string()),
+                ("radial_terms", "1".to_string()),
+            ];
+            let mut zero = base.clone();
+            zero.push(("bias", "0".to_string()));
+            let z = |given: &[(&str, String)]| {
+                let mut rng = rfx_core::rng_stream(3, name);
+                build_method(name, 64, given, x.view(), &mut rng)
+                    .unwrap()
+                    .transform(x.view())
+                    .unwrap()
+            };
+            assert_eq!(z(&base), z(&zero), "{name}");
+            let spec = method(name).unwrap();
+            for bad in ["-1", "abc", "inf", "NaN", "1e7"] {
+                let e = spec
+                    .parse_params(&[("bias".into(), bad.into())])
+                    .unwrap_err();
+                assert!(e.contains("bias") && e.contains("[0, 1000000]"), "{e}");
+            }
+        }
+        let spec = kernel("ntk").unwrap();
+        let k0 = spec
+            .build(&spec.parse_params(&[("bias".into(), "0".into())]).unwrap())
+            .unwrap();
+        let k = spec.build(&spec.parse_params(&[]).unwrap()).unwrap();
+        assert_eq!(
+            k0.gram(x.view(), x.view()).unwrap(),
+            k.gram(x.view(), x.view()).unwrap()
+        );
+        // the unit-norm fast path cannot take a bias
+        let mut rng = rfx_core::rng_stream(3, "unit");
+        let given = [("unit_norm", "true".to_string()), ("bias", "1".to_string())];
+        let e = build_method("gegenbauer", 64, &given, x.view(), &mut rng)
+            .err()
+            .expect("refused");
+        assert!(e.contains("bias") && e.contains("unit_norm"), "{e}");
     }
 
     #[test]

@@ -238,13 +238,14 @@ fn feature_error(dir: &Path, input: &Path, k: &Array2<f64>, method: &[&str], m: 
 fn feature_inner_products_approach_the_exact_gram_at_the_monte_carlo_rate() {
     // For unbiased features the error of Z Z^T falls like 1/sqrt(m): 16x the dimension gives 1/4 of the
     // error. We accept a ratio in [0.12, 0.40] (4 seeds, n = 40). Measured: 0.23 (rff), 0.23 (arccos), 0.32
-    // (ntk-rf: its error has products of Step, ReLU and sketch errors, whose higher-order terms still matter
-    // at m = 128; for a biased or non-converging map the ratio would be near 1).
+    // (ntk-rf; 0.27 with bias=1: its error has products of Step, ReLU and sketch errors, whose higher-order terms still matter
+    // at m = 128; for a biased or non-converging map the ratio would be near 1). With bias=1 the map of the rows
+    // [x, 1] against the kernel of [x, 1]: a map of the kernel without bias would not converge to it.
     let dir = tempfile::tempdir().unwrap();
     let x = random_rows(40, 5, 3);
     let input = dir.path().join("x.csv");
     write_csv(&input, &x, false);
-    let cases: [(&[&str], &[&str]); 3] = [
+    let cases: [(&[&str], &[&str]); 4] = [
         (
             &["--method", "rff", "--param", "sigma=1.5"],
             &["--kernel", "gaussian", "--param", "sigma=1.5"],
@@ -256,6 +257,12 @@ fn feature_inner_products_approach_the_exact_gram_at_the_monte_carlo_rate() {
         (
             &["--method", "ntk-rf", "--param", "depth=1"],
             &["--kernel", "ntk", "--param", "depth=1"],
+        ),
+        (
+            &[
+                "--method", "ntk-rf", "--param", "depth=1", "--param", "bias=1",
+            ],
+            &["--kernel", "ntk", "--param", "depth=1", "--param", "bias=1"],
         ),
     ];
     for (method, kernel) in cases {
@@ -447,6 +454,19 @@ fn malformed_inputs_exit_2_with_a_message_naming_the_problem() {
                 "gram", "--kernel", "ntk", "--param", "dpth=3", "--input", g, "--output", o,
             ],
             vec!["unknown parameter \"dpth\"", "depth"],
+        ),
+        (
+            vec![
+                "gram", "--kernel", "ntk", "--param", "bias=-1", "--input", g, "--output", o,
+            ],
+            vec!["bias=-1", "[0, 1000000]"],
+        ),
+        (
+            vec![
+                "features", "--method", "ntk-rf", "--param", "bias=one", "--dim", "8", "--input",
+                g, "--output", o,
+            ],
+            vec!["bias=one", "[0, 1000000]"],
         ),
         (
             vec!["gram", "--kernel", "cntk", "--input", g, "--output", o],

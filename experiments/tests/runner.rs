@@ -156,6 +156,42 @@ y = "test_mse"
 }
 
 #[test]
+fn exact_cv_rows_takes_all_or_a_count() {
+    let toml = r#"
+[experiment]
+name = "t"
+kind = "krr_table"
+seed = 1
+
+[sweep]
+dataset = ["uci-raw/power-plant"]
+method = ["exact"]
+
+[krr_table]
+exact_cv_rows = "most"
+"#;
+    assert_config_error(
+        toml,
+        &[
+            "bad.toml:12:",
+            "`krr_table.exact_cv_rows`",
+            "\"most\"",
+            "allowed: \"all\"",
+            "integer from 10 to 100000",
+        ],
+    );
+    assert_config_error(
+        &toml.replace("\"most\"", "5"),
+        &[
+            "bad.toml:12:",
+            "`krr_table.exact_cv_rows`",
+            "\"5\"",
+            "allowed: \"all\"",
+        ],
+    );
+}
+
+#[test]
 fn unknown_kind_lists_the_kinds() {
     let toml = SELFTEST.replace("kind = \"selftest\"", "kind = \"nope\"");
     assert_config_error(

@@ -5,6 +5,7 @@
 //! * [`Kernel`]: an exact positive-definite kernel $k(x, y)$ with a (blocked) Gram matrix;
 //! * [`FeatureMap`]: a fitted random-feature map $z : \mathbb{R}^d \to \mathbb{R}^m$ with
 //!   $\langle z(x), z(y) \rangle \approx k(x, y)$;
+//! * [`WithBias`]: any kernel or map applied to $[x, \beta]$ (a constant input coordinate);
 //! * [`RfxError`], the error type of every fallible call (invalid parameters are errors, never panics);
 //! * [`rng`]: reproducible random streams derived from an experiment seed and a key, so that results do
 //!   not depend on thread count or execution order.
@@ -13,10 +14,12 @@
 // `.dot`. rfx-core is below every crate, so the link is forced here (dependencies.md, pitfall 3).
 extern crate openblas_src as _;
 
+pub mod bias;
 pub mod error;
 pub mod rng;
 pub mod traits;
 
+pub use bias::{append_bias, WithBias};
 pub use error::{Result, RfxError};
 pub use rng::{rng_stream, stream_seed, RfxRng};
 pub use traits::{FeatureMap, Kernel};

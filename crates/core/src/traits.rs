@@ -59,3 +59,29 @@ pub trait FeatureMap: Send + Sync {
         }
     }
 }
+
+/// A boxed kernel is a kernel (so wrappers such as [`crate::WithBias`] take `Box<dyn Kernel>`).
+impl<K: Kernel + ?Sized> Kernel for Box<K> {
+    fn eval(&self, x: ArrayView1<'_, f64>, y: ArrayView1<'_, f64>) -> f64 {
+        (**self).eval(x, y)
+    }
+    fn gram(&self, x: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        (**self).gram(x, y)
+    }
+}
+
+/// A boxed feature map is a feature map.
+impl<F: FeatureMap + ?Sized> FeatureMap for Box<F> {
+    fn input_dim(&self) -> usize {
+        (**self).input_dim()
+    }
+    fn dim(&self) -> usize {
+        (**self).dim()
+    }
+    fn transform(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        (**self).transform(x)
+    }
+    fn bits_per_feature(&self) -> f64 {
+        (**self).bits_per_feature()
+    }
+}

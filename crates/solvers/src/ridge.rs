@@ -656,6 +656,49 @@ pub fn select_lambda_gram(
     Ok(cv_result(search, totals, splits.len()))
 }
 
+/// Peak bytes [`select_lambda_gram`] allocates for an $n$-row Gram, $k$ outputs and the validation scheme
+/// `validation` (on top of the Gram and targets it is given). Folds run one after another, so this is the
+/// largest fold's peak; a fold with $f$ fitting and $v$ held-out rows holds, in doubles,
+/// - while $K_{FF}$ is decomposed: the selected rows $K_{F\cdot}$ ($fn$), $K_{FF}$ ($f^2$), LAPACK `dsyevd`'s
+///   copy that becomes $U$ ($f^2$) and its workspace ($2f^2 + 6f + 1$ doubles, $5f + 3$ integers, counted
+///   as doubles): $fn + 4f^2 + 11f + 4$;
+/// - then $U$ ($f^2$), the selected rows $K_{V\cdot}$ ($vn$), $K_{VF}$ and $K_{VF}U$ ($2vf$);
+///
+/// plus the targets and the per-λ predictions ($3(f + v)k$). With 2 folds, $f \approx v \approx n/2$ and
+/// the peak is $\approx 1.5\,n^2$ doubles. `validation` is only read for its fold sizes (for [`Validation::Split`]
+/// the given index sets).
+pub fn select_lambda_gram_memory_bytes(n: usize, k: usize, validation: &Validation) -> u64 {
+    let sizes: Vec<(usize, usize)> = match validation {
+        Validation::KFold { folds, .. } => {
+            let folds = (*folds).max(1);
+            (0..folds)
+                .map(|f| {
+                    let v = (f + 1) * n / folds - f * n / folds;
+                    (n - v, v)
+                })
+                .collect()
+        }
+        Validation::Holdout { fraction, .. } => {
+            let v = ((fraction * n as f64).round() as usize).min(n);
+            vec![(n - v, v)]
+        }
+        Validation::Split { train, valid } => vec![(train.len(), valid.len())],
+    };
+    let n = n as u128;
+    let k = k as u128;
+    let peak = sizes
+        .iter()
+        .map(|&(f, v)| {
+            let (f, v) = (f as u128, v as u128);
+            let decompose = f * n + 4 * f * f + 11 * f + 4;
+            let predict = f * f + v * n + 2 * v * f;
+            decompose.max(predict) + 3 * (f + v) * k
+        })
+        .max()
+        .unwrap_or(0);
+    f64_bytes(peak)
+}
+
 /// Selects λ by [`select_lambda`] and refits on all rows with it (same [`LambdaScale`], so with
 /// [`LambdaScale::TimesN`] the refit penalty is $\lambda^\star n$ for the full $n$, applied once).
 pub fn fit_ridge_cv(
@@ -1209,5 +1252,26 @@ mod tests {
         assert_eq!(krr_memory_bytes(5000, 1), 8 * (25_000_000 + 10_000));
         // a tiny cap only forces tiny prediction blocks
         assert_eq!(test_block_rows(80, 8), 1);
+    }
+
+    #[test]
+    fn gram_selection_memory_counts_the_largest_fold() {
+        // 3 folds of 10 rows: held-out sizes 3, 3, 4, so the largest fold fits on f = 7 rows and validates
+        // on v = 3: decomposition 7·10 + 4·49 + 11·7 + 4 = 347 doubles (> prediction 49 + 30 + 42),
+        // plus targets and predictions 3·10 → 377 doubles.
+        let v = Validation::KFold { folds: 3, seed: 1 };
+        assert_eq!(select_lambda_gram_memory_bytes(10, 1, &v), 377 * 8);
+        // 2 folds: about 1.5 n² doubles, three times a half-size fold Gram (f²) and more than one n × n copy
+        let n = 10_000;
+        let b = select_lambda_gram_memory_bytes(n, 1, &Validation::KFold { folds: 2, seed: 1 });
+        let nn = (n * n * 8) as f64;
+        assert!((b as f64 / nn - 1.5).abs() < 0.01, "{}", b as f64 / nn);
+        // an explicit split counts its own sets
+        let split = Validation::Split {
+            train: (0..4).collect(),
+            valid: (4..6).collect(),
+        };
+        let b = select_lambda_gram_memory_bytes(6, 2, &split);
+        assert_eq!(b, (4 * 6 + 4 * 16 + 11 * 4 + 4 + 3 * 6 * 2) * 8);
     }
 }

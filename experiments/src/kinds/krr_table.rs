@@ -6,8 +6,12 @@
 //! statistics, the target centred by its training mean (no feature needs to carry a constant), features
 //! fitted on the training rows with the cell's RNG, λ chosen on a log grid by k-fold cross-validation on the
 //! training rows (one eigendecomposition per fold, `rfx_solvers::ridge::select_lambda`; folds shared by all
-//! methods), refit on the whole training set, test MSE. Timings: `feature_s` (fit the map and transform
-//! training and test rows), `solve_s` (cross-validation, refit, prediction).
+//! methods), refit on the whole training set, test MSE. Exact KRR (`method = "exact"`) chooses λ the same
+//! way from the training Gram (`select_lambda_gram`), on `exact_cv_rows` training rows: a random subset
+//! of that many rows (default 3,000), or `"all"` of them; it is a skipped cell when its peak memory
+//! (Grams and the λ search's fold buffers) exceeds `exact_memory_gb`. Timings: `feature_s` (fit the map
+//! and transform training and test rows, or the exact Grams), `solve_s` (cross-validation, refit,
+//! prediction).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -17,18 +21,19 @@ use rfx_core::{stream_seed, Kernel, RfxRng};
 use rfx_data::{subsample, train_test_split, Standardizer};
 use rfx_solvers::linalg::f64_bytes;
 use rfx_solvers::ridge::{
-    fit_ridge_cv, krr_memory_bytes, log10_grid, select_lambda_gram, CvScore, KernelRidge,
-    KrrParams, LambdaScale, LambdaSearch, RidgeForm, Validation,
+    fit_ridge_cv, krr_memory_bytes, log10_grid, select_lambda_gram,
+    select_lambda_gram_memory_bytes, CvResult, CvScore, KernelRidge, KrrParams, LambdaScale,
+    LambdaSearch, RidgeForm, Validation,
 };
 
 use super::tabular::{
     check_dataset, check_table_method, fit_method, method_kernel, methods_allowed, DataCache,
     DataNeed, MethodSettings, TableKernel,
 };
-use super::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
+use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use crate::config::Value;
 use crate::config::{ConfigError, Section};
-use crate::methods::MethodChoice;
+use crate::methods::{bias_of, with_bias, MethodChoice, ParamDoc, ParamKind, Params, BIAS};
 
 /// The kind.
 pub struct KrrTable;
@@ -45,8 +50,8 @@ struct KrrRunner {
     extra_settings: String,
     /// Memory cap of exact KRR in bytes.
     exact_cap: u64,
-    /// Rows of the subset on which exact KRR chooses λ.
-    exact_cv_rows: usize,
+    /// Rows on which exact KRR chooses λ (`exact_cv_rows`).
+    exact_cv_rows: CvRows,
     /// Multiply the Gaussian bandwidth by $\sqrt d$ (`sigma_times_sqrt_dim`): on standardised inputs
     /// $\mathbb E\|x-y\|^2 = 2d$, so $\sigma = c\sqrt d$ gives every data set the same kernel scale.
     sigma_sqrt_dim: bool,
@@ -99,7 +104,7 @@ fn defaults() -> KrrRunner {
         depth: 2,
         extra_settings: String::new(),
         exact_cap: 4 << 30,
-        exact_cv_rows: 3000,
+        exact_cv_rows: CvRows::Subset(3000),
         sigma_sqrt_dim: false,
         methods: MethodSettings {
             features: 1024,
@@ -148,9 +153,25 @@ fn read(s: &Section<'_, '_>) -> Result<KrrRunner, ConfigError> {
         r.exact_cap = (v * (1u64 << 30) as f64) as u64;
         r.extra_settings += &format!(";exact_memory_gb={v}");
     }
-    if let Some(v) = s.opt_int("exact_cv_rows", 10, 100_000)? {
-        r.exact_cv_rows = v as usize;
-        r.extra_settings += &format!(";exact_cv_rows={v}");
+    if let Some(v) = s.value("exact_cv_rows") {
+        r.exact_cv_rows = match s.scalar("exact_cv_rows", v)? {
+            Value::Int(i) if (10..=100_000).contains(&i) => CvRows::Subset(i as usize),
+            Value::Str(t) if t == "all" => CvRows::All,
+            other => {
+                return Err(s.error_in(
+                    "exact_cv_rows",
+                    v,
+                    format!(
+                        "unknown value \"{other}\"; allowed: \"all\" (every training row) or an integer from 10 to 100000"
+                    ),
+                ))
+            }
+        };
+        // the first tables' fingerprint wrote the number; "all" is new
+        r.extra_settings += &match r.exact_cv_rows {
+            CvRows::All => ";exact_cv_rows=all".to_string(),
+            CvRows::Subset(k) => format!(";exact_cv_rows={k}"),
+        };
     }
     let m = &mut r.methods;
     if let Some(v) = s.opt_int("features", 16, 1 << 16)? {
@@ -288,7 +309,11 @@ impl Runner for KrrRunner {
         let kernel = method_kernel(&choice, &kernels)?;
 
         let fit = if choice.name == EXACT {
-            self.exact_krr(kernel, &xtr, &ytr, &xte, &search, &shared("exact-cv"), cell)?
+            let beta = Params::parse(EXACT_PARAMS, &choice.params, "method exact")
+                .and_then(|p| bias_of(EXACT_PARAMS, &p).map_err(|e| e.to_string()))
+                .map_err(CellError::Fatal)?;
+            let k = with_bias(Box::new(kernel.gzk().map_err(fatal)?), beta).map_err(fatal)?;
+            self.exact_krr(k, &xtr, &ytr, &xte, &search, &shared("exact-cv"), cell)?
         } else {
             // features
             let t0 = Instant::now();
@@ -344,24 +369,101 @@ impl Runner for KrrRunner {
 /// The `method` value of exact kernel ridge regression.
 const EXACT: &str = "exact";
 
-/// Checks a `method` value: a table method of the registry or `exact` (with an optional `kernel`).
+/// The parameters of `exact(...)`.
+const EXACT_PARAMS: &[ParamDoc] = &[
+    ParamDoc {
+        name: "kernel",
+        kind: ParamKind::Choice(&["gaussian", "relu-ntk"]),
+        default: "gaussian",
+        about: "exact kernel (default: the table's `kernel`)",
+    },
+    BIAS,
+];
+
+/// Checks a `method` value: a table method of the registry or `exact` (with an optional `kernel` and
+/// `bias`).
 fn check_krr_method(v: &Value) -> Result<(), String> {
     let s = v.as_str().ok_or_else(|| format!("{v} is not a string"))?;
     let choice = MethodChoice::parse(s)?;
     if choice.name != EXACT {
         return check_table_method(v)
-            .map_err(|e| format!("{e}; or exact(kernel=gaussian|relu-ntk)"));
+            .map_err(|e| format!("{e}; or exact(kernel=gaussian|relu-ntk, bias=b)"));
     }
-    for (k, val) in &choice.params {
-        if k != "kernel" {
-            return Err(format!(
-                "method exact: unknown parameter \"{k}\"; allowed: kernel"
-            ));
+    Params::parse(EXACT_PARAMS, &choice.params, "method exact").map(|_| ())
+}
+
+/// The training rows on which exact KRR chooses λ (`exact_cv_rows`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum CvRows {
+    /// Every training row (`"all"`): λ from the training Gram itself, no copy.
+    All,
+    /// A uniformly random subset of this many rows (all rows when there are fewer).
+    Subset(usize),
+}
+
+impl CvRows {
+    /// The number of rows $s \le n$ of the λ search for $n$ training rows.
+    fn rows(self, n: usize) -> usize {
+        match self {
+            CvRows::All => n,
+            CvRows::Subset(k) => k.min(n),
         }
-        check_choice(&Value::Str(val.clone()), &["gaussian", "relu-ntk"])
-            .map_err(|e| format!("method exact: parameter kernel: {e}"))?;
     }
-    Ok(())
+}
+
+/// λ for exact KRR by [`select_lambda_gram`] on $s$ of the $n$ training rows: with $s = n$ on the training
+/// Gram $K$ itself (a view, no copy), otherwise on $K_{SS}$ for a sorted uniform subset $S$, $|S| = s$, drawn
+/// from the stream `(seed, stream)` (the same for every method, kernel and cell of a data set and seed).
+/// The subset of all rows is the identity, so both branches agree at $s = n$.
+fn exact_lambda(
+    gram: &Array2<f64>,
+    y: &Array2<f64>,
+    s: usize,
+    search: &LambdaSearch,
+    seed: u64,
+    stream: &str,
+) -> rfx_core::Result<CvResult> {
+    let n = gram.nrows();
+    if s >= n {
+        return select_lambda_gram(gram.view(), y.view(), search);
+    }
+    let sub = subsample(n, s, seed, stream)?;
+    let ksub = gram.select(Axis(0), &sub).select(Axis(1), &sub);
+    select_lambda_gram(ksub.view(), y.select(Axis(0), &sub).view(), search)
+}
+
+/// Peak bytes of exact KRR with $n$ training and $n_{te}$ test rows and λ searched on $s$ rows, checked
+/// against `cap` (an error message naming both when above). Held throughout: the training Gram ($n^2$,
+/// factored in place by the refit, with α and a copy of $Y$: [`krr_memory_bytes`]) and the test cross-Gram
+/// ($n_{te} n$). During the λ search, on top: with $s < n$ the subset Gram $K_{SS}$ ($s^2$) and, while it is
+/// cut out, its rows $K_{S\cdot}$ ($sn$), the larger of which with the search's own peak
+/// ([`select_lambda_gram_memory_bytes`]: fold Grams, eigenvectors and `dsyevd` workspace, about $1.5 s^2$
+/// doubles with 2 folds); with $s = n$ the search's peak only (no copy of $K$).
+fn check_exact_memory(
+    n: usize,
+    nte: usize,
+    s: usize,
+    search: &LambdaSearch,
+    cap: u64,
+) -> Result<u64, String> {
+    let search_peak = select_lambda_gram_memory_bytes(s, 1, &search.validation);
+    let cv = if s < n {
+        let (s, n) = (s as u128, n as u128);
+        f64_bytes(s * s + s).saturating_add(f64_bytes(s * n).max(search_peak))
+    } else {
+        search_peak
+    };
+    let need = krr_memory_bytes(n, 1)
+        .saturating_add(f64_bytes((nte as u128) * (n as u128)))
+        .saturating_add(cv);
+    if need > cap {
+        return Err(format!(
+            "exact KRR on {n} training rows (λ searched on {s}) needs {:.1} GiB, above the cap exact_memory_gb = {:.1}",
+            need as f64 / (1u64 << 30) as f64,
+            cap as f64 / (1u64 << 30) as f64
+        ));
+    }
+    Ok(need)
 }
 
 /// Predictions and costs of one fitted method.
@@ -374,12 +476,13 @@ struct Fitted {
 }
 
 impl KrrRunner {
-    /// Exact kernel ridge regression (module docs): memory check, the two Grams, λ on a subset from its
-    /// Gram, dual Cholesky solve on all training rows.
+    /// Exact kernel ridge regression (module docs): memory check ([`check_exact_memory`]), the two Grams,
+    /// λ from the Gram of all training rows or of a subset ([`exact_lambda`]), dual Cholesky solve on all
+    /// training rows.
     #[allow(clippy::too_many_arguments)]
     fn exact_krr(
         &self,
-        kernel: TableKernel,
+        k: Box<dyn Kernel>,
         xtr: &Array2<f64>,
         ytr: &Array2<f64>,
         xte: &Array2<f64>,
@@ -389,28 +492,15 @@ impl KrrRunner {
     ) -> Result<Fitted, CellError> {
         let fatal = |e: rfx_core::RfxError| CellError::Fatal(format!("{}: {e}", cell.key()));
         let (n, nte) = (xtr.nrows(), xte.nrows());
-        let s = self.exact_cv_rows.min(n);
-        let need = krr_memory_bytes(n, 1)
-            + f64_bytes((nte as u128) * (n as u128))
-            + f64_bytes(3 * (s as u128) * (s as u128));
-        if need > self.exact_cap {
-            return Err(CellError::Skipped(format!(
-                "exact KRR on {n} training rows needs {:.1} GiB, above the cap exact_memory_gb = {:.1}",
-                need as f64 / (1u64 << 30) as f64,
-                self.exact_cap as f64 / (1u64 << 30) as f64
-            )));
-        }
-        let k = kernel.gzk().map_err(fatal)?;
+        let s = self.exact_cv_rows.rows(n);
+        check_exact_memory(n, nte, s, search, self.exact_cap).map_err(CellError::Skipped)?;
         let t0 = Instant::now();
         let gram = k.gram(xtr.view(), xtr.view()).map_err(fatal)?;
         let cross = k.gram(xte.view(), xtr.view()).map_err(fatal)?;
         let feature_s = t0.elapsed().as_secs_f64();
 
         let t1 = Instant::now();
-        // λ on a random subset S of the training rows, from its Gram
-        let sub = subsample(n, s, cell.experiment_seed, subset_stream).map_err(fatal)?;
-        let ksub = gram.select(Axis(0), &sub).select(Axis(1), &sub);
-        let cv = select_lambda_gram(ksub.view(), ytr.select(Axis(0), &sub).view(), search)
+        let cv = exact_lambda(&gram, ytr, s, search, cell.experiment_seed, subset_stream)
             .map_err(fatal)?;
         let params = KrrParams::new(cv.best_lambda)
             .scale(search.scale)
@@ -439,6 +529,86 @@ mod tests {
         assert!(ok("ntk-rf(sampler=gs)").is_ok());
         assert!(ok("exact(kernel=poly)").is_err());
         assert!(ok("exact(lambda=1)").is_err());
+        assert!(ok("exact(bias=1)").is_ok());
+        assert!(ok("exact(kernel=relu-ntk, bias=0.5)").is_ok());
+        assert!(ok("ntk-rf(bias=2)").is_ok());
+        for bad in ["exact(bias=-1)", "exact(bias=x)", "ntk-rf(bias=-0.1)"] {
+            let e = ok(bad).unwrap_err();
+            assert!(e.contains("bias") && e.contains("[0, 1000000]"), "{e}");
+        }
         assert!(ok("arccos").is_err());
+    }
+
+    /// A Gaussian Gram of `n` deterministic points in 3 dimensions and a nonlinear target.
+    fn toy(n: usize) -> (Array2<f64>, Array2<f64>) {
+        let x = Array2::from_shape_fn((n, 3), |(i, j)| ((i * 7 + j * 3) as f64 * 0.37).sin());
+        let gram = Array2::from_shape_fn((n, n), |(i, j)| {
+            let d2: f64 = (0..3).map(|c| (x[[i, c]] - x[[j, c]]).powi(2)).sum();
+            (-d2).exp()
+        });
+        let y = Array2::from_shape_fn((n, 1), |(i, _)| {
+            (3.0 * x[[i, 0]]).sin() + x[[i, 1]] * x[[i, 2]]
+        });
+        (gram, y)
+    }
+
+    fn search() -> LambdaSearch {
+        LambdaSearch {
+            grid: log10_grid(-9.0, 0.0, 10).unwrap(),
+            scale: LambdaScale::TimesN,
+            validation: Validation::KFold { folds: 2, seed: 5 },
+            score: CvScore::Mse,
+        }
+    }
+
+    #[test]
+    fn all_rows_search_lambda_on_the_whole_gram() {
+        let n = 120;
+        let (gram, y) = toy(n);
+        let direct = select_lambda_gram(gram.view(), y.view(), &search()).unwrap();
+        let all = exact_lambda(&gram, &y, CvRows::All.rows(n), &search(), 1, "s").unwrap();
+        assert_eq!(
+            all, direct,
+            "all rows: the same scores and λ as the full Gram"
+        );
+        // a subset at least as large as the data is every row (sorted), so the old path agrees too
+        let big = exact_lambda(&gram, &y, CvRows::Subset(500).rows(n), &search(), 1, "s").unwrap();
+        assert_eq!(big, direct);
+        // a proper subset searches on K_SS of the subsample drawn from the named stream
+        let s = 40;
+        let sub = subsample(n, s, 1, "s").unwrap();
+        let ksub = gram.select(Axis(0), &sub).select(Axis(1), &sub);
+        let want =
+            select_lambda_gram(ksub.view(), y.select(Axis(0), &sub).view(), &search()).unwrap();
+        let got = exact_lambda(&gram, &y, CvRows::Subset(s).rows(n), &search(), 1, "s").unwrap();
+        assert_eq!(got, want);
+        assert_ne!(got.scores, direct.scores, "the subset is not all rows");
+    }
+
+    #[test]
+    fn exact_memory_counts_the_search_and_refuses_above_the_cap() {
+        let (n, nte) = (15_000, 1_660);
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        // all rows: Gram + cross-Gram + the search's fold buffers (about 1.5 n² with 2 folds), no n² copy
+        let need = check_exact_memory(n, nte, n, &search(), u64::MAX).unwrap();
+        let base = krr_memory_bytes(n, 1) + f64_bytes((nte * n) as u128);
+        assert_eq!(
+            need,
+            base + select_lambda_gram_memory_bytes(n, 1, &search().validation)
+        );
+        let n2 = f64_bytes((n * n) as u128) as f64;
+        assert!(((need - base) as f64 / n2 - 1.5).abs() < 0.01);
+        assert!(gib(need) > 4.0 && gib(need) < 8.0, "{}", gib(need));
+        // the cap is a hard limit, and the message names the need and the cap
+        assert_eq!(check_exact_memory(n, nte, n, &search(), need), Ok(need));
+        let err = check_exact_memory(n, nte, n, &search(), need - 1).unwrap_err();
+        assert!(
+            err.contains("15000 training rows") && err.contains("exact_memory_gb"),
+            "{err}"
+        );
+        // a 3,000-row subset: its s × n rows while K_SS is cut out dominate the small search
+        let sub = check_exact_memory(n, nte, 3000, &search(), u64::MAX).unwrap();
+        assert_eq!(sub, base + f64_bytes(3000 * 3000 + 3000 + 3000 * n as u128));
+        assert!(sub < need);
     }
 }

@@ -20,7 +20,9 @@
 //! **Methods.** Registry names with optional parameters, `ntk-rf(sketch=tensorsrht)`
 //! ([`crate::methods::MethodChoice`]); methods with a bandwidth get $\sigma$ = `sigma` (times $\sqrt d$ with
 //! `sigma_times_sqrt_dim`) unless the value sets it. `exact(kernel=relu-ntk, depth=2)` or
-//! `exact(kernel=gaussian)`: kernel ridge classification with the exact kernel (λ searched from the Gram,
+//! `exact(kernel=gaussian)`, optionally with `bias=β` (inputs $[x, \beta]$: the NTK of a network with a
+//! first-layer bias, [`rfx_core::WithBias`]; the registry's NTK maps take the same parameter): kernel ridge
+//! classification with the exact kernel (λ searched from the Gram,
 //! `rfx_solvers::ridge::select_lambda_gram`). A budget a method cannot meet for the input
 //! (Grad-RF needs $m \ge d + 1$) is a skipped cell. **Times**: `feature_s` (fit and transform, or the exact
 //! Grams), `solve_s` (λ search, refit, prediction), summed over folds.
@@ -41,7 +43,7 @@ use super::tabular::{check_dataset, DataCache, DataNeed};
 use super::trf_common::{idx_data, random_rows, timed, DataSlot, SharedCache};
 use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use crate::config::{ConfigError, Section, Value};
-use crate::methods::{method, MethodChoice, ParamDoc, ParamKind, Params};
+use crate::methods::{bias_of, method, with_bias, MethodChoice, ParamDoc, ParamKind, Params, BIAS};
 
 /// The kind.
 pub struct RidgeClassify;
@@ -50,7 +52,7 @@ const IMAGE_SETS: [&str; 2] = ["mnist", "fashion-mnist"];
 const DATASETS: &str =
     "mnist, fashion-mnist, or a registered classification table (keel/<set>, sklego/abalone)";
 const METHODS: &str = "a feature map of the registry (rfx methods), optionally with parameters, e.g. \
-                       ntk-rf(sketch=tensorsrht); or exact(kernel=relu-ntk|gaussian, depth=L, sigma=s)";
+                       ntk-rf(sketch=tensorsrht); or exact(kernel=relu-ntk|gaussian, depth=L, sigma=s, bias=b)";
 /// The `method` value of exact kernel ridge classification.
 const EXACT: &str = "exact";
 
@@ -77,6 +79,7 @@ const EXACT_PARAMS: &[ParamDoc] = &[
         default: "0",
         about: "Gaussian bandwidth (default: the kind's `sigma` setting)",
     },
+    BIAS,
 ];
 
 struct Settings {
@@ -417,6 +420,9 @@ impl ClassifyRunner {
             _ => Gzk::relu_ntk(p.int("depth").map_err(err)?),
         }
         .map_err(err)?;
+        // bias β > 0: the kernel of [x, β] and [y, β]; β = 0: the kernel itself
+        let kernel =
+            with_bias(Box::new(kernel), bias_of(EXACT_PARAMS, &p).map_err(err)?).map_err(err)?;
         let (grams, feature_s) = timed(|| -> Result<_, rfx_core::RfxError> {
             Ok((
                 kernel.gram(sp.xtr.view(), sp.xtr.view())?,
@@ -540,5 +546,29 @@ impl Runner for ClassifyRunner {
             ],
             timings: Vec::new(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_and_ntk_methods_take_a_bias() {
+        let ok = |s: &str| check_method(&Value::Str(s.into()));
+        assert!(ok("exact").is_ok());
+        assert!(ok("exact(bias=1)").is_ok());
+        assert!(ok("exact(kernel=gaussian, bias=0)").is_ok());
+        assert!(ok("ntk-rf(bias=1)").is_ok());
+        assert!(ok("ntk-rf(sampler=gs, bias=0.5)").is_ok());
+        for bad in [
+            "exact(bias=-1)",
+            "exact(bias=one)",
+            "ntk-rf(bias=-2)",
+            "rff(bias=1)",
+        ] {
+            let e = ok(bad).unwrap_err();
+            assert!(e.contains("bias"), "{bad}: {e}");
+        }
     }
 }

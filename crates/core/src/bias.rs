@@ -1,0 +1,153 @@
+//! A constant input coordinate (a "bias") in front of any kernel or feature map: $x \mapsto \tilde x =
+//! [x, \beta] \in \mathbb R^{d+1}$, so that $\tilde k(x, y) = k([x, \beta], [y, \beta])$.
+//!
+//! For a dot-product kernel in its norm form $k(x, y) = \|x\|\|y\|\,\kappa(\langle x, y\rangle / (\|x\|\|y\|))$
+//! — the depth-$L$ ReLU NTK $\Theta^{(L)}$ — this gives
+//! $$\tilde\Theta(x, y) = \sqrt{\|x\|^2 + \beta^2}\,\sqrt{\|y\|^2 + \beta^2}\;
+//!   K^{(L)}\!\left(\frac{\langle x, y\rangle + \beta^2}{\sqrt{\|x\|^2 + \beta^2}\,\sqrt{\|y\|^2 + \beta^2}}\right),$$
+//! the NTK of the same network whose first layer also has a bias, $W^{(1)}x + \beta b$ with $b \sim
+//! \mathcal N(0, I)$ trained like the weights (deeper layers stay bias-free). The kernel without bias is
+//! positively homogeneous, $\Theta(cx, y) = c\,\Theta(x, y)$ for $c > 0$, so its predictors have a constant
+//! sign along every ray from the origin; for $\beta > 0$ it is not. A translation-invariant kernel (the
+//! Gaussian) is unchanged, $\|\tilde x - \tilde y\| = \|x - y\|$. A feature map $z$ of $k$ on
+//! $\mathbb R^{d+1}$ gives $\tilde z(x) = z([x, \beta])$ with $\mathbb E\langle\tilde z(x), \tilde z(y)\rangle
+//! = \tilde k(x, y)$ whenever $z$ is unbiased for $k$.
+
+use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2};
+
+use crate::{FeatureMap, Kernel, Result, RfxError};
+
+/// The rows of `x` with the constant column β appended ($n \times (d + 1)$).
+pub fn append_bias(x: ArrayView2<'_, f64>, beta: f64) -> Array2<f64> {
+    let (n, d) = x.dim();
+    let mut out = Array2::from_elem((n, d + 1), beta);
+    out.slice_mut(s![.., ..d]).assign(&x);
+    out
+}
+
+/// A kernel or feature map applied to $[x, \beta]$ (module docs).
+#[derive(Debug, Clone)]
+pub struct WithBias<T> {
+    inner: T,
+    beta: f64,
+}
+
+impl<T> WithBias<T> {
+    /// Wraps `inner` (a kernel on, or a map fitted for, inputs of dimension $d + 1$) with the bias
+    /// $\beta \ge 0$ (finite); $\beta = 0$ is allowed and gives $k([x, 0], [y, 0])$, which for the kernels of
+    /// rfx equals $k(x, y)$ (callers that need bit-identical output skip the wrapper instead).
+    pub fn new(inner: T, beta: f64) -> Result<Self> {
+        if !(beta.is_finite() && beta >= 0.0) {
+            return Err(RfxError::invalid("bias", beta, "a finite number >= 0"));
+        }
+        Ok(WithBias { inner, beta })
+    }
+
+    /// The bias β.
+    pub fn beta(&self) -> f64 {
+        self.beta
+    }
+
+    /// The wrapped kernel or map.
+    pub fn inner(&self) -> &T {
+        &self.inner
+    }
+}
+
+impl<K: Kernel> Kernel for WithBias<K> {
+    fn eval(&self, x: ArrayView1<'_, f64>, y: ArrayView1<'_, f64>) -> f64 {
+        let aug = |v: ArrayView1<'_, f64>| -> Array1<f64> {
+            v.iter()
+                .copied()
+                .chain(std::iter::once(self.beta))
+                .collect()
+        };
+        self.inner.eval(aug(x).view(), aug(y).view())
+    }
+
+    fn gram(&self, x: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        if x.ncols() != y.ncols() {
+            return Err(RfxError::DimensionMismatch(format!(
+                "gram: x has {} columns, y has {}",
+                x.ncols(),
+                y.ncols()
+            )));
+        }
+        let ax = append_bias(x, self.beta);
+        // the same rows on both sides stay one array, so the inner kernel's symmetric path applies
+        if x.as_ptr() == y.as_ptr() && x.dim() == y.dim() && x.strides() == y.strides() {
+            return self.inner.gram(ax.view(), ax.view());
+        }
+        let ay = append_bias(y, self.beta);
+        self.inner.gram(ax.view(), ay.view())
+    }
+}
+
+impl<F: FeatureMap> FeatureMap for WithBias<F> {
+    fn input_dim(&self) -> usize {
+        self.inner.input_dim().saturating_sub(1)
+    }
+
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+
+    fn transform(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        self.check_input(x)?;
+        self.inner.transform(append_bias(x, self.beta).view())
+    }
+
+    fn bits_per_feature(&self) -> f64 {
+        self.inner.bits_per_feature()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    /// $k(x, y) = \langle x, y\rangle$ and its identity feature map.
+    struct Linear(usize);
+    impl Kernel for Linear {
+        fn eval(&self, x: ArrayView1<'_, f64>, y: ArrayView1<'_, f64>) -> f64 {
+            x.dot(&y)
+        }
+    }
+    impl FeatureMap for Linear {
+        fn input_dim(&self) -> usize {
+            self.0
+        }
+        fn dim(&self) -> usize {
+            self.0
+        }
+        fn transform(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+            self.check_input(x)?;
+            Ok(x.to_owned())
+        }
+    }
+
+    #[test]
+    fn bias_appends_a_constant_coordinate() {
+        let x = array![[1.0, 2.0], [-3.0, 0.5]];
+        let y = array![[0.0, 1.0]];
+        assert_eq!(
+            append_bias(x.view(), 2.0),
+            array![[1.0, 2.0, 2.0], [-3.0, 0.5, 2.0]]
+        );
+        // linear kernel: <x, y> + beta^2, by entry, by Gram (both paths) and by features
+        let k = WithBias::new(Linear(3), 2.0).unwrap();
+        assert_eq!(k.eval(x.row(0), y.row(0)), 2.0 + 4.0);
+        assert_eq!(k.gram(x.view(), y.view()).unwrap(), array![[6.0], [4.5]]);
+        let g = k.gram(x.view(), x.view()).unwrap();
+        assert_eq!(g, array![[9.0, 2.0], [2.0, 13.25]]);
+        let z = k.transform(x.view()).unwrap();
+        assert_eq!(z.dot(&z.t()), g);
+        assert_eq!(FeatureMap::input_dim(&k), 2);
+        assert!(k.transform(y.view().slice(ndarray::s![.., ..1])).is_err());
+        assert!(k.gram(x.view(), array![[1.0]].view()).is_err());
+        for bad in [-1.0, f64::NAN, f64::INFINITY] {
+            assert!(WithBias::new(Linear(3), bad).is_err(), "{bad}");
+        }
+    }
+}

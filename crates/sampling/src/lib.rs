@@ -25,6 +25,7 @@ pub mod hadamard;
 pub mod leverage;
 pub mod qmc;
 pub mod random;
+pub mod sincos;
 pub mod survey;
 
 /// Seeded RNG streams (re-exported from `rfx-core`): `rng_stream(seed, key)` gives a ChaCha20 [`RfxRng`].

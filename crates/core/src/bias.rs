@@ -15,7 +15,7 @@
 
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2};
 
-use crate::{FeatureMap, Kernel, Result, RfxError};
+use crate::{check_gram_columns, FeatureMap, Kernel, Result, RfxError};
 
 /// The rows of `x` with the constant column β appended ($n \times (d + 1)$).
 pub fn append_bias(x: ArrayView2<'_, f64>, beta: f64) -> Array2<f64> {
@@ -66,13 +66,7 @@ impl<K: Kernel> Kernel for WithBias<K> {
     }
 
     fn gram(&self, x: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
-        if x.ncols() != y.ncols() {
-            return Err(RfxError::DimensionMismatch(format!(
-                "gram: x has {} columns, y has {}",
-                x.ncols(),
-                y.ncols()
-            )));
-        }
+        check_gram_columns(x, y)?;
         let ax = append_bias(x, self.beta);
         // the same rows on both sides stay one array, so the inner kernel's symmetric path applies
         if x.as_ptr() == y.as_ptr() && x.dim() == y.dim() && x.strides() == y.strides() {

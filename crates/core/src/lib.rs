@@ -22,4 +22,4 @@ pub mod traits;
 pub use bias::{append_bias, WithBias};
 pub use error::{Result, RfxError};
 pub use rng::{rng_stream, stream_seed, RfxRng};
-pub use traits::{FeatureMap, Kernel};
+pub use traits::{check_gram_columns, FeatureMap, Kernel};

@@ -3,6 +3,19 @@
 use crate::error::{Result, RfxError};
 use ndarray::{Array2, ArrayView1, ArrayView2, Axis};
 
+/// Checks that the two row sets of a Gram matrix $K(X, Y)$ have the same number of columns (input
+/// dimension); the error names both.
+pub fn check_gram_columns(x: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<()> {
+    if x.ncols() != y.ncols() {
+        return Err(RfxError::DimensionMismatch(format!(
+            "gram: x has {} columns, y has {}",
+            x.ncols(),
+            y.ncols()
+        )));
+    }
+    Ok(())
+}
+
 /// An exact kernel $k : \mathbb{R}^d \times \mathbb{R}^d \to \mathbb{R}$.
 pub trait Kernel: Send + Sync {
     /// $k(x, y)$ for two points.
@@ -12,13 +25,7 @@ pub trait Kernel: Send + Sync {
     ///
     /// The default evaluates [`Kernel::eval`] entry by entry; kernels with GEMM structure override it.
     fn gram(&self, x: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
-        if x.ncols() != y.ncols() {
-            return Err(RfxError::DimensionMismatch(format!(
-                "gram: x has {} columns, y has {}",
-                x.ncols(),
-                y.ncols()
-            )));
-        }
+        check_gram_columns(x, y)?;
         let mut k = Array2::zeros((x.nrows(), y.nrows()));
         for (i, mut row) in k.axis_iter_mut(Axis(0)).enumerate() {
             for (j, v) in row.iter_mut().enumerate() {

@@ -393,17 +393,6 @@ where
     }
 }
 
-fn check_gram_dims(x: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<()> {
-    if x.ncols() != y.ncols() {
-        return Err(RfxError::DimensionMismatch(format!(
-            "gram: x has {} columns, y has {}",
-            x.ncols(),
-            y.ncols()
-        )));
-    }
-    Ok(())
-}
-
 impl Kernel for Gzk {
     /// The exact kernel value (see the constructors).
     fn eval(&self, x: ArrayView1<'_, f64>, y: ArrayView1<'_, f64>) -> f64 {
@@ -430,7 +419,7 @@ impl Kernel for Gzk {
     /// the upper triangle only (half the flops), the kernel function is applied there, and the result is
     /// mirrored (exactly symmetric).
     fn gram(&self, x: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
-        check_gram_dims(x, y)?;
+        rfx_core::check_gram_columns(x, y)?;
         let sym = x.as_ptr() == y.as_ptr() && x.dim() == y.dim() && x.strides() == y.strides();
         let mut g = if sym { syrk_upper(x) } else { x.dot(&y.t()) };
         // row i is processed from column j0(i): the upper triangle when symmetric
@@ -738,7 +727,7 @@ impl Kernel for TruncatedGzk {
     /// $H^x_\ell$ holds the radial vectors $h_\ell(\|x_i\|)$ as rows, and the $P_d^\ell(C)$ come from one pass of
     /// the recurrence ([`gegenbauer_for_each`]). Cost $O(nmd + nmqs)$.
     fn gram(&self, x: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
-        check_gram_dims(x, y)?;
+        rfx_core::check_gram_columns(x, y)?;
         self.check_dim(x)?;
         let (nx, ny) = (row_norms(x), row_norms(y));
         let (ux, uy) = (unit_rows(x, &nx), unit_rows(y, &ny));

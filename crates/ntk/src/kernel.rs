@@ -117,13 +117,7 @@ pub(crate) trait CosineKernel: Send + Sync {
         y: ArrayView2<'_, f64>,
         sym: bool,
     ) -> Result<Array2<f64>> {
-        if x.ncols() != y.ncols() {
-            return Err(RfxError::DimensionMismatch(format!(
-                "gram: x has {} columns, y has {}",
-                x.ncols(),
-                y.ncols()
-            )));
-        }
+        rfx_core::check_gram_columns(x, y)?;
         let (nx, ny) = (x.nrows(), y.nrows());
         let na = row_norms(x);
         let nb = row_norms(y);

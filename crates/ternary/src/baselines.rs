@@ -103,13 +103,7 @@ impl Kernel for GaussianKernel {
     /// By one GEMM: $\|\mathbf x_i-\mathbf y_j\|^2 = \|\mathbf x_i\|^2 + \|\mathbf y_j\|^2 - 2\mathbf x_i^\top\mathbf y_j$,
     /// clamped at 0 against round-off.
     fn gram(&self, x: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
-        if x.ncols() != y.ncols() {
-            return Err(RfxError::DimensionMismatch(format!(
-                "gram: x has {} columns, y has {}",
-                x.ncols(),
-                y.ncols()
-            )));
-        }
+        rfx_core::check_gram_columns(x, y)?;
         let sq = |a: &ArrayView2<'_, f64>| -> Vec<f64> {
             a.rows().into_iter().map(|r| r.dot(&r)).collect()
         };
@@ -312,13 +306,7 @@ impl Kernel for ArcCosine1 {
     }
 
     fn gram(&self, x: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
-        if x.ncols() != y.ncols() {
-            return Err(RfxError::DimensionMismatch(format!(
-                "gram: x has {} columns, y has {}",
-                x.ncols(),
-                y.ncols()
-            )));
-        }
+        rfx_core::check_gram_columns(x, y)?;
         let nx: Vec<f64> = x.rows().into_iter().map(|r| r.dot(&r).sqrt()).collect();
         let ny: Vec<f64> = y.rows().into_iter().map(|r| r.dot(&r).sqrt()).collect();
         let mut g = x.dot(&y.t());

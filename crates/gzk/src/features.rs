@@ -19,7 +19,7 @@
 //! $2048 \times m$ doubles for the cosines. Rows run in parallel (rayon) and are computed independently:
 //! results do not depend on the thread count. Throughput: `experiments/benches/maps.rs` and
 //! `results/performance.md`.
-
+//!
 //! Variance: one direction's features are bounded by $B(\|x\|) = \sum_{\ell\le q}\sqrt{\alpha_{\ell,d}}
 //! \|h_\ell(\|x\|)\|$ ([`TruncatedGzk::feature_norm_bound`]) and $\alpha_{\ell,d}$ grows like $\ell^{d-2}$, so in
 //! high dimension (or at large $q$) many directions are needed — the paper's losses for $d \ge 9$.

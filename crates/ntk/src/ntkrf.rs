@@ -38,7 +38,7 @@
 
 use crate::arccos::{Act, RandomLayer, Sampler};
 use crate::kernel::check_depth;
-use ndarray::{concatenate, s, Array2, ArrayView2, ArrayViewMut2, Axis};
+use ndarray::{s, Array2, ArrayView2, ArrayViewMut2, Axis};
 use rfx_core::{FeatureMap, Result, RfxError, RfxRng};
 use rfx_sketches::{TensorSketch, TensorSrht, Transform};
 
@@ -248,61 +248,51 @@ impl NtkRandomFeatures {
         &self,
         x: ArrayView2<'_, f64>,
     ) -> Result<(Array2<f64>, Array2<f64>)> {
-        self.check_input(x)?;
-        let n = x.nrows();
-        let mut phi_out = Array2::zeros((n, self.dim()));
-        for start in (0..n).step_by(ROW_BATCH) {
-            let end = (start + ROW_BATCH).min(n);
-            self.batch_into(
-                x.slice(s![start..end, ..]),
-                phi_out.slice_mut(s![start..end, ..]),
-            )?;
-        }
+        let phi = self.transform(x)?;
         // Ψ⁽ᴸ⁾ is the first m₁ columns of Φ⁽ᴸ⁾ (Φ⁽ᴸ⁾ = [Ψ⁽ᴸ⁾, Γ⁽ᴸ⁾], or Ψ⁽ᴸ⁾ itself when m_cs = 0).
-        let psi_out = phi_out.slice(s![.., ..self.params.m1]).to_owned();
-        Ok((phi_out, psi_out))
+        let psi = phi.slice(s![.., ..self.params.m1]).to_owned();
+        Ok((phi, psi))
     }
 
-    /// $\Phi^{(L)}$ of a batch written into `out` (rows × dim). Earlier layers allocate their
-    /// $\Psi^{(\ell)}, \Phi^{(\ell)}$ (inputs of the next layer); the last layer's ReLU GEMM and sketch write
-    /// straight into their column blocks of `out`, so no concatenated temporary is formed or copied.
-    fn batch_into(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) -> Result<()> {
-        let mut psi = x.to_owned();
+    /// $\Phi^{(L)}$ of a batch written into `out` (rows × dim). Each layer writes $\Phi^{(\ell)} =
+    /// [\Psi^{(\ell)}, \Gamma^{(\ell)}]$ into one array ([`Layer::forward_into`]), so $\Psi^{(\ell)}$, the next
+    /// layer's other input, is its first $m_1$ columns ($\Psi^{(0)} = \Phi^{(0)} = x$); the last layer writes into
+    /// `out`.
+    fn batch_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) -> Result<()> {
+        let (last, earlier) = self.layers.split_last().expect("depth >= 1 (validated)");
         let mut phi = x.to_owned();
-        let last = self.layers.len() - 1;
-        for (l, layer) in self.layers.iter().enumerate() {
-            if l == last {
-                let m1 = layer.relu.dim();
-                let (mut out_psi, out_gamma) = out.view_mut().split_at(Axis(1), m1);
-                layer.relu.apply_into(psi.view(), out_psi.view_mut());
-                if let (Some(step), Some(sk)) = (&layer.step, &layer.sketch) {
-                    let lam = step.apply(psi.view());
-                    match sk {
-                        Sketch2::Count(ts) => {
-                            ts.transform_tensor_into(&[lam.view(), phi.view()], out_gamma)?
-                        }
-                        Sketch2::Srht(ts) => {
-                            let mut out_gamma = out_gamma;
-                            out_gamma.assign(&ts.transform_pair(lam.view(), phi.view())?);
-                        }
-                    }
+        let mut psi_cols = x.ncols();
+        for layer in earlier {
+            // every layer's Φ has the output width m₁ + m_cs
+            let mut next = Array2::zeros((x.nrows(), self.dim()));
+            layer.forward_into(phi.slice(s![.., ..psi_cols]), phi.view(), next.view_mut())?;
+            psi_cols = layer.relu.dim();
+            phi = next;
+        }
+        last.forward_into(phi.slice(s![.., ..psi_cols]), phi.view(), out)
+    }
+}
+
+impl Layer {
+    /// One layer of Algorithm 1 on a batch: $\Psi^{(\ell)} = \mathrm{ReLU}$ features of $\Psi^{(\ell-1)}$ into the
+    /// first $m_1$ columns of `out`, and $\Gamma^{(\ell)} = S(\Lambda^{(\ell)} \otimes \Phi^{(\ell-1)})$ into the
+    /// rest (GEMM and sketch write there directly).
+    fn forward_into(
+        &self,
+        psi: ArrayView2<'_, f64>,
+        phi: ArrayView2<'_, f64>,
+        mut out: ArrayViewMut2<'_, f64>,
+    ) -> Result<()> {
+        let (out_psi, mut out_gamma) = out.view_mut().split_at(Axis(1), self.relu.dim());
+        self.relu.apply_into(psi, out_psi);
+        if let (Some(step), Some(sk)) = (&self.step, &self.sketch) {
+            let lam = step.apply(psi);
+            match sk {
+                Sketch2::Count(ts) => {
+                    ts.transform_tensor_into(&[lam.view(), phi.view()], out_gamma)?
                 }
-                return Ok(());
+                Sketch2::Srht(ts) => out_gamma.assign(&ts.transform_pair(lam.view(), phi)?),
             }
-            let psi_new = layer.relu.apply(psi.view());
-            phi = match (&layer.step, &layer.sketch) {
-                (Some(step), Some(sk)) => {
-                    let lam = step.apply(psi.view());
-                    let gamma = match sk {
-                        Sketch2::Count(ts) => ts.transform_tensor(&[lam.view(), phi.view()])?,
-                        Sketch2::Srht(ts) => ts.transform_pair(lam.view(), phi.view())?,
-                    };
-                    concatenate(Axis(1), &[psi_new.view(), gamma.view()])
-                        .map_err(|e| RfxError::Numerical(e.to_string()))?
-                }
-                _ => psi_new.clone(),
-            };
-            psi = psi_new;
         }
         Ok(())
     }

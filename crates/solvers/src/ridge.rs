@@ -683,25 +683,13 @@ pub fn select_lambda_gram(
 /// - then $U$ ($f^2$), the selected rows $K_{V\cdot}$ ($vn$), $K_{VF}$ and $K_{VF}U$ ($2vf$);
 ///
 /// plus the targets and the per-λ predictions ($3(f + v)k$). With 2 folds, $f \approx v \approx n/2$ and
-/// the peak is $\approx 1.5\,n^2$ doubles. `validation` is only read for its fold sizes (for [`Validation::Split`]
+/// the peak is $\approx 1.5\,n^2$ doubles. The fold sizes are those of the search (for [`Validation::Split`]
 /// the given index sets).
 pub fn select_lambda_gram_memory_bytes(n: usize, k: usize, validation: &Validation) -> u64 {
-    let sizes: Vec<(usize, usize)> = match validation {
-        Validation::KFold { folds, .. } => {
-            let folds = (*folds).max(1);
-            (0..folds)
-                .map(|f| {
-                    let v = (f + 1) * n / folds - f * n / folds;
-                    (n - v, v)
-                })
-                .collect()
-        }
-        Validation::Holdout { fraction, .. } => {
-            let v = ((fraction * n as f64).round() as usize).min(n);
-            vec![(n - v, v)]
-        }
-        Validation::Split { train, valid } => vec![(train.len(), valid.len())],
-    };
+    // the fold sizes of the search itself (a scheme it would reject needs no memory: the search fails first)
+    let sizes: Vec<(usize, usize)> = folds(n, validation)
+        .map(|s| s.iter().map(|(f, v)| (f.len(), v.len())).collect())
+        .unwrap_or_default();
     let n = n as u128;
     let k = k as u128;
     let peak = sizes

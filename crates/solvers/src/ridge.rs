@@ -482,7 +482,10 @@ pub struct CvResult {
     pub best_lambda: f64,
 }
 
-fn folds(n: usize, v: &Validation) -> Result<Vec<(Vec<usize>, Vec<usize>)>> {
+/// The (fitting rows, validation rows) index sets of a validation scheme for $n$ rows, as every λ search of
+/// this module uses them: $k$ contiguous blocks of a seeded permutation, or its first `fraction` once, or the
+/// given sets (checked against $n$). Callers that select other hyperparameters the same way use it too.
+pub fn folds(n: usize, v: &Validation) -> Result<Vec<(Vec<usize>, Vec<usize>)>> {
     match v {
         Validation::KFold { folds, seed } => {
             if *folds < 2 || *folds > n {

@@ -36,7 +36,8 @@ use rfx_sampling::survey::{Sampler, SurveyKernel, SurveyParams, SAMPLERS};
 use rfx_sketches::{RandomMaclaurin, TensorSketch, Trp};
 use rfx_solvers::classify::{LinearSvm, SvmParams};
 use rfx_solvers::ridge::{
-    argmax_rows, fit_ridge_cv, one_hot, CvScore, LambdaScale, LambdaSearch, RidgeForm, Validation,
+    argmax_rows, fit_ridge_cv, folds, one_hot, CvScore, LambdaScale, LambdaSearch, RidgeForm,
+    Validation,
 };
 
 use super::tabular::DataCache;
@@ -502,24 +503,11 @@ impl BenchRunner {
         key: &str,
         es: u64,
     ) -> rfx_core::Result<(f64, f64)> {
-        let n = ztr.nrows();
-        let mut idx: Vec<usize> = (0..n).collect();
-        idx.shuffle(&mut rng_stream(es, &format!("svm-holdout;{key}")));
-        // (validation rows, fitting rows) per split: `inner_folds` contiguous blocks of the permutation, or
-        // the first `holdout` fraction once
-        let splits: Vec<(Vec<usize>, Vec<usize>)> = match self.inner_folds {
-            Some(k) => (0..k)
-                .map(|f| {
-                    let (lo, hi) = (f * n / k, (f + 1) * n / k);
-                    let fit = idx[..lo].iter().chain(&idx[hi..]).copied().collect();
-                    (idx[lo..hi].to_vec(), fit)
-                })
-                .collect(),
-            None => {
-                let nv = ((n as f64) * self.s.holdout).round().max(1.0) as usize;
-                vec![(idx[..nv].to_vec(), idx[nv..].to_vec())]
-            }
-        };
+        // (fitting rows, validation rows) per split: the same scheme as the λ search, on its own stream
+        let splits = folds(
+            ztr.nrows(),
+            &self.validation(stream_seed(es, &format!("svm-holdout;{key}"))),
+        )?;
         let params = |c: f64| {
             let mut sp = SvmParams::new(c, stream_seed(es, &format!("svm;{key}")));
             sp.max_iter = self.s.svm_max_iter;
@@ -538,7 +526,7 @@ impl BenchRunner {
         } else {
             splits
                 .iter()
-                .map(|(va, fi)| {
+                .map(|(fi, va)| {
                     let labels =
                         |rows: &[usize]| rows.iter().map(|&i| p.ltr[i]).collect::<Vec<_>>();
                     (

@@ -1,5 +1,6 @@
 # rfx — reproduce the papers' figures and tables, and test the workspace.
 #   make reproduce   install what is missing, fetch the data, build (release), run every experiment
+#   make status      which experiments' results are complete, partial or stale
 #   make bench       criterion benchmarks + rfx vs scikit-learn (results/performance.md)
 #   make test        fmt check, clippy -D warnings, rustdoc -D warnings, all tests, a quick end-to-end run
 SHELL := /bin/bash
@@ -15,7 +16,7 @@ export RFX_DATA_MIRROR RFX_DATA_DIR
 TARGET_DIR := $(if $(CARGO_TARGET_DIR),$(CARGO_TARGET_DIR),target)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all setup data build reproduce report test quick fmt clippy doc bench clean
+.PHONY: all setup data build reproduce status report test quick fmt clippy doc bench clean
 
 all: build
 
@@ -33,9 +34,15 @@ build: setup
 data: build
 	$(TARGET_DIR)/release/rfx fetch --all
 
+## RUN_FLAGS go to `rfx run`; e.g. RUN_FLAGS="--time-limit 150" stops starting cells after 150 minutes (the
+## finished ones are kept, the outputs are marked partial, and the same command later resumes).
+RUN_FLAGS ?=
 reproduce: setup data build
-	$(TARGET_DIR)/release/rfx run $(EXPERIMENTS)
+	$(TARGET_DIR)/release/rfx run $(RUN_FLAGS) $(EXPERIMENTS)
 	$(TARGET_DIR)/release/rfx report --root results
+
+status: build
+	$(TARGET_DIR)/release/rfx status $(EXPERIMENTS)
 
 report: build
 	$(TARGET_DIR)/release/rfx report --root results

@@ -42,6 +42,24 @@ enum Command {
         /// Do not draw a progress bar.
         #[arg(long)]
         no_progress: bool,
+        /// Start no new cell after this many minutes (counted from the start of the command): finished cells
+        /// are kept, the outputs are written from them and marked partial, and the same command later
+        /// computes the rest. 0 computes nothing and rewrites the outputs from the cells present.
+        #[arg(long, value_name = "MINUTES", allow_negative_numbers = true)]
+        time_limit: Option<f64>,
+    },
+    /// For each experiment file: how many of its cells the results folder holds (complete, partial, stale
+    /// because the settings changed, or not run), without running anything.
+    Status {
+        /// Experiment files (TOML).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Use the [quick] overrides (results/quick by default).
+        #[arg(long)]
+        quick: bool,
+        /// Results root (default: results, or results/quick with --quick).
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Check experiment files without running them.
     Validate {
@@ -210,6 +228,11 @@ pub fn main() -> i32 {
     }
 }
 
+/// The results root: `--out`, else `results` (`results/quick` with `--quick`).
+fn results_root(out: Option<PathBuf>, quick: bool) -> PathBuf {
+    out.unwrap_or_else(|| PathBuf::from(if quick { "results/quick" } else { "results" }))
+}
+
 fn execute(cli: Cli) -> Result<(), AppError> {
     match cli.command {
         Command::Run {
@@ -219,27 +242,34 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             out,
             fresh,
             no_progress,
+            time_limit,
         } => {
             if threads == Some(0) {
                 return Err(AppError::usage("--threads must be at least 1"));
             }
+            let deadline = match time_limit {
+                None => None,
+                Some(m) if m.is_finite() && m >= 0.0 => {
+                    Some(std::time::Instant::now() + std::time::Duration::from_secs_f64(m * 60.0))
+                }
+                Some(m) => {
+                    return Err(AppError::usage(format!(
+                        "--time-limit {m}: expected a number of minutes ≥ 0"
+                    )))
+                }
+            };
             // Validate every file before running any, so that a typo in the last file costs nothing.
             let specs = files
                 .iter()
                 .map(|f| Spec::load(f, quick))
                 .collect::<Result<Vec<_>, _>>()?;
-            let root = out.unwrap_or_else(|| {
-                if quick {
-                    PathBuf::from("results/quick")
-                } else {
-                    PathBuf::from("results")
-                }
-            });
+            let root = results_root(out, quick);
             let opts = RunOptions {
                 results_root: root.clone(),
                 threads,
                 fresh,
                 progress: !no_progress,
+                deadline,
             };
             for spec in &specs {
                 let r = run(spec, &opts)?;
@@ -253,12 +283,30 @@ fn execute(cli: Cli) -> Result<(), AppError> {
                     r.wall_s,
                     r.dir.display()
                 );
+                if r.remaining > 0 {
+                    println!(
+                        "{}: time limit reached, {} cells not computed; outputs marked partial (run the same \
+                         command again to resume)",
+                        spec.name, r.remaining
+                    );
+                }
             }
             let n = crate::report::write_report(&root)?;
             println!(
                 "report: {} ({n} experiments)",
                 root.join("README.md").display()
             );
+            Ok(())
+        }
+        Command::Status { files, quick, out } => {
+            let specs = files
+                .iter()
+                .map(|f| Spec::load(f, quick))
+                .collect::<Result<Vec<_>, _>>()?;
+            let root = results_root(out, quick);
+            for (f, spec) in files.iter().zip(&specs) {
+                println!("{}: {}", f.display(), crate::run::status(spec, &root)?);
+            }
             Ok(())
         }
         Command::Validate { files, quick } => {

@@ -16,7 +16,18 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 /// Writes summary.csv, `<name>.png`/`.svg`, table.md and report.md into `dir`.
 pub fn write_all(spec: &Spec, dir: &Path, layout: &Layout, rows: &[Row]) -> Result<(), AppError> {
     let summaries = crate::run::write_summary(spec, dir, layout, rows)?;
+    let partial = partial_note(spec, layout, rows);
     if let Some(p) = &spec.plot {
+        // A partial run says so in the figure's title too, since the PNG is often looked at on its own.
+        let mut p = p.clone();
+        if partial.is_some() {
+            let (done, total) = (
+                crate::run::cells_present(spec, layout, rows),
+                spec.cells().len(),
+            );
+            p.title = format!("{} [partial: {done} of {total} cells]", p.title);
+        }
+        let p = &p;
         let metrics = std::iter::once(&p.y)
             .chain(&p.y_more)
             .map(|y| {
@@ -49,19 +60,23 @@ pub fn write_all(spec: &Spec, dir: &Path, layout: &Layout, rows: &[Row]) -> Resu
     }
     if !spec.tables.is_empty() || !spec.best_tables.is_empty() || !spec.score_tables.is_empty() {
         let path = dir.join("table.md");
-        let text = spec
-            .tables
+        let text = partial
             .iter()
-            .map(|t| table_markdown(t, layout, &summaries, &spec.paper_values))
+            .cloned()
             .chain(
-                spec.best_tables
+                spec.tables
                     .iter()
-                    .map(|t| best_table_markdown(t, layout, rows)),
-            )
-            .chain(
-                spec.score_tables
-                    .iter()
-                    .map(|t| score_table_markdown(t, layout, &summaries)),
+                    .map(|t| table_markdown(t, layout, &summaries, &spec.paper_values))
+                    .chain(
+                        spec.best_tables
+                            .iter()
+                            .map(|t| best_table_markdown(t, layout, rows)),
+                    )
+                    .chain(
+                        spec.score_tables
+                            .iter()
+                            .map(|t| score_table_markdown(t, layout, &summaries)),
+                    ),
             )
             .collect::<Vec<_>>()
             .join("\n");
@@ -71,6 +86,20 @@ pub fn write_all(spec: &Spec, dir: &Path, layout: &Layout, rows: &[Row]) -> Resu
     let text = section(spec, layout, &summaries, rows, dir);
     write_atomic(&path, text.as_bytes()).map_err(|e| AppError::io(&path, e))?;
     Ok(())
+}
+
+/// A warning paragraph when `rows` hold only some of the sweep's cells (a run stopped by `--time-limit`):
+/// everything derived from them (tables, plot, claims) covers those cells only.
+pub fn partial_note(spec: &Spec, layout: &Layout, rows: &[Row]) -> Option<String> {
+    let total = spec.cells().len();
+    let done = crate::run::cells_present(spec, layout, rows);
+    (done < total).then(|| {
+        format!(
+            "> **Partial results: {done} of {total} cells computed.** The run stopped at its time limit; the \
+             tables, plot and claims below use only the finished cells. `rfx run {}` computes the rest.\n",
+            spec.file.display()
+        )
+    })
 }
 
 /// Formats a number as the table asks.
@@ -329,6 +358,9 @@ pub fn section(
             get("cells_reused"),
             m.get("wall_time_s").and_then(serde_json::Value::as_f64).unwrap_or(f64::NAN)
         );
+    }
+    if let Some(note) = partial_note(spec, layout, rows) {
+        let _ = writeln!(out, "{note}");
     }
     if spec.plot.is_some() {
         let _ = writeln!(out, "![{}]({}/{}.png)\n", spec.title, spec.name, spec.name);

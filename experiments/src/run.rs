@@ -38,6 +38,9 @@ pub struct RunOptions {
     pub fresh: bool,
     /// Show a progress bar (when stderr is a terminal).
     pub progress: bool,
+    /// Start no cell after this instant (`--time-limit`): the cells finished by then are kept and the outputs
+    /// are written from them, marked partial; the same command later computes the rest.
+    pub deadline: Option<Instant>,
 }
 
 /// What a run did.
@@ -51,6 +54,8 @@ pub struct RunReport {
     pub reused: usize,
     /// Cells skipped with a note (e.g. above the memory cap).
     pub skipped: usize,
+    /// Cells of the sweep still to compute because the time limit was reached (0 for a complete run).
+    pub remaining: usize,
     /// Wall time of this run in seconds.
     pub wall_s: f64,
     /// The experiment's results folder.
@@ -71,30 +76,27 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
     let fingerprint = spec.fingerprint();
 
     // Earlier cells: reuse them only if they were computed with the same settings and columns.
-    let mut existing: Vec<Row> = Vec::new();
-    if cells_path.exists() {
-        let text =
-            std::fs::read_to_string(&cells_path).map_err(|e| AppError::io(&cells_path, e))?;
-        let old_fp = std::fs::read_to_string(&fp_path).unwrap_or_default();
-        let (header, rows, dropped) = parse_cells(&text);
-        let same = old_fp.trim() == fingerprint && header.as_ref() == Some(&layout.header());
-        if !same && !opts.fresh {
+    let earlier = earlier_cells(spec, &layout, &dir)?;
+    let existing: Vec<Row> = match earlier.state {
+        Earlier::Different if !opts.fresh => {
             return Err(AppError::usage(format!(
                 "{}: holds cells computed with other settings or columns (the kind's section, the seed or \
                  the metrics changed); rerun with --fresh to discard them, or pass --out DIR to write elsewhere",
                 cells_path.display()
             )));
         }
-        if same {
-            existing = rows;
-            if dropped > 0 {
+        Earlier::Same => {
+            if earlier.dropped > 0 {
                 eprintln!(
-                    "{}: dropped {dropped} incomplete line(s) left by an interrupted run",
-                    cells_path.display()
+                    "{}: dropped {} incomplete line(s) left by an interrupted run",
+                    cells_path.display(),
+                    earlier.dropped
                 );
             }
+            earlier.rows
         }
-    }
+        _ => Vec::new(),
+    };
     // Start the file afresh with the valid rows (removes a cut-off line), then append new cells.
     let mut text = csv_line(&layout.header());
     for r in &existing {
@@ -132,7 +134,7 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
         .map_err(|e| AppError::internal(format!("cannot start worker threads: {e}")))?;
     let failed = AtomicBool::new(false);
     let run_one = |cell: &&crate::kinds::Cell| -> Result<(), AppError> {
-        if failed.load(Ordering::Relaxed) {
+        if failed.load(Ordering::Relaxed) || opts.deadline.is_some_and(|d| Instant::now() >= d) {
             return Ok(());
         }
         let mut rng = rfx_core::rng_stream(spec.seed, &cell.key());
@@ -229,12 +231,101 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
         computed,
         reused,
         skipped,
+        remaining: pending.len() - computed,
         wall_s,
         dir: dir.clone(),
     };
     write_config_and_manifest(spec, &dir, &report, &started_utc, opts)?;
     outputs::write_all(spec, &dir, &layout, &all)?;
     Ok(report)
+}
+
+/// How the cells already in a results folder relate to an experiment file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Earlier {
+    /// No `cells.csv` yet.
+    None,
+    /// Computed with the same settings and columns: reusable.
+    Same,
+    /// Computed with other settings or columns (stale for this file).
+    Different,
+}
+
+/// The cells found in `dir/cells.csv` and whether they belong to `spec` (same fingerprint and columns).
+pub struct EarlierCells {
+    /// Relation of the folder's cells to `spec`.
+    pub state: Earlier,
+    /// Complete rows (meaningful when `state` is [`Earlier::Same`]).
+    pub rows: Vec<Row>,
+    /// Lines cut off by an interrupted run.
+    pub dropped: usize,
+}
+
+/// Reads `dir/cells.csv` and `dir/.fingerprint` and compares them with `spec`.
+pub fn earlier_cells(spec: &Spec, layout: &Layout, dir: &Path) -> Result<EarlierCells, AppError> {
+    let cells_path = dir.join("cells.csv");
+    if !cells_path.exists() {
+        return Ok(EarlierCells {
+            state: Earlier::None,
+            rows: Vec::new(),
+            dropped: 0,
+        });
+    }
+    let text = std::fs::read_to_string(&cells_path).map_err(|e| AppError::io(&cells_path, e))?;
+    let old_fp = std::fs::read_to_string(dir.join(FINGERPRINT_FILE)).unwrap_or_default();
+    let (header, rows, dropped) = parse_cells(&text);
+    let same = old_fp.trim() == spec.fingerprint() && header.as_ref() == Some(&layout.header());
+    Ok(EarlierCells {
+        state: if same {
+            Earlier::Same
+        } else {
+            Earlier::Different
+        },
+        rows,
+        dropped,
+    })
+}
+
+/// One line on the state of `spec`'s results under `root`: complete, partial (k of N cells), stale (cells of
+/// other settings, which `rfx run` refuses to mix without `--fresh`) or not run.
+pub fn status(spec: &Spec, root: &Path) -> Result<String, AppError> {
+    let dir = root.join(&spec.name);
+    let layout = Layout::of(spec);
+    let total = spec.cells().len();
+    let earlier = earlier_cells(spec, &layout, &dir)?;
+    Ok(match earlier.state {
+        Earlier::None => format!(
+            "not run ({total} cells; no {})",
+            dir.join("cells.csv").display()
+        ),
+        Earlier::Different => format!(
+            "stale: {} holds {} cells of other settings; `rfx run --fresh` recomputes all {total}",
+            dir.display(),
+            earlier.rows.len()
+        ),
+        Earlier::Same => {
+            let done = cells_present(spec, &layout, &earlier.rows);
+            if done == total {
+                format!("complete ({total} cells in {})", dir.display())
+            } else {
+                format!(
+                    "partial: {done} of {total} cells in {}; `rfx run` computes the other {}",
+                    dir.display(),
+                    total - done
+                )
+            }
+        }
+    })
+}
+
+/// The number of the sweep's cells that have a row in `rows` (a run stopped at its time limit has fewer
+/// than `spec.cells().len()`).
+pub fn cells_present(spec: &Spec, layout: &Layout, rows: &[Row]) -> usize {
+    let keys: std::collections::HashSet<String> = rows.iter().map(|r| r.key(layout)).collect();
+    spec.cells()
+        .iter()
+        .filter(|c| keys.contains(&c.key()))
+        .count()
 }
 
 fn write_config_and_manifest(
@@ -273,6 +364,7 @@ fn write_config_and_manifest(
         "cells_computed": report.computed,
         "cells_reused": report.reused,
         "cells_skipped": report.skipped,
+        "cells_remaining": report.remaining,
     });
     let path = dir.join("manifest.json");
     let text =

@@ -321,6 +321,109 @@ fn killed_run_resumes_without_recomputing() {
 }
 
 #[test]
+fn time_limit_stops_early_marks_outputs_partial_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    // 24 cells of ≥ 60 ms each on one thread: a 0.6 s limit stops the run after about 10 of them.
+    let slow = SELFTEST.replace("draws = 2000", "draws = 2000\nsleep_ms = 60")
+        + "\n[plot]\ntitle = \"t\"\nx = \"dim\"\ny = \"mean\"\nx_label = \"d\"\ny_label = \"m\"\n\n[[table]]\nrows = [\"dim\"]\ncolumns = \"seed\"\nvalue = \"mean\"\n";
+    let f = write(dir.path(), "st.toml", &slow);
+    let out = dir.path().join("out");
+    let args = |extra: &[&'static str]| {
+        let mut a = vec![
+            "run".to_string(),
+            f.to_str().unwrap().to_string(),
+            "--threads".into(),
+            "1".into(),
+            "--out".into(),
+            out.to_str().unwrap().to_string(),
+        ];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let status = || {
+        let o = run(&[
+            "status",
+            f.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    assert!(status().contains("not run (24 cells"), "{}", status());
+
+    let o = rfx()
+        .args(args(&["--time-limit", "0.01"]))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let cells = out.join("st/cells.csv");
+    let done = std::fs::read_to_string(&cells).unwrap().lines().count() - 1;
+    assert!(
+        (1..24).contains(&done),
+        "stopped part-way: {done} cells\n{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("{} cells not computed", 24 - done)),
+        "{stdout}"
+    );
+    let partial = format!("Partial results: {done} of 24 cells computed");
+    for file in ["table.md", "report.md"] {
+        let text = std::fs::read_to_string(out.join("st").join(file)).unwrap();
+        assert!(text.contains(&partial), "{file}: {text}");
+    }
+    assert!(out.join("st/st.png").is_file());
+    assert!(
+        status().contains(&format!("partial: {done} of 24 cells")),
+        "{}",
+        status()
+    );
+    let manifest = std::fs::read_to_string(out.join("st/manifest.json")).unwrap();
+    assert!(
+        manifest.contains(&format!("\"cells_remaining\": {}", 24 - done)),
+        "{manifest}"
+    );
+
+    // A zero limit computes nothing and rewrites the outputs from the cells present.
+    let o = rfx().args(args(&["--time-limit", "0"])).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains(&format!("(0 computed, {done} reused")));
+
+    // Without a limit the rest is computed, the mark disappears, and the rows equal an uninterrupted run's.
+    let o = rfx().args(args(&[])).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout)
+        .contains(&format!("({} computed, {done} reused", 24 - done)));
+    let text = std::fs::read_to_string(out.join("st/report.md")).unwrap();
+    assert!(!text.contains("Partial results"), "{text}");
+    assert!(status().contains("complete (24 cells"), "{}", status());
+    let reference = dir.path().join("reference");
+    assert!(run(&[
+        "run",
+        f.to_str().unwrap(),
+        "--out",
+        reference.to_str().unwrap()
+    ])
+    .status
+    .success());
+    assert_eq!(
+        rows_without_timings(&cells),
+        rows_without_timings(&reference.join("st/cells.csv"))
+    );
+
+    // Other settings: stale, and a negative limit is a usage error.
+    write(
+        dir.path(),
+        "st.toml",
+        &slow.replace("draws = 2000", "draws = 10"),
+    );
+    assert!(status().contains("stale"), "{}", status());
+    let o = rfx().args(args(&["--time-limit", "-1"])).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--time-limit"));
+}
+
+#[test]
 fn changed_settings_are_not_mixed_with_old_cells() {
     let dir = tempfile::tempdir().unwrap();
     let f = write(dir.path(), "st.toml", SELFTEST);

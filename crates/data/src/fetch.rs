@@ -271,7 +271,12 @@ pub fn fetch_file(
     let (tmp, mut file) = TempFile::new(&dest)?;
     match source {
         // a file that only exists inside a downloadable archive is never in a mirror
-        Source::Mirror(_) if matches!(spec.origin, Origin::ZipMember { .. }) => {
+        Source::Mirror(_)
+            if matches!(
+                spec.origin,
+                Origin::ZipMember { .. } | Origin::DebMember { .. }
+            ) =>
+        {
             download(dataset_name, spec, &mut file)?
         }
         Source::Mirror(root) => {
@@ -370,6 +375,75 @@ pub fn extract_nested(
     Ok(archive)
 }
 
+/// The bytes of file `path` in a Debian binary package: the `ar` archive's `data.tar.xz` (or `.gz`) is
+/// unpacked and searched for `path` (with or without the leading `./`); an xz or gzip layer of the file
+/// itself (as R's `.rda` files have) is removed. Errors say which step failed.
+pub fn extract_deb_member(deb: &[u8], path: &str) -> std::result::Result<Vec<u8>, String> {
+    let mut rest = deb
+        .strip_prefix(b"!<arch>\n")
+        .ok_or("not a Debian package (no ar archive header)")?;
+    let data = loop {
+        if rest.len() < 60 {
+            return Err("the package has no data.tar member".into());
+        }
+        let (header, body) = rest.split_at(60);
+        let name = String::from_utf8_lossy(&header[..16])
+            .trim()
+            .trim_end_matches('/')
+            .to_string();
+        let size: usize = std::str::from_utf8(&header[48..58])
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+            .ok_or_else(|| format!("bad ar member size for {name}"))?;
+        if body.len() < size {
+            return Err(format!("the package is truncated in member {name}"));
+        }
+        if name.starts_with("data.tar") {
+            break decompress_layer(&body[..size], &name)?;
+        }
+        // members are 2-byte aligned
+        rest = &body[(size + size % 2).min(body.len())..];
+    };
+    let want = path.trim_start_matches("./");
+    let mut tar = tar::Archive::new(io::Cursor::new(data));
+    for entry in tar
+        .entries()
+        .map_err(|e| format!("reading data.tar: {e}"))?
+    {
+        let mut entry = entry.map_err(|e| format!("reading data.tar: {e}"))?;
+        let name = entry
+            .path()
+            .map_err(|e| format!("reading data.tar: {e}"))?
+            .to_string_lossy()
+            .trim_start_matches("./")
+            .to_string();
+        if name == want {
+            let mut bytes = Vec::new();
+            entry
+                .read_to_end(&mut bytes)
+                .map_err(|e| format!("reading {want} from data.tar: {e}"))?;
+            return decompress_layer(&bytes, want);
+        }
+    }
+    Err(format!("the package has no file {want}"))
+}
+
+/// Removes one xz or gzip layer (recognised by its magic bytes); other bytes are returned as they are.
+fn decompress_layer(bytes: &[u8], what: &str) -> std::result::Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    if bytes.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
+        lzma_rs::xz_decompress(&mut io::Cursor::new(bytes), &mut out)
+            .map_err(|e| format!("{what}: xz: {e}"))?;
+    } else if bytes.starts_with(&[0x1f, 0x8b]) {
+        flate2::read::MultiGzDecoder::new(bytes)
+            .read_to_end(&mut out)
+            .map_err(|e| format!("{what}: gzip: {e}"))?;
+    } else {
+        out.extend_from_slice(bytes);
+    }
+    Ok(out)
+}
+
 /// Writes `payload` gzip-compressed (best compression) to `out`: the cache holds every file gzipped.
 fn gzip_into(out: &mut File, mut payload: impl Read) -> io::Result<()> {
     let mut enc = flate2::write::GzEncoder::new(out, flate2::Compression::best());
@@ -390,6 +464,19 @@ fn download(dataset_name: &str, spec: &FileSpec, out: &mut File) -> Result<()> {
                 ))
             })?;
             let payload = extract_nested(archive, members)
+                .map_err(|e| RfxError::Data(format!("{} from {url}: {e}", spec.path)))?;
+            return gzip_into(out, payload.as_slice())
+                .map_err(|e| RfxError::Data(format!("writing {}: {e}", spec.path)));
+        }
+        Origin::DebMember { url, path } => {
+            let deb = download_bytes(url).map_err(|e| {
+                RfxError::Data(format!(
+                    "cannot download {} (from {url}: {e}); without network access, place a verified copy at \
+                     that path in {ENV_DATA_DIR}",
+                    spec.path
+                ))
+            })?;
+            let payload = extract_deb_member(&deb, path)
                 .map_err(|e| RfxError::Data(format!("{} from {url}: {e}", spec.path)))?;
             return gzip_into(out, payload.as_slice())
                 .map_err(|e| RfxError::Data(format!("writing {}: {e}", spec.path)));
@@ -573,6 +660,66 @@ mod tests {
         w.start_file(name, opts).unwrap();
         w.write_all(bytes).unwrap();
         w.finish().unwrap().into_inner()
+    }
+
+    /// An `ar` member: 60-byte header (name, zero dates/ids, mode, decimal size, magic), body, padding.
+    fn ar_member(name: &str, body: &[u8]) -> Vec<u8> {
+        let mut h = format!(
+            "{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n",
+            name,
+            0,
+            0,
+            0,
+            100644,
+            body.len()
+        )
+        .into_bytes();
+        assert_eq!(h.len(), 60);
+        h.extend_from_slice(body);
+        if body.len() % 2 == 1 {
+            h.push(b'\n');
+        }
+        h
+    }
+
+    fn deb_with(file: &str, contents: &[u8]) -> Vec<u8> {
+        let mut tar = tar::Builder::new(Vec::new());
+        let mut header = tar::Header::new_gnu();
+        header.set_size(contents.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        tar.append_data(&mut header, file, contents).unwrap();
+        let tar = tar.into_inner().unwrap();
+        let mut xz = Vec::new();
+        lzma_rs::xz_compress(&mut io::Cursor::new(&tar), &mut xz).unwrap();
+        let mut deb = b"!<arch>\n".to_vec();
+        deb.extend(ar_member("debian-binary", b"2.0\n"));
+        deb.extend(ar_member("control.tar.xz", b"odd"));
+        deb.extend(ar_member("data.tar.xz", &xz));
+        deb
+    }
+
+    #[test]
+    fn debian_package_members_are_extracted_and_their_xz_layer_removed() {
+        let payload = b"RDX2\nX\n some serialized bytes";
+        let mut xz = Vec::new();
+        lzma_rs::xz_compress(&mut io::Cursor::new(&payload[..]), &mut xz).unwrap();
+        let deb = deb_with("./usr/lib/R/site-library/pkg/data/Set.rda", &xz);
+        for path in [
+            "usr/lib/R/site-library/pkg/data/Set.rda",
+            "./usr/lib/R/site-library/pkg/data/Set.rda",
+        ] {
+            assert_eq!(extract_deb_member(&deb, path).unwrap(), payload);
+        }
+        // a plain (uncompressed) member comes out as it is
+        let deb = deb_with("./a/b.txt", b"plain");
+        assert_eq!(extract_deb_member(&deb, "a/b.txt").unwrap(), b"plain");
+        let e = extract_deb_member(&deb, "a/c.txt").unwrap_err();
+        assert!(e.contains("a/c.txt"), "{e}");
+        let e = extract_deb_member(b"PK\x03\x04", "a/b.txt").unwrap_err();
+        assert!(e.contains("not a Debian package"), "{e}");
+        let e = extract_deb_member(&deb[..deb.len() - 10], "a/b.txt").unwrap_err();
+        assert!(e.contains("truncated"), "{e}");
     }
 
     #[test]

@@ -33,6 +33,7 @@ pub mod io;
 pub mod keel;
 pub mod load;
 pub mod preprocess;
+pub mod rdata;
 pub mod registry;
 
 pub use dataset::{ClassificationData, Loaded, RegressionData, TrainTest, UciData};
@@ -40,6 +41,6 @@ pub use fetch::{
     cache_dir_from_env, default_cache_dir, fetch, fetch_from_env, require, Source, ENV_DATA_DIR,
     ENV_MIRROR,
 };
-pub use load::{load, load_abalone, load_idx_set, load_keel, load_uci, load_uci_raw};
+pub use load::{load, load_abalone, load_idx_set, load_keel, load_rdata, load_uci, load_uci_raw};
 pub use preprocess::{normalize_rows, one_hot, subsample, train_test_split, Split, Standardizer};
 pub use registry::{dataset, dataset_names, datasets, DatasetSpec};

@@ -3,6 +3,7 @@
 //! Every function here first calls [`crate::fetch::require`]: the files must have been fetched
 //! (`rfx fetch <name>`) and pass their checksum; nothing is downloaded implicitly.
 
+use std::io::Read;
 use std::path::Path;
 
 use ndarray::{s, Array1};
@@ -24,6 +25,7 @@ pub fn load(name: &str, cache_dir: &Path) -> Result<Loaded> {
         Kind::Uci => Loaded::UciSplits(load_uci(name, cache_dir)?),
         Kind::UciRaw { .. } => Loaded::Regression(load_uci_raw(name, cache_dir)?),
         Kind::Abalone => Loaded::Classification(load_abalone(name, cache_dir)?),
+        Kind::RData { .. } => Loaded::Classification(load_rdata(name, cache_dir)?),
     })
 }
 
@@ -177,6 +179,104 @@ pub fn load_abalone(name: &str, cache_dir: &Path) -> Result<ClassificationData> 
     }
     let files = require(name, cache_dir)?;
     read_abalone(&files[0], name)
+}
+
+/// Loads an R data frame set (`mlbench/shuttle`): the registry's object and class column ([`read_rdata`]).
+pub fn load_rdata(name: &str, cache_dir: &Path) -> Result<ClassificationData> {
+    let Kind::RData { object, target } = dataset(name)?.kind else {
+        return Err(wrong_kind(name, "R data frame (mlbench/...)"));
+    };
+    let files = require(name, cache_dir)?;
+    read_rdata(&files[0], object, target, name)
+}
+
+/// Reads the data frame `object` of a gzipped `.rda` stream (see [`crate::rdata`]) as a classification
+/// set: the factor column `target` gives the labels (its levels, in R's order, are the class names; rows
+/// with `NA` are an error), every other column is a feature (numeric columns as they are, other factors
+/// by their 1-based codes). Errors name the file, the object and the column.
+pub fn read_rdata(
+    path: &Path,
+    object: &str,
+    target: &str,
+    name: &str,
+) -> Result<ClassificationData> {
+    use crate::rdata::{data_frame, read_rda, Column};
+    let mut bytes = Vec::new();
+    flate2::read::MultiGzDecoder::new(
+        std::fs::File::open(path).map_err(|e| RfxError::io(path, e))?,
+    )
+    .read_to_end(&mut bytes)
+    .map_err(|e| RfxError::io(path, e))?;
+    let what = path.display().to_string();
+    let objs = read_rda(&bytes, &what)?;
+    let obj = objs
+        .iter()
+        .find(|(k, _)| k == object)
+        .map(|(_, v)| v)
+        .ok_or_else(|| {
+            let have: Vec<&str> = objs.iter().map(|(k, _)| k.as_str()).collect();
+            RfxError::Data(format!(
+                "{what}: no object {object} (it holds {})",
+                have.join(", ")
+            ))
+        })?;
+    let df = data_frame(obj, &format!("{what}, object {object}"))?;
+    let t = df.names.iter().position(|c| c == target).ok_or_else(|| {
+        RfxError::Data(format!(
+            "{what}, object {object}: no column {target} (columns: {})",
+            df.names.join(", ")
+        ))
+    })?;
+    let Column::Factor { codes, levels } = &df.columns[t] else {
+        return Err(RfxError::Data(format!(
+            "{what}, object {object}: column {target} is not a factor"
+        )));
+    };
+    if let Some(row) = codes.iter().position(|&c| c == 0) {
+        return Err(RfxError::Data(format!(
+            "{what}, object {object}: column {target} is NA in row {}",
+            row + 1
+        )));
+    }
+    let n = codes.len();
+    let features: Vec<&Column> = df
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| *j != t)
+        .map(|(_, c)| c)
+        .collect();
+    let mut x = ndarray::Array2::<f64>::zeros((n, features.len()));
+    for (j, c) in features.iter().enumerate() {
+        match c {
+            Column::Numeric(v) => x.column_mut(j).assign(&ndarray::ArrayView1::from(v)),
+            Column::Factor { codes, .. } => x
+                .column_mut(j)
+                .iter_mut()
+                .zip(codes)
+                .for_each(|(o, &k)| *o = if k == 0 { f64::NAN } else { f64::from(k) }),
+        }
+    }
+    if let Some(((i, j), _)) = x.indexed_iter().find(|(_, v)| !v.is_finite()) {
+        let cols: Vec<&String> = df
+            .names
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| *k != t)
+            .map(|(_, c)| c)
+            .collect();
+        return Err(RfxError::Data(format!(
+            "{what}, object {object}: column {} is NA or not finite in row {}",
+            cols[j],
+            i + 1
+        )));
+    }
+    Ok(ClassificationData {
+        name: name.to_string(),
+        x,
+        labels: codes.iter().map(|&c| c as usize - 1).collect(),
+        classes: levels.clone(),
+    })
 }
 
 /// Reads the UCI Abalone CSV (header `sex,length,diameter,height,whole_weight,shucked_weight,

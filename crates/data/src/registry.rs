@@ -26,6 +26,11 @@
 //! * `sklego/abalone`: the UCI Abalone table as shipped inside the PyPI wheel `scikit-lego==0.9.10`
 //!   (`sklego/data/abalone.zip`, itself a zip holding the CSV). It is not in `../shared/data`; the
 //!   fetcher downloads the wheel (230 kB) and extracts the CSV, also when a mirror is set.
+//! * `mlbench/shuttle`: the Statlog Shuttle set (58,000 × 9, 7 classes) as the data frame `Shuttle` of the
+//!   R package mlbench 2.1-3, from Debian's binary package `r-cran-mlbench` 2.1-3-1 (bookworm; 1 MB). The
+//!   mirror's README names that package as the source of Shuttle; it is not in `../shared/data`, so the
+//!   fetcher downloads the `.deb`, takes `Shuttle.rda` out of its `data.tar.xz`, removes the file's xz layer and
+//!   caches the R serialization stream gzipped (read by [`crate::rdata`]).
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -121,6 +126,12 @@ const FASHION_CLASSES: [&str; 10] = [
 /// `fd68b9fe4aca6080d992a74770f1666cf2fe449d4f0d849ed8b0b8a8a56bb2e4`; the registry checks the extracted CSV).
 pub const SKLEGO_WHEEL: &str = "https://files.pythonhosted.org/packages/c1/84/faa0ebdd72002c297024a3799c990bb01d0acf1bbb73308f4b0dddabbd17/scikit_lego-0.9.10-py3-none-any.whl";
 
+/// Debian bookworm's `r-cran-mlbench` 2.1-3-1 for amd64 (sha256 of the `.deb`
+/// `2f1127f7b5e7d08703b13b52ef1976a0c355a7660d6ac575e29b87b13921bc06`; the registry checks the extracted
+/// stream). The data files are the same on every architecture.
+pub const MLBENCH_DEB: &str =
+    "https://deb.debian.org/debian/pool/main/r/r-cran-mlbench/r-cran-mlbench_2.1-3-1_amd64.deb";
+
 /// What kind of data set a registry entry is, and how to load it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -141,6 +152,22 @@ pub enum Kind {
         /// 0-based target column.
         target: usize,
     },
+    /// A data frame saved by R (`.rda`): the object `object`, whose factor column `target` holds the classes
+    /// and whose other columns are the features.
+    RData {
+        /// Name of the saved object.
+        object: &'static str,
+        /// The factor column with the class labels.
+        target: &'static str,
+    },
+}
+
+impl Kind {
+    /// Whether [`crate::load`] returns this kind as one classification table
+    /// ([`crate::Loaded::Classification`]): KEEL sets, abalone and R data frames.
+    pub fn is_classification_table(self) -> bool {
+        matches!(self, Kind::Keel | Kind::Abalone | Kind::RData { .. })
+    }
 }
 
 /// Where the public copy of a file lives.
@@ -160,6 +187,15 @@ pub enum Origin {
         url: String,
         /// Member names from the outer archive inwards.
         members: Vec<String>,
+    },
+    /// A file of the Debian binary package at `url` (member `path` of its `data.tar.*`); an xz or gzip
+    /// layer of the file itself is removed, and the fetcher gzips the payload into the cache. Not expected
+    /// in a mirror: fetched from `url` even when a mirror is set.
+    DebMember {
+        /// The `.deb`'s URL.
+        url: String,
+        /// The file's path inside the package, e.g. `usr/lib/R/site-library/mlbench/data/Shuttle.rda`.
+        path: String,
     },
 }
 
@@ -297,10 +333,24 @@ fn build() -> Vec<DatasetSpec> {
             },
         )],
     });
+    v.push(DatasetSpec {
+        name: "mlbench/shuttle".into(),
+        kind: Kind::RData {
+            object: "Shuttle",
+            target: "Class",
+        },
+        files: vec![file(
+            "mlbench/Shuttle.rda.gz".into(),
+            Origin::DebMember {
+                url: MLBENCH_DEB.into(),
+                path: "usr/lib/R/site-library/mlbench/data/Shuttle.rda".into(),
+            },
+        )],
+    });
     v
 }
 
-/// Every registered data set, in a fixed order (IDX sets, KEEL, UCI, raw UCI, abalone).
+/// Every registered data set, in a fixed order (IDX sets, KEEL, UCI, raw UCI, abalone, mlbench).
 pub fn datasets() -> &'static [DatasetSpec] {
     static ALL: OnceLock<Vec<DatasetSpec>> = OnceLock::new();
     ALL.get_or_init(build)
@@ -326,7 +376,7 @@ mod tests {
     #[test]
     fn every_file_has_a_checksum_and_every_checksum_a_file() {
         let files: Vec<&FileSpec> = datasets().iter().flat_map(|d| &d.files).collect();
-        assert_eq!(files.len(), 4 + 4 + 13 + 2 * 19 + 9 + 1);
+        assert_eq!(files.len(), 4 + 4 + 13 + 2 * 19 + 9 + 1 + 1);
         assert_eq!(files.len(), checksum_table().len());
         for f in files {
             assert_eq!(f.sha256.len(), 64, "{}", f.path);

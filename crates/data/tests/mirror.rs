@@ -109,3 +109,35 @@ fn every_registered_set_loads_from_the_mirror() {
         eprintln!("{name}: {summary} ({:.2?})", t.elapsed());
     }
 }
+
+/// `mlbench/shuttle` comes from Debian's r-cran-mlbench package (downloaded even when a mirror is set):
+/// the Statlog Shuttle set, training and test parts together, with its documented class counts
+/// (UCI: 34,108 + 11,478 Rad Flow, 37 + 13 Fpv Close, 132 + 39 Fpv Open, 6,748 + 2,155 High,
+/// 2,458 + 809 Bypass, 6 + 4 Bpv Close, 11 + 2 Bpv Open).
+#[test]
+fn shuttle_from_the_debian_package_has_the_statlog_class_counts() {
+    let Some(m) = mirror() else { return };
+    let cache = tempfile::tempdir().unwrap();
+    fetch("mlbench/shuttle", cache.path(), &Source::Mirror(m)).unwrap();
+    let Loaded::Classification(c) = load("mlbench/shuttle", cache.path()).unwrap() else {
+        panic!("shuttle is a classification set")
+    };
+    assert_eq!(c.x.dim(), (58_000, 9));
+    assert_eq!(
+        c.classes,
+        [
+            "Rad.Flow",
+            "Fpv.Close",
+            "Fpv.Open",
+            "High",
+            "Bypass",
+            "Bpv.Close",
+            "Bpv.Open"
+        ]
+    );
+    assert_eq!(
+        c.class_counts(),
+        vec![45_586, 50, 171, 8_903, 3_267, 10, 13]
+    );
+    assert!(c.x.iter().all(|v| v.is_finite() && v.fract() == 0.0));
+}

@@ -66,19 +66,19 @@ fn check_dataset(v: &Value) -> Result<(), String> {
     let ok = v.as_str().is_some_and(|s| {
         s == "mnist"
             || s == "fashion-mnist"
-            || rfx_data::dataset(s).is_ok_and(|d| matches!(d.kind, rfx_data::registry::Kind::Keel))
+            || rfx_data::dataset(s).is_ok_and(|d| d.kind.is_classification_table())
     });
     if ok {
         Ok(())
     } else {
-        let keel: Vec<String> = rfx_data::datasets()
+        let tables: Vec<String> = rfx_data::datasets()
             .iter()
-            .filter(|d| matches!(d.kind, rfx_data::registry::Kind::Keel))
+            .filter(|d| d.kind.is_classification_table())
             .map(|d| d.name.clone())
             .collect();
         Err(format!(
             "unknown or unsuitable data set \"{v}\"; allowed: mnist, fashion-mnist, {}",
-            keel.join(", ")
+            tables.join(", ")
         ))
     }
 }
@@ -145,7 +145,7 @@ impl Kind for SurveyBenchmark {
         vec![
             ParamSpec {
                 name: "dataset",
-                allowed: "mnist, fashion-mnist or a keel/<set> classification set",
+                allowed: "mnist, fashion-mnist or a classification table (keel/<set>, sklego/abalone, mlbench/shuttle)",
                 check: check_dataset,
                 required: true,
             },

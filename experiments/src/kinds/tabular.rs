@@ -20,7 +20,7 @@ use crate::methods::MethodChoice;
 pub enum DataNeed {
     /// Inputs and a real target (`uci/...`, `uci-raw/...`).
     Regression,
-    /// Inputs and class labels (`keel/...`).
+    /// Inputs and class labels (`keel/...`, `sklego/abalone`, `mlbench/shuttle`).
     Classification,
 }
 
@@ -28,7 +28,7 @@ impl DataNeed {
     fn accepts(self, kind: DataKind) -> bool {
         match self {
             DataNeed::Regression => matches!(kind, DataKind::Uci | DataKind::UciRaw { .. }),
-            DataNeed::Classification => matches!(kind, DataKind::Keel | DataKind::Abalone),
+            DataNeed::Classification => kind.is_classification_table(),
         }
     }
 

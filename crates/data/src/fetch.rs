@@ -451,35 +451,35 @@ fn gzip_into(out: &mut File, mut payload: impl Read) -> io::Result<()> {
     enc.finish().map(|_| ())
 }
 
+/// Downloads the archive at `url`, takes the payload out of it with `extract`, and writes it gzipped to `out`.
+fn from_archive(
+    spec: &FileSpec,
+    url: &str,
+    out: &mut File,
+    extract: impl FnOnce(Vec<u8>) -> std::result::Result<Vec<u8>, String>,
+) -> Result<()> {
+    let archive = download_bytes(url).map_err(|e| {
+        RfxError::Data(format!(
+            "cannot download {} (from {url}: {e}); without network access, place a verified copy at that \
+             path in {ENV_DATA_DIR}",
+            spec.path
+        ))
+    })?;
+    let payload =
+        extract(archive).map_err(|e| RfxError::Data(format!("{} from {url}: {e}", spec.path)))?;
+    gzip_into(out, payload.as_slice())
+        .map_err(|e| RfxError::Data(format!("writing {}: {e}", spec.path)))
+}
+
 fn download(dataset_name: &str, spec: &FileSpec, out: &mut File) -> Result<()> {
     let (urls, gzip_it) = match &spec.origin {
         Origin::Gzip(urls) => (urls.clone(), false),
         Origin::Plain(url) => (vec![url.clone()], true),
         Origin::ZipMember { url, members } => {
-            let archive = download_bytes(url).map_err(|e| {
-                RfxError::Data(format!(
-                    "cannot download {} (from {url}: {e}); without network access, place a verified copy at \
-                     that path in {ENV_DATA_DIR}",
-                    spec.path
-                ))
-            })?;
-            let payload = extract_nested(archive, members)
-                .map_err(|e| RfxError::Data(format!("{} from {url}: {e}", spec.path)))?;
-            return gzip_into(out, payload.as_slice())
-                .map_err(|e| RfxError::Data(format!("writing {}: {e}", spec.path)));
+            return from_archive(spec, url, out, |a| extract_nested(a, members));
         }
         Origin::DebMember { url, path } => {
-            let deb = download_bytes(url).map_err(|e| {
-                RfxError::Data(format!(
-                    "cannot download {} (from {url}: {e}); without network access, place a verified copy at \
-                     that path in {ENV_DATA_DIR}",
-                    spec.path
-                ))
-            })?;
-            let payload = extract_deb_member(&deb, path)
-                .map_err(|e| RfxError::Data(format!("{} from {url}: {e}", spec.path)))?;
-            return gzip_into(out, payload.as_slice())
-                .map_err(|e| RfxError::Data(format!("writing {}: {e}", spec.path)));
+            return from_archive(spec, url, out, |a| extract_deb_member(&a, path));
         }
         Origin::Archive(what) => {
             return Err(RfxError::Data(format!(

@@ -239,15 +239,17 @@ pub fn read_rdata(
         )));
     }
     let n = codes.len();
-    let features: Vec<&Column> = df
-        .columns
+    // (name, column) of every feature column
+    let features: Vec<(&String, &Column)> = df
+        .names
         .iter()
+        .zip(&df.columns)
         .enumerate()
         .filter(|(j, _)| *j != t)
-        .map(|(_, c)| c)
+        .map(|(_, nc)| nc)
         .collect();
     let mut x = ndarray::Array2::<f64>::zeros((n, features.len()));
-    for (j, c) in features.iter().enumerate() {
+    for (j, (_, c)) in features.iter().enumerate() {
         match c {
             Column::Numeric(v) => x.column_mut(j).assign(&ndarray::ArrayView1::from(v)),
             Column::Factor { codes, .. } => x
@@ -258,16 +260,9 @@ pub fn read_rdata(
         }
     }
     if let Some(((i, j), _)) = x.indexed_iter().find(|(_, v)| !v.is_finite()) {
-        let cols: Vec<&String> = df
-            .names
-            .iter()
-            .enumerate()
-            .filter(|(k, _)| *k != t)
-            .map(|(_, c)| c)
-            .collect();
         return Err(RfxError::Data(format!(
             "{what}, object {object}: column {} is NA or not finite in row {}",
-            cols[j],
+            features[j].0,
             i + 1
         )));
     }

@@ -175,6 +175,49 @@ impl Reader<'_> {
         }
     }
 
+    /// The elements of a vector of type `ty` (its attributes follow in the stream).
+    fn vector(&mut self, ty: u32) -> Result<RValue> {
+        let n = self.length()?;
+        Ok(match ty {
+            LGLSXP | INTSXP => {
+                self.check_room(n, 4)?;
+                let v = (0..n).map(|_| self.int()).collect::<Result<Vec<_>>>()?;
+                if ty == LGLSXP {
+                    RValue::Logical(v)
+                } else {
+                    RValue::Integer(v)
+                }
+            }
+            REALSXP => {
+                self.check_room(n, 8)?;
+                let b = self.take(8 * n)?;
+                RValue::Double(
+                    b.chunks_exact(8)
+                        .map(|c| f64::from_be_bytes(c.try_into().expect("8-byte chunk")))
+                        .collect(),
+                )
+            }
+            STRSXP => {
+                self.check_room(n, 8)?;
+                let mut v = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let f = self.int()? as u32;
+                    if f & 0xff != CHARSXP {
+                        return Err(
+                            self.error(format!("a character vector element of type {}", f & 0xff))
+                        );
+                    }
+                    v.push(self.charsxp()?);
+                }
+                RValue::Character(v)
+            }
+            _ => {
+                self.check_room(n, 4)?;
+                RValue::List((0..n).map(|_| self.item()).collect::<Result<Vec<_>>>()?)
+            }
+        })
+    }
+
     fn item(&mut self) -> Result<RObject> {
         let flags = self.int()? as u32;
         let ty = flags & 0xff;
@@ -246,61 +289,10 @@ impl Reader<'_> {
                     attributes: first_attrs.unwrap_or_default(),
                 })
             }
-            LGLSXP | INTSXP => {
-                let n = self.length()?;
-                self.check_room(n, 4)?;
-                let v = (0..n).map(|_| self.int()).collect::<Result<Vec<_>>>()?;
-                let value = if ty == LGLSXP {
-                    RValue::Logical(v)
-                } else {
-                    RValue::Integer(v)
-                };
+            LGLSXP | INTSXP | REALSXP | STRSXP | VECSXP => {
+                let value = self.vector(ty)?;
                 let attributes = self.attributes(has_attr)?;
                 Ok(RObject { value, attributes })
-            }
-            REALSXP => {
-                let n = self.length()?;
-                self.check_room(n, 8)?;
-                let b = self.take(8 * n)?;
-                let v = b
-                    .chunks_exact(8)
-                    .map(|c| f64::from_be_bytes(c.try_into().expect("8-byte chunk")))
-                    .collect();
-                let attributes = self.attributes(has_attr)?;
-                Ok(RObject {
-                    value: RValue::Double(v),
-                    attributes,
-                })
-            }
-            STRSXP => {
-                let n = self.length()?;
-                self.check_room(n, 8)?;
-                let mut v = Vec::with_capacity(n);
-                for _ in 0..n {
-                    let f = self.int()? as u32;
-                    if f & 0xff != CHARSXP {
-                        return Err(self.error(format!(
-                            "a character vector element of type {}",
-                            f & 0xff
-                        )));
-                    }
-                    v.push(self.charsxp()?);
-                }
-                let attributes = self.attributes(has_attr)?;
-                Ok(RObject {
-                    value: RValue::Character(v),
-                    attributes,
-                })
-            }
-            VECSXP => {
-                let n = self.length()?;
-                self.check_room(n, 4)?;
-                let v = (0..n).map(|_| self.item()).collect::<Result<Vec<_>>>()?;
-                let attributes = self.attributes(has_attr)?;
-                Ok(RObject {
-                    value: RValue::List(v),
-                    attributes,
-                })
             }
             other => Err(self.error(format!(
                 "R type {other} is not supported (only NULL, symbols, pairlists, logical, integer, double, \

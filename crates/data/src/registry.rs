@@ -163,7 +163,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// Whether [`crate::load`] returns this kind as one classification table
+    /// Whether [`crate::load()`] returns this kind as one classification table
     /// ([`crate::Loaded::Classification`]): KEEL sets, abalone and R data frames.
     pub fn is_classification_table(self) -> bool {
         matches!(self, Kind::Keel | Kind::Abalone | Kind::RData { .. })

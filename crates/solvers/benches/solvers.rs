@@ -8,9 +8,12 @@
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use ndarray::{Array2, Axis};
 use rand::{Rng, SeedableRng};
-use rfx_solvers::linalg::{add_diag, gram_cols, gram_rows, Cholesky, Precision};
+use rfx_solvers::linalg::{add_diag, eigh, gram_cols, gram_rows, Cholesky, Precision, Tridiagonal};
 use rfx_solvers::metrics::{gflops, timed};
-use rfx_solvers::ridge::{KernelRidge, KrrParams, Ridge, RidgeParams};
+use rfx_solvers::ridge::{
+    select_lambda, CvScore, KernelRidge, KrrParams, LambdaScale, LambdaSearch, Ridge, RidgeParams,
+    Validation,
+};
 use rfx_solvers::spectral::spectral_approx;
 use std::hint::black_box;
 use std::time::Duration;
@@ -106,6 +109,34 @@ fn benches(c: &mut Criterion) {
     }
     g.finish();
     drop(z);
+
+    // the λ path of a ridge search: one tridiagonal reduction (dsytrd) per fold instead of the
+    // eigendecomposition (dsyevd) it replaced, on an m × m Gram; then a whole 2-fold search of 10 λ
+    let m = 3_000;
+    let z = uniform(2 * m, m, 8);
+    let a = gram_cols(z.view()).unwrap();
+    let t_tri = best_of(2, || Tridiagonal::new(a.view()).unwrap());
+    let t_eig = best_of(2, || eigh(a.view()).unwrap());
+    println!(
+        "[rfx-solvers bench] λ path on a {m} x {m} Gram: tridiagonal reduction {:.2} s, eigendecomposition {:.2} s ({:.1}x)",
+        t_tri.as_secs_f64(),
+        t_eig.as_secs_f64(),
+        t_eig.as_secs_f64() / t_tri.as_secs_f64()
+    );
+    let y = uniform(2 * m, 1, 9);
+    let search = LambdaSearch {
+        grid: (0..10).map(|i| 10f64.powi(i - 9)).collect(),
+        scale: LambdaScale::TimesN,
+        validation: Validation::KFold { folds: 2, seed: 1 },
+        score: CvScore::Mse,
+    };
+    let t = best_of(1, || select_lambda(z.view(), y.view(), &search).unwrap());
+    println!(
+        "[rfx-solvers bench] 2-fold λ search, 10 λ, n = {} m = {m}: {:.2} s",
+        2 * m,
+        t.as_secs_f64()
+    );
+    drop((z, a));
 
     // exact KRR, n = 5000: K = X Xᵀ / d + I (PSD, well conditioned)
     let n = 5_000;

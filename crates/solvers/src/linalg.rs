@@ -4,6 +4,8 @@
 //! * [`eigh`] / [`eigvalsh`]: symmetric eigendecomposition $A = V \Lambda V^\top$ by the divide-and-conquer
 //!   driver `dsyevd` (6× faster than `dsyev`, which ndarray-linalg's `eigh` uses; see
 //!   `shared/research/dependencies.md`, pitfall 4);
+//! * [`Tridiagonal`]: $A = Q T Q^\top$ by `dsytrd`, for the shifted solves $(A + \lambda I)^{-1} B$ of a λ path at
+//!   a third of an eigendecomposition's cost;
 //! * [`gram_cols`] ($Z^\top Z$) and [`gram_rows`] ($Z Z^\top$) by `cblas_dsyrk`, which does half the flops of a
 //!   GEMM (pitfall 6), with $Z^\top Z$ accumulated over row blocks ([`NormalEquations`]) so that feature
 //!   blocks can be streamed and the $n \times m$ matrix never has to be held twice;
@@ -362,6 +364,224 @@ pub fn eigvalsh(a: ArrayView2<'_, f64>) -> Result<Array1<f64>> {
     Ok(syevd(a, false)?.0)
 }
 
+/// A symmetric matrix in tridiagonal form $A = Q T Q^\top$ (LAPACK `dsytrd`: Householder reflectors, about
+/// $\tfrac43 n^3$ flops, and no eigenvectors — a third of the work of [`eigh`]'s `dsyevd`, which also runs the
+/// divide-and-conquer on $T$ and back-transforms $n$ vectors). Since $A + \lambda I = Q (T + \lambda I) Q^\top$,
+/// a shifted system $(A + \lambda I) X = B$ with $k$ right-hand sides then costs one tridiagonal solve
+/// ($O(nk)$) and two applications of $Q$ ($O(n^2 k)$) per shift: the λ path of a ridge search without an
+/// eigendecomposition.
+pub struct Tridiagonal {
+    n: usize,
+    /// `dsytrd`'s output: the reflectors below the first subdiagonal (column-major, lower).
+    reflectors: Vec<f64>,
+    tau: Vec<f64>,
+    d: Vec<f64>,
+    e: Vec<f64>,
+}
+
+impl Tridiagonal {
+    /// Reduces the symmetric `a` (only its upper triangle is read) to tridiagonal form.
+    pub fn new(a: ArrayView2<'_, f64>) -> Result<Self> {
+        let n = check_square(&a, "tridiagonal")?;
+        check_finite(&a, "tridiagonal")?;
+        // row-major upper triangle = column-major lower triangle
+        let mut reflectors: Vec<f64> = a.as_standard_layout().iter().copied().collect();
+        let mut d = vec![0.0; n];
+        // dsytrd writes n - 1 off-diagonal values and reflector scalars; keep the buffers non-empty for n = 1
+        let mut e = vec![0.0; n.max(2) - 1];
+        let mut tau = vec![0.0; n.max(2) - 1];
+        if n > 0 {
+            let nn = to_int(n, "n")?;
+            let uplo = b'L' as c_char;
+            let mut info: c_int = 0;
+            let mut work_q = [0.0f64; 1];
+            let minus1: c_int = -1;
+            // SAFETY: workspace query with valid pointers (e and tau hold n - 1 >= 1 values).
+            unsafe {
+                lapack_sys::dsytrd_(
+                    &uplo,
+                    &nn,
+                    reflectors.as_mut_ptr(),
+                    &nn,
+                    d.as_mut_ptr(),
+                    e.as_mut_ptr(),
+                    tau.as_mut_ptr(),
+                    work_q.as_mut_ptr(),
+                    &minus1,
+                    &mut info,
+                )
+            };
+            if info != 0 {
+                return Err(RfxError::Numerical(format!(
+                    "dsytrd workspace query failed: info = {info}"
+                )));
+            }
+            let lwork = (work_q[0].ceil() as usize).max(1);
+            let mut work = vec![0.0; lwork];
+            let lw = to_int(lwork, "lwork")?;
+            // SAFETY: buffers sized as LAPACK requested.
+            unsafe {
+                lapack_sys::dsytrd_(
+                    &uplo,
+                    &nn,
+                    reflectors.as_mut_ptr(),
+                    &nn,
+                    d.as_mut_ptr(),
+                    e.as_mut_ptr(),
+                    tau.as_mut_ptr(),
+                    work.as_mut_ptr(),
+                    &lw,
+                    &mut info,
+                )
+            };
+            if info != 0 {
+                return Err(RfxError::Numerical(format!("dsytrd failed: info = {info}")));
+            }
+        }
+        e.truncate(n.saturating_sub(1));
+        Ok(Tridiagonal {
+            n,
+            reflectors,
+            tau,
+            d,
+            e,
+        })
+    }
+
+    /// The diagonal of $T$.
+    pub fn diagonal(&self) -> &[f64] {
+        &self.d
+    }
+
+    /// The off-diagonal of $T$ ($n - 1$ values).
+    pub fn off_diagonal(&self) -> &[f64] {
+        &self.e
+    }
+
+    /// $C \leftarrow Q C$ (`transpose = false`) or $Q^\top C$, $C$ column-major $n \times k$ (`dormtr`).
+    fn apply_q(&self, c: &mut [f64], k: usize, transpose: bool) -> Result<()> {
+        if self.n <= 1 || k == 0 {
+            return Ok(()); // Q = I
+        }
+        let (nn, kk) = (to_int(self.n, "n")?, to_int(k, "k")?);
+        let (side, uplo) = (b'L' as c_char, b'L' as c_char);
+        let trans = if transpose { b'T' } else { b'N' } as c_char;
+        let mut info: c_int = 0;
+        let mut work_q = [0.0f64; 1];
+        let minus1: c_int = -1;
+        // SAFETY: workspace query; the reflectors are n x n (lda = n), C is n x k (ldc = n).
+        unsafe {
+            lapack_sys::dormtr_(
+                &side,
+                &uplo,
+                &trans,
+                &nn,
+                &kk,
+                self.reflectors.as_ptr() as *mut f64,
+                &nn,
+                self.tau.as_ptr() as *mut f64,
+                c.as_mut_ptr(),
+                &nn,
+                work_q.as_mut_ptr(),
+                &minus1,
+                &mut info,
+            )
+        };
+        if info != 0 {
+            return Err(RfxError::Numerical(format!(
+                "dormtr workspace query failed: info = {info}"
+            )));
+        }
+        let lwork = (work_q[0].ceil() as usize).max(1);
+        let mut work = vec![0.0; lwork];
+        let lw = to_int(lwork, "lwork")?;
+        // SAFETY: as above, with the requested workspace; dormtr does not write A or tau.
+        unsafe {
+            lapack_sys::dormtr_(
+                &side,
+                &uplo,
+                &trans,
+                &nn,
+                &kk,
+                self.reflectors.as_ptr() as *mut f64,
+                &nn,
+                self.tau.as_ptr() as *mut f64,
+                c.as_mut_ptr(),
+                &nn,
+                work.as_mut_ptr(),
+                &lw,
+                &mut info,
+            )
+        };
+        if info != 0 {
+            return Err(RfxError::Numerical(format!("dormtr failed: info = {info}")));
+        }
+        Ok(())
+    }
+
+    /// $X_\lambda = (A + \lambda I)^{-1} B$ for every shift λ of `shifts` ($B$ is $n \times k$): $Q^\top B$ once,
+    /// then per shift the tridiagonal solve by `dptsv` ($LDL^\top$ of $T + \lambda I$) and $Q$ applied. `None`
+    /// for a shift at which $T + \lambda I$ is not numerically positive definite (the caller decides what to do:
+    /// the ridge search falls back to an eigendecomposition, which clips negative rounding-level eigenvalues).
+    pub fn solve_shifted(
+        &self,
+        b: ArrayView2<'_, f64>,
+        shifts: &[f64],
+    ) -> Result<Vec<Option<Array2<f64>>>> {
+        let (n, k) = b.dim();
+        if n != self.n {
+            return Err(RfxError::DimensionMismatch(format!(
+                "shifted solve: matrix {} x {}, right-hand sides {:?}",
+                self.n,
+                self.n,
+                b.dim()
+            )));
+        }
+        // column-major Qᵀ B: iterating the transpose in logical order lists B by columns
+        let mut c: Vec<f64> = b.t().iter().copied().collect();
+        self.apply_q(&mut c, k, true)?;
+        let mut out = Vec::with_capacity(shifts.len());
+        for &lam in shifts {
+            if n == 0 || k == 0 {
+                out.push(Some(Array2::zeros((n, k))));
+                continue;
+            }
+            let mut d: Vec<f64> = self.d.iter().map(|v| v + lam).collect();
+            let mut e = self.e.clone();
+            e.push(0.0); // dptsv reads n - 1 values; keep the buffer non-empty for n = 1
+            let mut x = c.clone();
+            let (nn, kk) = (to_int(n, "n")?, to_int(k, "k")?);
+            let mut info: c_int = 0;
+            // SAFETY: d has n values, e at least n - 1, x is n x k column-major (ldb = n).
+            unsafe {
+                lapack_sys::dptsv_(
+                    &nn,
+                    &kk,
+                    d.as_mut_ptr(),
+                    e.as_mut_ptr(),
+                    x.as_mut_ptr(),
+                    &nn,
+                    &mut info,
+                )
+            };
+            if info > 0 {
+                out.push(None);
+                continue;
+            }
+            if info < 0 {
+                return Err(RfxError::Numerical(format!(
+                    "dptsv: argument {} invalid",
+                    -info
+                )));
+            }
+            self.apply_q(&mut x, k, false)?;
+            let x = Array2::from_shape_vec((n, k).f(), x).expect("n*k buffer");
+            out.push(Some(x.as_standard_layout().to_owned()));
+        }
+        Ok(out)
+    }
+}
+
 /// Row-major `cblas_dsyrk` into the upper triangle of `c`: $C \leftarrow C + A^\top A$ (`cols = true`, $A$ is
 /// $k \times m$) or $C \leftarrow C + A A^\top$ (`cols = false`).
 fn syrk_upper(a: ArrayView2<'_, f64>, c: &mut Array2<f64>, cols: bool) -> Result<()> {
@@ -636,6 +856,41 @@ mod tests {
         set_blas_threads(1);
         assert_eq!(blas_threads(), 1);
         set_blas_threads(2);
+    }
+    #[test]
+    fn tridiagonal_shifted_solves_equal_cholesky_solves() {
+        for n in [0usize, 1, 2, 7, 60] {
+            let z = randn(n + 3, n, 9 + n as u64);
+            let a = gram_cols(z.view()).unwrap();
+            let b = randn(n, 3, 100 + n as u64);
+            let t = Tridiagonal::new(a.view()).unwrap();
+            assert_eq!(t.diagonal().len(), n);
+            assert_eq!(t.off_diagonal().len(), n.saturating_sub(1));
+            // similarity: the trace is kept
+            let trace: f64 = t.diagonal().iter().sum();
+            assert!((trace - a.diag().sum()).abs() <= 1e-12 * (1.0 + a.diag().sum()));
+            let shifts = [1e-4, 0.5, 40.0];
+            let xs = t.solve_shifted(b.view(), &shifts).unwrap();
+            for (x, &lam) in xs.iter().zip(&shifts) {
+                let x = x.as_ref().expect("positive definite");
+                let mut al = a.clone();
+                add_diag(&mut al, lam);
+                let want = Cholesky::factor(al).unwrap().solve(b.view()).unwrap();
+                let err = max_abs(&(x - &want));
+                let scale = max_abs(&want).max(1e-300);
+                assert!(err <= 1e-9 * scale, "n = {n}, λ = {lam}: {err} vs {scale}");
+            }
+        }
+        // indefinite after the shift: no solution offered
+        let a = ndarray::arr2(&[[-1.0, 0.2], [0.2, 2.0]]);
+        let t = Tridiagonal::new(a.view()).unwrap();
+        let xs = t
+            .solve_shifted(Array2::ones((2, 1)).view(), &[0.5, 3.0])
+            .unwrap();
+        assert!(xs[0].is_none() && xs[1].is_some());
+        assert!(t
+            .solve_shifted(Array2::ones((3, 1)).view(), &[1.0])
+            .is_err());
     }
 }
 

@@ -37,7 +37,7 @@
 
 use crate::linalg::{
     add_diag, check_finite, check_memory, eigh, f64_bytes, gram_cols, gram_cols_f32_upper,
-    gram_rows, solve_spd_refined, Cholesky, CholeskyF32, NormalEquations, Precision,
+    gram_rows, solve_spd_refined, Cholesky, CholeskyF32, NormalEquations, Precision, Tridiagonal,
     DEFAULT_MEMORY_CAP,
 };
 use ndarray::linalg::general_mat_mul;
@@ -548,13 +548,16 @@ fn score(pred: &Array2<f64>, y: &ArrayView2<'_, f64>, s: CvScore) -> f64 {
     }
 }
 
-/// Selects λ on a grid by held-out error, reusing **one eigendecomposition per fold for all λ**.
+/// Selects λ on a grid by held-out error, reusing **one tridiagonal reduction per fold for all λ**.
 ///
-/// Primal ($m \le n_{tr}$): $G = Z_{tr}^\top Z_{tr} = V \Lambda V^\top$, then for every λ
-/// $\hat Y_{va} = (Z_{va} V)\,(\Lambda + \lambda I)^{-1} (V^\top Z_{tr}^\top Y_{tr})$ costs only
-/// $O(n_{va} m k)$ (`random-gegenbauer-features.md` §9). Dual ($m > n_{tr}$):
-/// $Z_{tr} Z_{tr}^\top = U \Sigma U^\top$ and
-/// $\hat Y_{va} = (Z_{va} Z_{tr}^\top U)(\Sigma + \lambda I)^{-1} U^\top Y_{tr}$.
+/// Primal ($m \le n_{tr}$): $G = Z_{tr}^\top Z_{tr} = Q T Q^\top$ ([`Tridiagonal`], `dsytrd`), then for every λ
+/// $\hat Y_{va} = Z_{va}\,Q (T + \lambda I)^{-1} Q^\top (Z_{tr}^\top Y_{tr})$, which costs $O(m^2 k + n_{va} m k)$
+/// per λ. Dual ($m > n_{tr}$): $Z_{tr} Z_{tr}^\top = Q T Q^\top$ and
+/// $\hat Y_{va} = (Z_{va} Z_{tr}^\top)\,Q (T + \lambda I)^{-1} Q^\top Y_{tr}$. This is the eigen-path of
+/// `random-gegenbauer-features.md` §9 ($G = V\Lambda V^\top$, $(\Lambda + \lambda I)^{-1}$) without the
+/// eigenvectors: the reduction is a third of `dsyevd`'s flops and no $Z_{va} V$ product is formed. Where
+/// $T + \lambda I$ is not numerically positive definite (a Gram with rounding-level negative eigenvalues and
+/// a λ below them) the fold falls back to the eigendecomposition, with eigenvalues clipped at 0.
 /// Refit on all rows with [`Ridge::fit`] and `best_lambda` afterwards.
 pub fn select_lambda(
     z: ArrayView2<'_, f64>,
@@ -572,39 +575,100 @@ pub fn select_lambda(
         let zva = z.select(Axis(0), valid);
         let yva = y.select(Axis(0), valid);
         let ntr = train.len();
-        // (P, Λ, C) with predictions P diag(1/(Λ+λ)) C
-        let (p, evals, c) = if z.ncols() <= ntr {
-            let e = eigh(gram_cols(ztr.view())?.view())?;
-            let c = e.vectors.t().dot(&ztr.t().dot(&ytr));
-            (zva.dot(&e.vectors), e.values, c)
+        // predictions P (A + λI)⁻¹ B
+        let lams = effective_grid(search, ntr);
+        if z.ncols() <= ntr {
+            let path = FoldPath::new(gram_cols(ztr.view())?, ztr.t().dot(&ytr), &lams)?;
+            path.add_scores(zva.view(), yva.view(), search.score, &mut totals);
         } else {
-            let e = eigh(gram_rows(ztr.view())?.view())?;
-            let c = e.vectors.t().dot(&ytr);
-            (zva.dot(&ztr.t()).dot(&e.vectors), e.values, c)
-        };
-        add_path_scores(search, ntr, &p, &evals, &c, &yva.view(), &mut totals);
+            let path = FoldPath::new(gram_rows(ztr.view())?, ytr, &lams)?;
+            path.add_scores(
+                zva.dot(&ztr.t()).view(),
+                yva.view(),
+                search.score,
+                &mut totals,
+            );
+        }
     }
     Ok(cv_result(search, totals, splits.len()))
 }
 
-/// Adds the held-out score of every λ of the grid to `totals`, predictions being
-/// $P\,\mathrm{diag}(1/(\Lambda + \lambda_{\rm eff}))\,C$ (eigenvalues of a Gram clipped at 0).
-fn add_path_scores(
-    search: &LambdaSearch,
-    ntr: usize,
-    p: &Array2<f64>,
-    evals: &Array1<f64>,
-    c: &Array2<f64>,
-    yva: &ArrayView2<'_, f64>,
-    totals: &mut [f64],
-) {
-    for (li, &lam) in search.grid.iter().enumerate() {
-        let lam = search.scale.effective(lam, ntr);
-        let mut d = c.clone();
-        for (mut row, &ev) in d.axis_iter_mut(Axis(0)).zip(evals.iter()) {
-            row /= ev.max(0.0) + lam;
+/// The grid's effective λ for a fit on `ntr` rows.
+fn effective_grid(search: &LambdaSearch, ntr: usize) -> Vec<f64> {
+    search
+        .grid
+        .iter()
+        .map(|&l| search.scale.effective(l, ntr))
+        .collect()
+}
+
+/// One fold's λ path: the solutions $X_\lambda = (A + \lambda I)^{-1} B$ for every effective λ, $A$
+/// symmetric positive semi-definite, from the tridiagonal form of $A$; or, where a shifted tridiagonal is not
+/// numerically positive definite, the eigendecomposition $A = V\Lambda V^\top$ and $V^\top B$, with
+/// $\Lambda$ clipped at 0. Held-out predictions are $P X_\lambda$.
+enum FoldPath {
+    Shifted(Vec<Array2<f64>>),
+    Eigen {
+        values: Array1<f64>,
+        vectors: Array2<f64>,
+        vtb: Array2<f64>,
+        lams: Vec<f64>,
+    },
+}
+
+impl FoldPath {
+    /// Consumes `a` (dropped before the fallback's eigendecomposition allocates).
+    fn new(a: Array2<f64>, b: Array2<f64>, lams: &[f64]) -> Result<FoldPath> {
+        let solutions = Tridiagonal::new(a.view())?.solve_shifted(b.view(), lams)?;
+        if solutions.iter().all(Option::is_some) {
+            return Ok(FoldPath::Shifted(solutions.into_iter().flatten().collect()));
         }
-        totals[li] += score(&p.dot(&d), yva, search.score);
+        Self::eigen(a, b, lams)
+    }
+
+    /// The eigendecomposition path (the fallback of [`FoldPath::new`]).
+    fn eigen(a: Array2<f64>, b: Array2<f64>, lams: &[f64]) -> Result<FoldPath> {
+        let e = eigh(a.view())?;
+        drop(a);
+        let vtb = e.vectors.t().dot(&b);
+        Ok(FoldPath::Eigen {
+            values: e.values,
+            vectors: e.vectors,
+            vtb,
+            lams: lams.to_vec(),
+        })
+    }
+
+    /// Adds the held-out score of every λ, predictions $P X_\lambda$, to `totals`.
+    fn add_scores(
+        &self,
+        p: ArrayView2<'_, f64>,
+        yva: ArrayView2<'_, f64>,
+        kind: CvScore,
+        totals: &mut [f64],
+    ) {
+        match self {
+            FoldPath::Shifted(xs) => {
+                for (total, x) in totals.iter_mut().zip(xs) {
+                    *total += score(&p.dot(x), &yva, kind);
+                }
+            }
+            FoldPath::Eigen {
+                values,
+                vectors,
+                vtb,
+                lams,
+            } => {
+                let pv = p.dot(vectors);
+                for (total, &lam) in totals.iter_mut().zip(lams) {
+                    let mut d = vtb.clone();
+                    for (mut row, &ev) in d.axis_iter_mut(Axis(0)).zip(values.iter()) {
+                        row /= ev.max(0.0) + lam;
+                    }
+                    *total += score(&pv.dot(&d), &yva, kind);
+                }
+            }
+        }
     }
 }
 
@@ -636,9 +700,9 @@ fn check_grid(search: &LambdaSearch) -> Result<()> {
 }
 
 /// Selects λ for **exact kernel ridge regression** from the Gram $K$ of the rows (same validation schemes,
-/// scores and λ convention as [`select_lambda`]): per fold one eigendecomposition of the fitting rows'
-/// Gram $K_{FF} = U\Lambda U^\top$, then for every λ $\hat Y_V = (K_{VF}U)(\Lambda + \lambda_{\rm eff} I)^{-1}
-/// U^\top Y_F$ — the dual path of [`select_lambda`] with $ZZ^\top$ replaced by $K$. Refit with
+/// scores and λ convention as [`select_lambda`]): per fold one tridiagonal reduction of the fitting rows'
+/// Gram $K_{FF} = Q T Q^\top$, then for every λ $\hat Y_V = K_{VF}\,Q(T + \lambda_{\rm eff} I)^{-1}Q^\top Y_F$ —
+/// the dual path of [`select_lambda`] with $ZZ^\top$ replaced by $K$ (eigendecomposition fallback as there). Refit with
 /// [`KernelRidge::fit_gram`] and `best_lambda` afterwards.
 pub fn select_lambda_gram(
     k: ArrayView2<'_, f64>,
@@ -657,51 +721,55 @@ pub fn select_lambda_gram(
     let mut totals = vec![0.0; search.grid.len()];
     let splits = folds(n, &search.validation)?;
     for (train, valid) in &splits {
-        let e = eigh(k.select(Axis(0), train).select(Axis(1), train).view())?;
-        let c = e.vectors.t().dot(&y.select(Axis(0), train));
-        let p = k
-            .select(Axis(0), valid)
-            .select(Axis(1), train)
-            .dot(&e.vectors);
-        let yva = y.select(Axis(0), valid);
-        add_path_scores(
-            search,
-            train.len(),
-            &p,
-            &e.values,
-            &c,
-            &yva.view(),
+        // K_FF is reduced (and dropped) before the held-out rows K_VF are cut out
+        let kf = k.select(Axis(0), train).select(Axis(1), train);
+        let path = FoldPath::new(
+            kf,
+            y.select(Axis(0), train),
+            &effective_grid(search, train.len()),
+        )?;
+        let kvf = k.select(Axis(0), valid).select(Axis(1), train);
+        path.add_scores(
+            kvf.view(),
+            y.select(Axis(0), valid).view(),
+            search.score,
             &mut totals,
         );
     }
     Ok(cv_result(search, totals, splits.len()))
 }
 
-/// Peak bytes [`select_lambda_gram`] allocates for an $n$-row Gram, $k$ outputs and the validation scheme
-/// `validation` (on top of the Gram and targets it is given). Folds run one after another, so this is the
-/// largest fold's peak; a fold with $f$ fitting and $v$ held-out rows holds, in doubles,
-/// - while $K_{FF}$ is decomposed: the selected rows $K_{F\cdot}$ ($fn$), $K_{FF}$ ($f^2$), LAPACK `dsyevd`'s
-///   copy that becomes $U$ ($f^2$) and its workspace ($2f^2 + 6f + 1$ doubles, $5f + 3$ integers, counted
-///   as doubles): $fn + 4f^2 + 11f + 4$;
-/// - then $U$ ($f^2$), the selected rows $K_{V\cdot}$ ($vn$), $K_{VF}$ and $K_{VF}U$ ($2vf$);
+/// Peak bytes [`select_lambda_gram`] allocates for an $n$-row Gram, $k$ outputs and `search` (its validation
+/// scheme and grid of $g$ values), on top of the Gram and targets it is given. Folds run one after another, so
+/// this is the largest fold's peak; a fold with $f$ fitting and $v$ held-out rows holds, in doubles, the
+/// largest of
+/// - cutting out $K_{FF}$: the selected rows $K_{F\cdot}$ ($fn$) and $K_{FF}$ ($f^2$);
+/// - the tridiagonal reduction: $K_{FF}$, its reflectors ($f^2$), `dsytrd`'s workspace (at most $64f$) and $T$
+///   ($3f$), then the solutions $X_\lambda$ ($gfk$) with $Q^\top B$ and a working copy ($2fk$);
+/// - the eigendecomposition fallback: $K_{FF}$, `dsyevd`'s copy ($f^2$), its workspace ($2f^2 + 6f + 1$
+///   doubles, $5f + 3$ integers counted as doubles), the eigenvalues ($f$) and the eigenvectors' row-major
+///   copy ($f^2$): $5f^2 + 12f + 4$;
+/// - the predictions: the eigenvectors if the fallback ran ($f^2$), the selected rows $K_{V\cdot}$ ($vn$),
+///   $K_{VF}$ and $K_{VF}U$ ($2vf$);
 ///
 /// plus the targets and the per-λ predictions ($3(f + v)k$). With 2 folds, $f \approx v \approx n/2$ and
-/// the peak is $\approx 1.5\,n^2$ doubles. The fold sizes are those of the search (for [`Validation::Split`]
+/// the peak is $\approx 1.25\,n^2$ doubles. The fold sizes are those of the search (for [`Validation::Split`]
 /// the given index sets).
-pub fn select_lambda_gram_memory_bytes(n: usize, k: usize, validation: &Validation) -> u64 {
+pub fn select_lambda_gram_memory_bytes(n: usize, k: usize, search: &LambdaSearch) -> u64 {
     // the fold sizes of the search itself (a scheme it would reject needs no memory: the search fails first)
-    let sizes: Vec<(usize, usize)> = folds(n, validation)
+    let sizes: Vec<(usize, usize)> = folds(n, &search.validation)
         .map(|s| s.iter().map(|(f, v)| (f.len(), v.len())).collect())
         .unwrap_or_default();
-    let n = n as u128;
-    let k = k as u128;
+    let (n, k, g) = (n as u128, k as u128, search.grid.len() as u128);
     let peak = sizes
         .iter()
         .map(|&(f, v)| {
             let (f, v) = (f as u128, v as u128);
-            let decompose = f * n + 4 * f * f + 11 * f + 4;
+            let select = f * n + f * f;
+            let reduce = 2 * f * f + 64 * f + 3 * f + g * f * k + 2 * f * k;
+            let fallback = 5 * f * f + 12 * f + 4;
             let predict = f * f + v * n + 2 * v * f;
-            decompose.max(predict) + 3 * (f + v) * k
+            select.max(reduce).max(fallback).max(predict) + 3 * (f + v) * k
         })
         .max()
         .unwrap_or(0);
@@ -1277,22 +1345,62 @@ mod tests {
 
     #[test]
     fn gram_selection_memory_counts_the_largest_fold() {
+        let search = |validation| LambdaSearch {
+            grid: vec![1e-3],
+            scale: LambdaScale::TimesN,
+            validation,
+            score: CvScore::Mse,
+        };
         // 3 folds of 10 rows: held-out sizes 3, 3, 4, so the largest fold fits on f = 7 rows and validates
-        // on v = 3: decomposition 7·10 + 4·49 + 11·7 + 4 = 347 doubles (> prediction 49 + 30 + 42),
-        // plus targets and predictions 3·10 → 377 doubles.
-        let v = Validation::KFold { folds: 3, seed: 1 };
-        assert_eq!(select_lambda_gram_memory_bytes(10, 1, &v), 377 * 8);
-        // 2 folds: about 1.5 n² doubles, three times a half-size fold Gram (f²) and more than one n × n copy
+        // on v = 3: the reduction 2·49 + 64·7 + 3·7 + 7 + 14 = 588 doubles (> cutting out 70 + 49, the
+        // fallback 5·49 + 12·7 + 4 = 333, predicting 49 + 30 + 42), plus targets and predictions 3·10 → 618.
+        let v = search(Validation::KFold { folds: 3, seed: 1 });
+        assert_eq!(select_lambda_gram_memory_bytes(10, 1, &v), 618 * 8);
+        // 2 folds: about 1.25 n² doubles (the fallback's five half-size fold Grams), more than one n × n copy
         let n = 10_000;
-        let b = select_lambda_gram_memory_bytes(n, 1, &Validation::KFold { folds: 2, seed: 1 });
+        let b =
+            select_lambda_gram_memory_bytes(n, 1, &search(Validation::KFold { folds: 2, seed: 1 }));
         let nn = (n * n * 8) as f64;
-        assert!((b as f64 / nn - 1.5).abs() < 0.01, "{}", b as f64 / nn);
-        // an explicit split counts its own sets
-        let split = Validation::Split {
+        assert!((b as f64 / nn - 1.25).abs() < 0.01, "{}", b as f64 / nn);
+        // an explicit split counts its own sets: f = 4, v = 2, n = 6, k = 2
+        let split = search(Validation::Split {
             train: (0..4).collect(),
             valid: (4..6).collect(),
-        };
+        });
         let b = select_lambda_gram_memory_bytes(6, 2, &split);
-        assert_eq!(b, (4 * 6 + 4 * 16 + 11 * 4 + 4 + 3 * 6 * 2) * 8);
+        assert_eq!(
+            b,
+            (2 * 16 + 64 * 4 + 3 * 4 + 4 * 2 + 2 * 4 * 2 + 3 * 6 * 2) * 8
+        );
+    }
+
+    #[test]
+    fn tridiagonal_path_equals_the_eigen_path_and_falls_back_when_indefinite() {
+        let z = randn(40, 12, 5);
+        let y = randn(40, 2, 6);
+        let (ztr, zva) = (z.slice(s![..30, ..]), z.slice(s![30.., ..]));
+        let (ytr, yva) = (y.slice(s![..30, ..]), y.slice(s![30.., ..]));
+        let lams = [1e-6, 1e-2, 1.0, 30.0];
+        let a = gram_cols(ztr.view()).unwrap();
+        let b = ztr.t().dot(&ytr);
+        let scores = |path: &FoldPath| {
+            let mut t = vec![0.0; lams.len()];
+            path.add_scores(zva.view(), yva.view(), CvScore::Mse, &mut t);
+            t
+        };
+        let tri = FoldPath::new(a.clone(), b.clone(), &lams).unwrap();
+        assert!(matches!(tri, FoldPath::Shifted(_)));
+        let eig = FoldPath::eigen(a, b, &lams).unwrap();
+        for (s, t) in scores(&tri).iter().zip(scores(&eig)) {
+            assert!((s - t).abs() <= 1e-9 * t, "{s} vs {t}");
+        }
+        // a matrix with a negative eigenvalue below the smallest shift: the eigen path with clipping
+        let q = gram_rows(randn(3, 6, 7).view()).unwrap();
+        let mut a = q.clone();
+        a[[0, 0]] -= 50.0;
+        assert!(eigh(a.view()).unwrap().values[0] < -1.0);
+        let b = Array2::ones((3, 1));
+        let path = FoldPath::new(a, b, &[1e-3, 1.0]).unwrap();
+        assert!(matches!(path, FoldPath::Eigen { .. }));
     }
 }

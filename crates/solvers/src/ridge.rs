@@ -778,17 +778,133 @@ pub fn select_lambda_gram_memory_bytes(n: usize, k: usize, search: &LambdaSearch
 
 /// Selects λ by [`select_lambda`] and refits on all rows with it (same [`LambdaScale`], so with
 /// [`LambdaScale::TimesN`] the refit penalty is $\lambda^\star n$ for the full $n$, applied once).
+///
+/// In the primal form, when every fold fits on all rows but its held-out ones (k-fold, hold-out), the
+/// $m \times m$ Grams are shared: $G_c = Z_c^\top Z_c$ is formed once per chunk $c$ of rows (each fold's
+/// held-out rows, plus the rows no fold holds out), fold $j$ fits on $\sum_{c \ne V_j} G_c$ and the refit on
+/// $\sum_c G_c$. That is $n m^2$ flops for the whole search and refit instead of $k n m^2$ (twice less with 2
+/// folds); the λ path and the refit are the same as [`select_lambda`] and [`Ridge::fit`] (values equal to
+/// rounding). Used when the chunk Grams take at most half of [`DEFAULT_MEMORY_CAP`].
 pub fn fit_ridge_cv(
     z: ArrayView2<'_, f64>,
     y: ArrayView2<'_, f64>,
     search: &LambdaSearch,
     form: RidgeForm,
 ) -> Result<(Ridge, CvResult)> {
+    check_xy(&z, &y)?;
+    check_grid(search)?;
+    let (n, m) = z.dim();
+    let splits = folds(n, &search.validation)?;
+    if let Some(chunks) = shared_chunks(n, m, &splits, form) {
+        return fit_ridge_cv_shared(z, y, search, &splits, &chunks);
+    }
     let cv = select_lambda(z, y, search)?;
     let p = RidgeParams::new(cv.best_lambda)
         .scale(search.scale)
         .form(form);
     Ok((Ridge::fit(z, y, &p)?, cv))
+}
+
+/// The row chunks of [`fit_ridge_cv`]'s shared-Gram path (each fold's held-out rows, then the rows no fold
+/// holds out), or `None` when the path does not apply: a dual fit, held-out sets that overlap, a fold that
+/// does not fit on all its other rows, or chunk Grams above half the default memory cap.
+fn shared_chunks(
+    n: usize,
+    m: usize,
+    splits: &[(Vec<usize>, Vec<usize>)],
+    form: RidgeForm,
+) -> Option<Vec<Vec<usize>>> {
+    let primal = match form {
+        RidgeForm::Primal => true,
+        RidgeForm::Dual => false,
+        RidgeForm::Auto => splits.iter().all(|(t, _)| m <= t.len()),
+    };
+    if !primal || splits.iter().any(|(t, v)| t.len() + v.len() != n) {
+        return None;
+    }
+    let mut owner = vec![usize::MAX; n];
+    for (j, (_, v)) in splits.iter().enumerate() {
+        for &i in v {
+            if owner[i] != usize::MAX {
+                return None;
+            }
+            owner[i] = j;
+        }
+    }
+    // with disjoint held-out sets and |train| + |valid| = n, train is the complement of valid exactly when
+    // no training row is held out by the same fold
+    if splits
+        .iter()
+        .enumerate()
+        .any(|(j, (t, _))| t.iter().any(|&i| owner[i] == j))
+    {
+        return None;
+    }
+    let mut chunks: Vec<Vec<usize>> = splits.iter().map(|(_, v)| v.clone()).collect();
+    let rest: Vec<usize> = (0..n).filter(|&i| owner[i] == usize::MAX).collect();
+    if !rest.is_empty() {
+        chunks.push(rest);
+    }
+    // chunk Grams, a fold's sum and the tridiagonal reflectors
+    let bytes = f64_bytes((chunks.len() as u128 + 2) * (m as u128) * (m as u128));
+    (bytes <= DEFAULT_MEMORY_CAP / 2).then_some(chunks)
+}
+
+fn fit_ridge_cv_shared(
+    z: ArrayView2<'_, f64>,
+    y: ArrayView2<'_, f64>,
+    search: &LambdaSearch,
+    splits: &[(Vec<usize>, Vec<usize>)],
+    chunks: &[Vec<usize>],
+) -> Result<(Ridge, CvResult)> {
+    let (n, m) = z.dim();
+    let k = y.ncols();
+    let mut grams = Vec::with_capacity(chunks.len());
+    for rows in chunks {
+        let mut ne = NormalEquations::new(m, k)?;
+        ne.push_all(
+            z.select(Axis(0), rows).view(),
+            y.select(Axis(0), rows).view(),
+        )?;
+        grams.push(ne.finish());
+    }
+    let sum_except = |skip: Option<usize>| {
+        let mut g = Array2::<f64>::zeros((m, m));
+        let mut b = Array2::<f64>::zeros((m, k));
+        for (c, (gc, bc)) in grams.iter().enumerate() {
+            if Some(c) != skip {
+                g += gc;
+                b += bc;
+            }
+        }
+        (g, b)
+    };
+    let mut totals = vec![0.0; search.grid.len()];
+    for (j, (train, valid)) in splits.iter().enumerate() {
+        // chunk j is fold j's held-out rows
+        let (g, b) = sum_except(Some(j));
+        let path = FoldPath::new(g, b, &effective_grid(search, train.len()))?;
+        path.add_scores(
+            z.select(Axis(0), valid).view(),
+            y.select(Axis(0), valid).view(),
+            search.score,
+            &mut totals,
+        );
+    }
+    let cv = cv_result(search, totals, splits.len());
+    let (mut g, b) = sum_except(None);
+    drop(grams);
+    let lam = search.scale.effective(cv.best_lambda, n);
+    add_diag(&mut g, lam);
+    let weights = Cholesky::factor(g)?.solve(b.view())?;
+    Ok((
+        Ridge {
+            weights,
+            lambda_eff: lam,
+            form: RidgeForm::Primal,
+        },
+        cv,
+    ))
 }
 
 /// Parameters of exact kernel ridge regression.
@@ -1402,5 +1518,45 @@ mod tests {
         let b = Array2::ones((3, 1));
         let path = FoldPath::new(a, b, &[1e-3, 1.0]).unwrap();
         assert!(matches!(path, FoldPath::Eigen { .. }));
+    }
+
+    #[test]
+    fn shared_gram_search_equals_separate_search_and_refit() {
+        let z = randn(90, 14, 11);
+        let y = randn(90, 2, 12);
+        for validation in [
+            Validation::KFold { folds: 2, seed: 3 },
+            Validation::KFold { folds: 5, seed: 4 },
+            Validation::Holdout {
+                fraction: 0.3,
+                seed: 5,
+            },
+        ] {
+            let search = LambdaSearch {
+                grid: log10_grid(-6.0, 1.0, 8).unwrap(),
+                scale: LambdaScale::TimesN,
+                validation,
+                score: CvScore::Mse,
+            };
+            let splits = folds(90, &search.validation).unwrap();
+            assert!(shared_chunks(90, 14, &splits, RidgeForm::Auto).is_some());
+            let (model, cv) = fit_ridge_cv(z.view(), y.view(), &search, RidgeForm::Auto).unwrap();
+            let direct = select_lambda(z.view(), y.view(), &search).unwrap();
+            for (a, b) in cv.scores.iter().zip(&direct.scores) {
+                assert!((a - b).abs() <= 1e-9 * b, "{a} vs {b}");
+            }
+            assert_eq!(cv.best_index, direct.best_index);
+            let p = RidgeParams::new(direct.best_lambda).scale(LambdaScale::TimesN);
+            let refit = Ridge::fit(z.view(), y.view(), &p).unwrap();
+            assert_eq!(model.lambda_eff(), refit.lambda_eff());
+            let err = max_abs(&(model.weights() - refit.weights()));
+            assert!(err <= 1e-9 * max_abs(refit.weights()), "{err}");
+        }
+        // schemes the shared path cannot use: an explicit split that leaves rows out, a dual fit
+        let split = vec![((0..40).collect::<Vec<_>>(), (50..90).collect::<Vec<_>>())];
+        assert!(shared_chunks(90, 14, &split, RidgeForm::Auto).is_none());
+        let kfold = folds(90, &Validation::KFold { folds: 3, seed: 1 }).unwrap();
+        assert!(shared_chunks(90, 14, &kfold, RidgeForm::Dual).is_none());
+        assert!(shared_chunks(90, 70, &kfold, RidgeForm::Auto).is_none());
     }
 }

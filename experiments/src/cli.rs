@@ -44,7 +44,7 @@ enum Command {
         no_progress: bool,
         /// Start no new cell after this many minutes (counted from the start of the command): finished cells
         /// are kept, the outputs are written from them and marked partial, and the same command later
-        /// computes the rest. 0 computes nothing and rewrites the outputs from the cells present.
+        /// computes the rest. Experiment files not started by then are left untouched.
         #[arg(long, value_name = "MINUTES", allow_negative_numbers = true)]
         time_limit: Option<f64>,
     },
@@ -272,6 +272,11 @@ fn execute(cli: Cli) -> Result<(), AppError> {
                 deadline,
             };
             for spec in &specs {
+                if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                    // not started: its results (and their manifest) stay as they are
+                    println!("{}: not started, time limit reached", spec.name);
+                    continue;
+                }
                 let r = run(spec, &opts)?;
                 println!(
                     "{}: {} cells ({} computed, {} reused, {} skipped) in {:.2} s -> {}",

@@ -9,6 +9,8 @@
 //! * When all cells are done, `cells.csv` is rewritten in sweep order (atomically), so that the file is
 //!   identical, timings aside, whatever the thread count or the interruptions.
 //! * `summary.csv`, the plot, the table and the manifest are written atomically afterwards.
+//! * With a deadline (`--time-limit`) no cell starts after it; the outputs are then written from the cells
+//!   present and marked partial ([`crate::outputs::partial_note`]), and a later run computes the rest.
 
 use std::collections::HashMap;
 use std::io::Write;

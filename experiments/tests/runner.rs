@@ -385,9 +385,19 @@ fn time_limit_stops_early_marks_outputs_partial_and_resumes() {
         "{manifest}"
     );
 
-    // A zero limit computes nothing and rewrites the outputs from the cells present.
+    // Once the limit has passed, experiment files are not started and their folders are left as they are.
+    let report = std::fs::read(out.join("st/report.md")).unwrap();
     let o = rfx().args(args(&["--time-limit", "0"])).output().unwrap();
-    assert!(String::from_utf8_lossy(&o.stdout).contains(&format!("(0 computed, {done} reused")));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("st: not started, time limit reached"));
+    assert_eq!(std::fs::read(out.join("st/report.md")).unwrap(), report);
+    // `rfx plot` rebuilds the outputs of a partial folder with the mark
+    std::fs::remove_file(out.join("st/table.md")).unwrap();
+    assert!(run(&["plot", out.join("st").to_str().unwrap()])
+        .status
+        .success());
+    let table = std::fs::read_to_string(out.join("st/table.md")).unwrap();
+    assert!(table.contains(&partial), "{table}");
 
     // Without a limit the rest is computed, the mark disappears, and the rows equal an uninterrupted run's.
     let o = rfx().args(args(&[])).output().unwrap();

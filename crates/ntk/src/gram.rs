@@ -11,6 +11,10 @@
 //!   deterministic once fitted, so this is exact). Cost: $n^2 m$ flops for the products plus
 //!   $\lceil n/P\rceil(\lceil n/P\rceil+1)/2$ panel transforms ($\approx n/(2P)$ full transforms); with
 //!   $P \ge n$ it is one transform and one `dsyrk`.
+//! * [`feature_gram_error`]: $\|\Phi\Phi^\top - K\|_F^2$ and $\|K\|_F^2$ against a given $K$ by the same row panels,
+//!   each tile of $\Phi\Phi^\top$ (at most $1024 \times 1024$, by GEMM) compared with $K$ as soon as it is
+//!   formed: the same $n^2 m$ flops as [`feature_gram`] without its $n \times n$ output, its symmetrisation
+//!   and a second pass over $n^2$ entries (which dominate for small $m$).
 //! * [`chunked_gram`]: $\frac1C\sum_{c=1}^C \Phi_c\Phi_c^\top$ for $C$ independently fitted maps (each a
 //!   $1/\sqrt C$-scaled chunk of a map of $C$ times their dimension). For arc-cosine features this is exactly a
 //!   map of dimension $\sum_c m_c$; for Algorithm 1 with $L = 1$ it is unbiased with variance of the same
@@ -20,6 +24,9 @@
 use ndarray::{s, Array2, ArrayView2};
 use rfx_core::{FeatureMap, Result, RfxError};
 use rfx_solvers::linalg::{gram_rows_add_upper, symmetrize_from_upper};
+
+/// Rows per side of the tiles [`feature_gram_error`] forms (8 MiB of doubles, cache-sized).
+const ERROR_TILE: usize = 1024;
 
 /// Accumulates $\sum_k Z_k Z_k^\top$ over column blocks $Z_k$ ($n \times b_k$) into an $n \times n$ matrix.
 #[derive(Clone, Debug)]
@@ -96,6 +103,78 @@ pub fn feature_gram<M: FeatureMap + ?Sized>(
         }
     }
     Ok(k)
+}
+
+/// $\big(\|\Phi\Phi^\top - K\|_F^2,\ \|K\|_F^2\big)$ for the features $\Phi$ of a fitted map on the rows of `x`
+/// and a symmetric $K$ ($n \times n$), without forming $\Phi\Phi^\top$: row panels as in [`feature_gram`]
+/// (within `memory_budget` bytes), tiles of at most $1024 \times 1024$ by GEMM, each compared with $K$ at once;
+/// only tiles on or above the diagonal are formed and those strictly above count twice (both sums use the
+/// upper triangle of $K$ only). The tiles are visited in a fixed order, so the sums are deterministic.
+pub fn feature_gram_error<M: FeatureMap + ?Sized>(
+    map: &M,
+    x: ArrayView2<'_, f64>,
+    k: ArrayView2<'_, f64>,
+    memory_budget: u64,
+) -> Result<(f64, f64)> {
+    map.check_input(x)?;
+    let n = x.nrows();
+    if k.dim() != (n, n) {
+        return Err(RfxError::DimensionMismatch(format!(
+            "feature_gram_error: {} rows, reference Gram {:?}",
+            n,
+            k.dim()
+        )));
+    }
+    let m = map.dim().max(1) as u64;
+    let panel = usize::try_from((memory_budget / (2 * 8 * m)).max(1))
+        .unwrap_or(usize::MAX)
+        .min(n.max(1));
+    let (mut err, mut norm) = (0.0, 0.0);
+    let mut tile = Array2::<f64>::zeros((ERROR_TILE.min(n.max(1)), ERROR_TILE.min(n.max(1))));
+    // adds the tile Fa[r] Fb[c]ᵀ against K at rows a0 + r, columns b0 + c (upper triangle only)
+    let mut compare = |fa: &Array2<f64>, a0: usize, fb: &Array2<f64>, b0: usize| {
+        for r0 in (0..fa.nrows()).step_by(ERROR_TILE) {
+            let r1 = (r0 + ERROR_TILE).min(fa.nrows());
+            for c0 in (0..fb.nrows()).step_by(ERROR_TILE) {
+                let c1 = (c0 + ERROR_TILE).min(fb.nrows());
+                if b0 + c1 <= a0 + r0 {
+                    continue; // entirely below the diagonal
+                }
+                let mut t = tile.slice_mut(s![..r1 - r0, ..c1 - c0]);
+                ndarray::linalg::general_mat_mul(
+                    1.0,
+                    &fa.slice(s![r0..r1, ..]),
+                    &fb.slice(s![c0..c1, ..]).t(),
+                    0.0,
+                    &mut t,
+                );
+                for (i, row) in t.outer_iter().enumerate() {
+                    let gi = a0 + r0 + i;
+                    for (j, &v) in row.iter().enumerate() {
+                        let gj = b0 + c0 + j;
+                        if gj < gi {
+                            continue;
+                        }
+                        let e = k[[gi, gj]];
+                        let w = if gj == gi { 1.0 } else { 2.0 };
+                        err += w * (v - e) * (v - e);
+                        norm += w * e * e;
+                    }
+                }
+            }
+        }
+    };
+    for a in (0..n).step_by(panel) {
+        let a_end = (a + panel).min(n);
+        let fa = map.transform(x.slice(s![a..a_end, ..]))?;
+        compare(&fa, a, &fa, a);
+        for b in (a_end..n).step_by(panel) {
+            let b_end = (b + panel).min(n);
+            let fb = map.transform(x.slice(s![b..b_end, ..]))?;
+            compare(&fa, a, &fb, b);
+        }
+    }
+    Ok((err, norm))
 }
 
 /// $\frac1C\sum_{c<C}\Phi_c\Phi_c^\top$ for the rows of `x`, with `make(c)` fitting chunk $c$ (use independent RNG

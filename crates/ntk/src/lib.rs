@@ -24,7 +24,7 @@ pub use baselines::{GradRf, GradRfParams, NaiveRf, NaiveRfParams, DEFAULT_NAIVE_
 pub use cnn_gradrf::{CnnGradRf, CnnGradRfParams};
 pub use cntk::{Cntk, Duals, ReluDuals};
 pub use cntksketch::{CntkPolynomials, CntkSketch, CntkSketchParams, PolynomialCntk};
-pub use gram::{chunked_gram, feature_gram, GramAccumulator};
+pub use gram::{chunked_gram, feature_gram, feature_gram_error, GramAccumulator};
 pub use kernel::{
     arccos0, arccos1, ntk_nngp_recursion, relu_nngp, relu_ntk, row_norms, ArcCosineKernel,
     ArcCosineOrder, ReluNngp, ReluNtk, MAX_DEPTH,

@@ -3,8 +3,8 @@
 use ndarray::{s, Array2};
 use rfx_core::{rng_stream, FeatureMap, Kernel};
 use rfx_ntk::{
-    chunked_gram, feature_gram, ArcCosineFeatures, GradRf, GramAccumulator, NaiveRf, NtkRfParams,
-    ReluNtk,
+    chunked_gram, feature_gram, feature_gram_error, ArcCosineFeatures, GradRf, GramAccumulator,
+    NaiveRf, NtkRfParams, ReluNtk,
 };
 use rfx_sampling::random::gaussian_matrix;
 
@@ -155,6 +155,38 @@ fn empirical_ntk_converges_to_the_exact_ntk_as_width_grows() {
     // fluctuations ~ w^{-1/2}: factor 4 per 16x width, 8 for 64x; require clear decay
     assert!(e512 < e32 / 2.0 && e2048 < e512, "{e32} {e512} {e2048}");
     assert!(e2048 < 0.1 * (l + 1) as f64);
+}
+
+#[test]
+fn gram_error_equals_the_direct_sums_across_panels_and_tiles() {
+    // 1,100 rows: more than one 1024-row tile; budgets for one panel, 300-row and 100-row panels
+    let n = 1100;
+    let x = gaussian_matrix(n, 6, &mut rng_stream(10, "x"));
+    let map = NtkRfParams::han2021(2, 40, 10)
+        .fit(6, &mut rng_stream(10, "map"))
+        .unwrap();
+    let phi = map.transform(x.view()).unwrap();
+    let direct = phi.dot(&phi.t());
+    let k = Array2::from_shape_fn((n, n), |(i, j)| {
+        direct[[i, j]] + 1e-3 * ((i + j) as f64).cos()
+    });
+    let (mut want_err, mut want_norm) = (0.0, 0.0);
+    for (a, b) in direct.iter().zip(k.iter()) {
+        want_err += (a - b) * (a - b);
+        want_norm += b * b;
+    }
+    for budget in [1u64 << 30, 2 * 300 * 40 * 8, 2 * 100 * 40 * 8] {
+        let (err, norm) = feature_gram_error(&map, x.view(), k.view(), budget).unwrap();
+        assert!(
+            (err - want_err).abs() <= 1e-9 * want_err,
+            "budget {budget}: {err} vs {want_err}"
+        );
+        assert!(
+            (norm - want_norm).abs() <= 1e-12 * want_norm,
+            "budget {budget}"
+        );
+    }
+    assert!(feature_gram_error(&map, x.view(), k.slice(s![..10, ..10]), 1 << 20).is_err());
 }
 
 #[test]

@@ -22,14 +22,15 @@
 //!
 //! Cells with $k$ outside a method's range (`grad_rf_k_*`, `naive_rf_k_*`, `ntk_k_*`) or an estimated cost
 //! above `max_gflop` are skipped (recorded as "(-)", as the paper omits configurations that overflow memory).
-//! Feature Grams are accumulated in row panels ([`rfx_ntk::feature_gram`]) within `memory_budget_mb`.
+//! Feature Grams are compared with the exact one tile by tile in row panels ([`rfx_ntk::feature_gram_error`])
+//! within `memory_budget_mb`, without an $n \times n$ approximate Gram.
 
 use std::sync::Arc;
 
 use ndarray::{Array2, Zip};
 use rfx_core::RfxRng;
 use rfx_ntk::{
-    feature_gram, GradRf, NaiveRf, NtkRfParams, NtkSketch, ReluNtk, DEFAULT_NAIVE_MEMORY_CAP,
+    feature_gram_error, GradRf, NaiveRf, NtkRfParams, NtkSketch, ReluNtk, DEFAULT_NAIVE_MEMORY_CAP,
 };
 
 use super::ntk_common::{check_any_dataset, load_rows, Prep, Shared};
@@ -262,8 +263,7 @@ impl MseRunner {
                     .degree(self.sketch_degree)
                     .dim(m)
                     .fit(d, rng)?;
-                let g = feature_gram(&map, x.view(), self.memory_budget)?;
-                let (mse, rel) = errors(&g, exact);
+                let (mse, rel) = self.feature_errors(&map, x, exact)?;
                 Ok(((m - 1) as f64, mse, rel))
             }
             _ => {
@@ -277,8 +277,7 @@ impl MseRunner {
                         NtkRfParams::zandieh2021(depth, m, mcs)
                     };
                     let map = p.fit(d, rng)?;
-                    let g = feature_gram(&map, x.view(), self.memory_budget)?;
-                    let (a, b) = errors(&g, exact);
+                    let (a, b) = self.feature_errors(&map, x, exact)?;
                     mse += a;
                     rel += b;
                 }
@@ -286,6 +285,19 @@ impl MseRunner {
                 Ok((m as f64, mse / c, rel / c))
             }
         }
+    }
+}
+
+impl MseRunner {
+    /// [`errors`] of a fitted map's feature Gram without forming it ([`feature_gram_error`]).
+    fn feature_errors<M: rfx_core::FeatureMap + ?Sized>(
+        &self,
+        map: &M,
+        x: &Array2<f64>,
+        exact: &Array2<f64>,
+    ) -> Result<(f64, f64), rfx_core::RfxError> {
+        let (err, norm) = feature_gram_error(map, x.view(), exact.view(), self.memory_budget)?;
+        Ok((err / exact.len() as f64, err / norm))
     }
 }
 

@@ -364,6 +364,27 @@ pub fn eigvalsh(a: ArrayView2<'_, f64>) -> Result<Array1<f64>> {
     Ok(syevd(a, false)?.0)
 }
 
+/// Runs a LAPACK routine that takes a `work` array twice: first as a workspace query (`lwork = -1`, the
+/// optimal size returned in `work[0]`), then with that workspace. `call(work, lwork, info)` makes the call;
+/// a non-zero `info` is an error naming `what`.
+fn with_workspace(what: &str, mut call: impl FnMut(*mut f64, c_int, &mut c_int)) -> Result<()> {
+    let mut info: c_int = 0;
+    let mut query = [0.0f64; 1];
+    call(query.as_mut_ptr(), -1, &mut info);
+    if info != 0 {
+        return Err(RfxError::Numerical(format!(
+            "{what} workspace query failed: info = {info}"
+        )));
+    }
+    let lwork = (query[0].ceil() as usize).max(1);
+    let mut work = vec![0.0; lwork];
+    call(work.as_mut_ptr(), to_int(lwork, "lwork")?, &mut info);
+    if info != 0 {
+        return Err(RfxError::Numerical(format!("{what} failed: info = {info}")));
+    }
+    Ok(())
+}
+
 /// A symmetric matrix in tridiagonal form $A = Q T Q^\top$ (LAPACK `dsytrd`: Householder reflectors, about
 /// $\tfrac43 n^3$ flops, and no eigenvectors — a third of the work of [`eigh`]'s `dsyevd`, which also runs the
 /// divide-and-conquer on $T$ and back-transforms $n$ vectors). Since $A + \lambda I = Q (T + \lambda I) Q^\top$,
@@ -393,50 +414,24 @@ impl Tridiagonal {
         if n > 0 {
             let nn = to_int(n, "n")?;
             let uplo = b'L' as c_char;
-            let mut info: c_int = 0;
-            let mut work_q = [0.0f64; 1];
-            let minus1: c_int = -1;
-            // SAFETY: workspace query with valid pointers (e and tau hold n - 1 >= 1 values).
-            unsafe {
-                lapack_sys::dsytrd_(
-                    &uplo,
-                    &nn,
-                    reflectors.as_mut_ptr(),
-                    &nn,
-                    d.as_mut_ptr(),
-                    e.as_mut_ptr(),
-                    tau.as_mut_ptr(),
-                    work_q.as_mut_ptr(),
-                    &minus1,
-                    &mut info,
-                )
-            };
-            if info != 0 {
-                return Err(RfxError::Numerical(format!(
-                    "dsytrd workspace query failed: info = {info}"
-                )));
-            }
-            let lwork = (work_q[0].ceil() as usize).max(1);
-            let mut work = vec![0.0; lwork];
-            let lw = to_int(lwork, "lwork")?;
-            // SAFETY: buffers sized as LAPACK requested.
-            unsafe {
-                lapack_sys::dsytrd_(
-                    &uplo,
-                    &nn,
-                    reflectors.as_mut_ptr(),
-                    &nn,
-                    d.as_mut_ptr(),
-                    e.as_mut_ptr(),
-                    tau.as_mut_ptr(),
-                    work.as_mut_ptr(),
-                    &lw,
-                    &mut info,
-                )
-            };
-            if info != 0 {
-                return Err(RfxError::Numerical(format!("dsytrd failed: info = {info}")));
-            }
+            with_workspace("dsytrd", |work, lwork, info| {
+                // SAFETY: the reflectors are n x n (lda = n), d holds n and e, tau n - 1 >= 1 values; `work`
+                // holds `lwork` doubles (lwork = -1: the workspace query).
+                unsafe {
+                    lapack_sys::dsytrd_(
+                        &uplo,
+                        &nn,
+                        reflectors.as_mut_ptr(),
+                        &nn,
+                        d.as_mut_ptr(),
+                        e.as_mut_ptr(),
+                        tau.as_mut_ptr(),
+                        work,
+                        &lwork,
+                        info,
+                    )
+                }
+            })?;
         }
         e.truncate(n.saturating_sub(1));
         Ok(Tridiagonal {
@@ -466,57 +461,27 @@ impl Tridiagonal {
         let (nn, kk) = (to_int(self.n, "n")?, to_int(k, "k")?);
         let (side, uplo) = (b'L' as c_char, b'L' as c_char);
         let trans = if transpose { b'T' } else { b'N' } as c_char;
-        let mut info: c_int = 0;
-        let mut work_q = [0.0f64; 1];
-        let minus1: c_int = -1;
-        // SAFETY: workspace query; the reflectors are n x n (lda = n), C is n x k (ldc = n).
-        unsafe {
-            lapack_sys::dormtr_(
-                &side,
-                &uplo,
-                &trans,
-                &nn,
-                &kk,
-                self.reflectors.as_ptr() as *mut f64,
-                &nn,
-                self.tau.as_ptr() as *mut f64,
-                c.as_mut_ptr(),
-                &nn,
-                work_q.as_mut_ptr(),
-                &minus1,
-                &mut info,
-            )
-        };
-        if info != 0 {
-            return Err(RfxError::Numerical(format!(
-                "dormtr workspace query failed: info = {info}"
-            )));
-        }
-        let lwork = (work_q[0].ceil() as usize).max(1);
-        let mut work = vec![0.0; lwork];
-        let lw = to_int(lwork, "lwork")?;
-        // SAFETY: as above, with the requested workspace; dormtr does not write A or tau.
-        unsafe {
-            lapack_sys::dormtr_(
-                &side,
-                &uplo,
-                &trans,
-                &nn,
-                &kk,
-                self.reflectors.as_ptr() as *mut f64,
-                &nn,
-                self.tau.as_ptr() as *mut f64,
-                c.as_mut_ptr(),
-                &nn,
-                work.as_mut_ptr(),
-                &lw,
-                &mut info,
-            )
-        };
-        if info != 0 {
-            return Err(RfxError::Numerical(format!("dormtr failed: info = {info}")));
-        }
-        Ok(())
+        with_workspace("dormtr", |work, lwork, info| {
+            // SAFETY: the reflectors are n x n (lda = n), C is n x k (ldc = n), `work` holds `lwork` doubles
+            // (lwork = -1: the workspace query); dormtr does not write A or tau.
+            unsafe {
+                lapack_sys::dormtr_(
+                    &side,
+                    &uplo,
+                    &trans,
+                    &nn,
+                    &kk,
+                    self.reflectors.as_ptr() as *mut f64,
+                    &nn,
+                    self.tau.as_ptr() as *mut f64,
+                    c.as_mut_ptr(),
+                    &nn,
+                    work,
+                    &lwork,
+                    info,
+                )
+            }
+        })
     }
 
     /// $X_\lambda = (A + \lambda I)^{-1} B$ for every shift λ of `shifts` ($B$ is $n \times k$): $Q^\top B$ once,

@@ -218,9 +218,8 @@ impl Ridge {
         let weights = if form == RidgeForm::Primal {
             let mut ne = NormalEquations::new(m, y.ncols())?;
             ne.push_all(z, y)?;
-            let (mut g, b) = ne.finish();
-            add_diag(&mut g, lam);
-            Cholesky::factor(g)?.solve(b.view())?
+            let (g, b) = ne.finish();
+            return Self::from_normal(g, b, lam);
         } else {
             let mut k = gram_rows(z)?;
             add_diag(&mut k, lam);
@@ -251,8 +250,13 @@ impl Ridge {
         if n == 0 {
             return Err(RfxError::invalid("n", 0, "at least one accumulated row"));
         }
-        let lam = params.scale.effective(params.lambda, n);
-        let (mut g, b) = ne.finish();
+        let (g, b) = ne.finish();
+        Self::from_normal(g, b, params.scale.effective(params.lambda, n))
+    }
+
+    /// The primal model $W = (G + \lambda I)^{-1} B$ from normal equations $G = Z^\top Z$, $B = Z^\top Y$ and
+    /// the effective λ, by Cholesky.
+    fn from_normal(mut g: Array2<f64>, b: Array2<f64>, lam: f64) -> Result<Self> {
         add_diag(&mut g, lam);
         let weights = Cholesky::factor(g)?.solve(b.view())?;
         Ok(Ridge {
@@ -892,19 +896,10 @@ fn fit_ridge_cv_shared(
         );
     }
     let cv = cv_result(search, totals, splits.len());
-    let (mut g, b) = sum_except(None);
+    let (g, b) = sum_except(None);
     drop(grams);
     let lam = search.scale.effective(cv.best_lambda, n);
-    add_diag(&mut g, lam);
-    let weights = Cholesky::factor(g)?.solve(b.view())?;
-    Ok((
-        Ridge {
-            weights,
-            lambda_eff: lam,
-            form: RidgeForm::Primal,
-        },
-        cv,
-    ))
+    Ok((Ridge::from_normal(g, b, lam)?, cv))
 }
 
 /// Parameters of exact kernel ridge regression.

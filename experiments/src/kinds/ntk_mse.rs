@@ -176,6 +176,17 @@ impl Kind for NtkMse {
 }
 
 impl MseRunner {
+    /// [`errors`] of a fitted map's feature Gram without forming it ([`feature_gram_error`]).
+    fn feature_errors<M: rfx_core::FeatureMap + ?Sized>(
+        &self,
+        map: &M,
+        x: &Array2<f64>,
+        exact: &Array2<f64>,
+    ) -> Result<(f64, f64), rfx_core::RfxError> {
+        let (err, norm) = feature_gram_error(map, x.view(), exact.view(), self.memory_budget)?;
+        Ok((err / exact.len() as f64, err / norm))
+    }
+
     fn range(&self, method: &str) -> Range {
         match method {
             "grad-rf" => self.grad,
@@ -285,19 +296,6 @@ impl MseRunner {
                 Ok((m as f64, mse / c, rel / c))
             }
         }
-    }
-}
-
-impl MseRunner {
-    /// [`errors`] of a fitted map's feature Gram without forming it ([`feature_gram_error`]).
-    fn feature_errors<M: rfx_core::FeatureMap + ?Sized>(
-        &self,
-        map: &M,
-        x: &Array2<f64>,
-        exact: &Array2<f64>,
-    ) -> Result<(f64, f64), rfx_core::RfxError> {
-        let (err, norm) = feature_gram_error(map, x.view(), exact.view(), self.memory_budget)?;
-        Ok((err / exact.len() as f64, err / norm))
     }
 }
 

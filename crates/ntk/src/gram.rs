@@ -72,6 +72,34 @@ impl GramAccumulator {
     }
 }
 
+/// Visits the row-panel pairs $(a, b)$, $b \ge a$, of the features of `map` on the rows of `x`, calling
+/// `f(Φ_a, a, Φ_b, b)` with each panel's features and first row (on the diagonal $b = a$ and $Φ_b$ is $Φ_a$):
+/// panels of $P$ rows such that two fit in `memory_budget` bytes; panel $a$ is transformed once and every later
+/// panel again for each earlier one (the map is deterministic once fitted).
+fn for_each_panel_pair<M: FeatureMap + ?Sized>(
+    map: &M,
+    x: ArrayView2<'_, f64>,
+    memory_budget: u64,
+    mut f: impl FnMut(&Array2<f64>, usize, &Array2<f64>, usize) -> Result<()>,
+) -> Result<()> {
+    map.check_input(x)?;
+    let n = x.nrows();
+    let m = map.dim().max(1) as u64;
+    let panel = usize::try_from((memory_budget / (2 * 8 * m)).max(1))
+        .unwrap_or(usize::MAX)
+        .min(n.max(1));
+    for a in (0..n).step_by(panel) {
+        let a_end = (a + panel).min(n);
+        let fa = map.transform(x.slice(s![a..a_end, ..]))?;
+        f(&fa, a, &fa, a)?;
+        for b in (a_end..n).step_by(panel) {
+            let fb = map.transform(x.slice(s![b..(b + panel).min(n), ..]))?;
+            f(&fa, a, &fb, b)?;
+        }
+    }
+    Ok(())
+}
+
 /// The exact $\Phi\Phi^\top$ of a fitted map for the rows of `x`, holding at most two row panels of features
 /// within `memory_budget` bytes (besides the $8n^2$-byte output); see the module docs.
 pub fn feature_gram<M: FeatureMap + ?Sized>(
@@ -79,29 +107,23 @@ pub fn feature_gram<M: FeatureMap + ?Sized>(
     x: ArrayView2<'_, f64>,
     memory_budget: u64,
 ) -> Result<Array2<f64>> {
-    map.check_input(x)?;
     let n = x.nrows();
-    let m = map.dim().max(1) as u64;
-    let panel = usize::try_from((memory_budget / (2 * 8 * m)).max(1))
-        .unwrap_or(usize::MAX)
-        .min(n.max(1));
     let mut k = Array2::<f64>::zeros((n, n));
-    for a in (0..n).step_by(panel) {
-        let a_end = (a + panel).min(n);
-        let fa = map.transform(x.slice(s![a..a_end, ..]))?;
-        let mut diag = Array2::zeros((a_end - a, a_end - a));
-        gram_rows_add_upper(fa.view(), &mut diag)?;
-        symmetrize_from_upper(&mut diag);
-        k.slice_mut(s![a..a_end, a..a_end]).assign(&diag);
-        for b in (a_end..n).step_by(panel) {
-            let b_end = (b + panel).min(n);
-            let fb = map.transform(x.slice(s![b..b_end, ..]))?;
+    for_each_panel_pair(map, x, memory_budget, |fa, a, fb, b| {
+        let (a_end, b_end) = (a + fa.nrows(), b + fb.nrows());
+        if a == b {
+            let mut diag = Array2::zeros((fa.nrows(), fa.nrows()));
+            gram_rows_add_upper(fa.view(), &mut diag)?;
+            symmetrize_from_upper(&mut diag);
+            k.slice_mut(s![a..a_end, a..a_end]).assign(&diag);
+        } else {
             let mut tile = k.slice_mut(s![a..a_end, b..b_end]);
-            ndarray::linalg::general_mat_mul(1.0, &fa, &fb.t(), 0.0, &mut tile);
+            ndarray::linalg::general_mat_mul(1.0, fa, &fb.t(), 0.0, &mut tile);
             let t = tile.t().to_owned();
             k.slice_mut(s![b..b_end, a..a_end]).assign(&t);
         }
-    }
+        Ok(())
+    })?;
     Ok(k)
 }
 
@@ -116,7 +138,6 @@ pub fn feature_gram_error<M: FeatureMap + ?Sized>(
     k: ArrayView2<'_, f64>,
     memory_budget: u64,
 ) -> Result<(f64, f64)> {
-    map.check_input(x)?;
     let n = x.nrows();
     if k.dim() != (n, n) {
         return Err(RfxError::DimensionMismatch(format!(
@@ -125,10 +146,6 @@ pub fn feature_gram_error<M: FeatureMap + ?Sized>(
             k.dim()
         )));
     }
-    let m = map.dim().max(1) as u64;
-    let panel = usize::try_from((memory_budget / (2 * 8 * m)).max(1))
-        .unwrap_or(usize::MAX)
-        .min(n.max(1));
     let (mut err, mut norm) = (0.0, 0.0);
     let mut tile = Array2::<f64>::zeros((ERROR_TILE.min(n.max(1)), ERROR_TILE.min(n.max(1))));
     // adds the tile Fa[r] Fb[c]ᵀ against K at rows a0 + r, columns b0 + c (upper triangle only)
@@ -164,16 +181,10 @@ pub fn feature_gram_error<M: FeatureMap + ?Sized>(
             }
         }
     };
-    for a in (0..n).step_by(panel) {
-        let a_end = (a + panel).min(n);
-        let fa = map.transform(x.slice(s![a..a_end, ..]))?;
-        compare(&fa, a, &fa, a);
-        for b in (a_end..n).step_by(panel) {
-            let b_end = (b + panel).min(n);
-            let fb = map.transform(x.slice(s![b..b_end, ..]))?;
-            compare(&fa, a, &fb, b);
-        }
-    }
+    for_each_panel_pair(map, x, memory_budget, |fa, a, fb, b| {
+        compare(fa, a, fb, b);
+        Ok(())
+    })?;
     Ok((err, norm))
 }
 

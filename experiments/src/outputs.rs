@@ -13,18 +13,15 @@ use crate::spec::{
 };
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-/// Writes summary.csv, `<name>.png`/`.svg`, table.md and report.md into `dir`.
+/// Writes summary.csv, `<name>.png`/`.svg` (or one pair per value of `plot.figures`), table.md and report.md
+/// into `dir`.
 pub fn write_all(spec: &Spec, dir: &Path, layout: &Layout, rows: &[Row]) -> Result<(), AppError> {
     let summaries = crate::run::write_summary(spec, dir, layout, rows)?;
-    let partial = partial_note(spec, layout, rows);
+    let partial = missing_cells(spec, layout, rows);
     if let Some(p) = &spec.plot {
         // A partial run says so in the figure's title too, since the PNG is often looked at on its own.
         let mut p = p.clone();
-        if partial.is_some() {
-            let (done, total) = (
-                crate::run::cells_present(spec, layout, rows),
-                spec.cells().len(),
-            );
+        if let Some((done, total)) = partial {
             p.title = format!("{} [partial: {done} of {total} cells]", p.title);
         }
         let p = &p;
@@ -49,38 +46,39 @@ pub fn write_all(spec: &Spec, dir: &Path, layout: &Layout, rows: &[Row]) -> Resu
         } else {
             None
         };
-        let panels = crate::plot::panels(p, &summaries, &metrics, x_metric);
-        crate::plot::write(
-            p,
-            &panels,
-            &dir.join(format!("{}.png", spec.name)),
-            &dir.join(format!("{}.svg", spec.name)),
-        )
-        .map_err(|e| AppError::internal(format!("plot: {e}")))?;
+        for (stem, value) in p.figure_files(&spec.name, &spec.sweep) {
+            let mut fig = p.clone();
+            let mut subset: Vec<Summary> = summaries.clone();
+            if let (Some(key), Some(v)) = (&p.figures, &value) {
+                subset.retain(|s| s.get(key) == Some(v));
+                fig.title = format!("{} — {}", p.title, p.label(&v.to_string()));
+            }
+            let panels = crate::plot::panels(&fig, &subset, &metrics, x_metric);
+            crate::plot::write(
+                &fig,
+                &panels,
+                &dir.join(format!("{stem}.png")),
+                &dir.join(format!("{stem}.svg")),
+            )
+            .map_err(|e| AppError::internal(format!("plot: {e}")))?;
+        }
     }
     if !spec.tables.is_empty() || !spec.best_tables.is_empty() || !spec.score_tables.is_empty() {
+        let mut parts: Vec<String> = Vec::new();
+        if let Some((done, total)) = partial {
+            parts.push(partial_note(spec, done, total));
+        }
+        for t in &spec.tables {
+            parts.push(table_markdown(t, layout, &summaries, &spec.paper_values));
+        }
+        for t in &spec.best_tables {
+            parts.push(best_table_markdown(t, layout, rows));
+        }
+        for t in &spec.score_tables {
+            parts.push(score_table_markdown(t, layout, &summaries));
+        }
         let path = dir.join("table.md");
-        let text = partial
-            .iter()
-            .cloned()
-            .chain(
-                spec.tables
-                    .iter()
-                    .map(|t| table_markdown(t, layout, &summaries, &spec.paper_values))
-                    .chain(
-                        spec.best_tables
-                            .iter()
-                            .map(|t| best_table_markdown(t, layout, rows)),
-                    )
-                    .chain(
-                        spec.score_tables
-                            .iter()
-                            .map(|t| score_table_markdown(t, layout, &summaries)),
-                    ),
-            )
-            .collect::<Vec<_>>()
-            .join("\n");
-        write_atomic(&path, text.as_bytes()).map_err(|e| AppError::io(&path, e))?;
+        write_atomic(&path, parts.join("\n").as_bytes()).map_err(|e| AppError::io(&path, e))?;
     }
     let path = dir.join("report.md");
     let text = section(spec, layout, &summaries, rows, dir);
@@ -88,18 +86,22 @@ pub fn write_all(spec: &Spec, dir: &Path, layout: &Layout, rows: &[Row]) -> Resu
     Ok(())
 }
 
-/// A warning paragraph when `rows` hold only some of the sweep's cells (a run stopped by `--time-limit`):
-/// everything derived from them (tables, plot, claims) covers those cells only.
-pub fn partial_note(spec: &Spec, layout: &Layout, rows: &[Row]) -> Option<String> {
+/// `Some((cells present, cells in the sweep))` when `rows` hold only some of the sweep's cells (a run
+/// stopped by `--time-limit`), `None` when the run is complete.
+pub fn missing_cells(spec: &Spec, layout: &Layout, rows: &[Row]) -> Option<(usize, usize)> {
     let total = spec.cells().len();
     let done = crate::run::cells_present(spec, layout, rows);
-    (done < total).then(|| {
-        format!(
-            "> **Partial results: {done} of {total} cells computed.** The run stopped at its time limit; the \
-             tables, plot and claims below use only the finished cells. `rfx run {}` computes the rest.\n",
-            spec.file.display()
-        )
-    })
+    (done < total).then_some((done, total))
+}
+
+/// The warning paragraph of a partial run ([`missing_cells`]): everything derived from its rows (tables,
+/// plot, claims) covers the finished cells only.
+pub fn partial_note(spec: &Spec, done: usize, total: usize) -> String {
+    format!(
+        "> **Partial results: {done} of {total} cells computed.** The run stopped at its time limit; the \
+         tables, plot and claims below use only the finished cells. `rfx run {}` computes the rest.\n",
+        spec.file.display()
+    )
 }
 
 /// Formats a number as the table asks.
@@ -342,11 +344,17 @@ pub fn section(
                 .map(|v| v.to_string().trim_matches('"').to_string())
                 .unwrap_or_default()
         };
-        // A run resumes: its wall time covers only the cells it computed, so say how many that was.
+        // A run resumes: its wall time covers only the cells it computed, so say how many that was, and give
+        // the cells' own times summed over every run that computed them.
+        let time_col = layout.params.len() + layout.metrics.len() + 1;
+        let cell_time: f64 = rows
+            .iter()
+            .filter_map(|r| r.0.get(time_col).and_then(|t| t.parse::<f64>().ok()))
+            .sum();
         let _ = writeln!(
             out,
             "Experiment file `{}`, kind `{}`, seed {}{}; {} cells. Last run {} (commit {}): {} cells computed, {} \
-             reused from earlier runs, {:.1} s wall time.\n",
+             reused from earlier runs, {:.1} s wall time. Cell times (all runs): {:.0} s in total.\n",
             get("config_file"),
             spec.kind,
             spec.seed,
@@ -356,14 +364,21 @@ pub fn section(
             &get("git_commit").chars().take(10).collect::<String>(),
             get("cells_computed"),
             get("cells_reused"),
-            m.get("wall_time_s").and_then(serde_json::Value::as_f64).unwrap_or(f64::NAN)
+            m.get("wall_time_s").and_then(serde_json::Value::as_f64).unwrap_or(f64::NAN),
+            cell_time
         );
     }
-    if let Some(note) = partial_note(spec, layout, rows) {
-        let _ = writeln!(out, "{note}");
+    if let Some((done, total)) = missing_cells(spec, layout, rows) {
+        let _ = writeln!(out, "{}", partial_note(spec, done, total));
     }
-    if spec.plot.is_some() {
-        let _ = writeln!(out, "![{}]({}/{}.png)\n", spec.title, spec.name, spec.name);
+    if let Some(p) = &spec.plot {
+        for (stem, value) in p.figure_files(&spec.name, &spec.sweep) {
+            let alt = match value {
+                Some(v) => format!("{} — {}", spec.title, p.label(&v.to_string())),
+                None => spec.title.clone(),
+            };
+            let _ = writeln!(out, "![{alt}]({}/{stem}.png)\n", spec.name);
+        }
     }
     for t in &spec.tables {
         out.push_str(&table_markdown(t, layout, summaries, &spec.paper_values));

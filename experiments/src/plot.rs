@@ -26,7 +26,8 @@ pub struct Curve {
 pub struct Panel {
     /// Panel title.
     pub title: String,
-    /// Curves in legend order.
+    /// Curves in legend order: every series of the figure, in the same order in every panel (a series
+    /// absent from this panel has no points), so the curve index is also the colour index.
     pub curves: Vec<Curve>,
 }
 
@@ -98,10 +99,33 @@ pub fn panels(
         };
         c.points.push((x, m, if sd.is_finite() { sd } else { 0.0 }));
     }
-    for p in &mut out {
-        for c in &mut p.curves {
-            c.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // Every panel lists every series of the figure, in the order of first appearance, so that a series
+    // has the same colour (its index) in every panel and the legend panel names all of them, even when a
+    // panel lacks some (e.g. a partial run): a missing series is an empty curve, drawn in the legend only.
+    let mut order: Vec<String> = Vec::new();
+    for c in out.iter().flat_map(|p| &p.curves) {
+        if !order.contains(&c.label) {
+            order.push(c.label.clone());
         }
+    }
+    for p in &mut out {
+        let mut curves = std::mem::take(&mut p.curves);
+        p.curves = order
+            .iter()
+            .map(
+                |label| match curves.iter().position(|c| &c.label == label) {
+                    Some(i) => {
+                        let mut c = curves.swap_remove(i);
+                        c.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                        c
+                    }
+                    None => Curve {
+                        label: label.clone(),
+                        points: Vec::new(),
+                    },
+                },
+            )
+            .collect();
     }
     out
 }
@@ -411,6 +435,7 @@ mod tests {
             labels: Vec::new(),
             legend: "upper-right".into(),
             legend_panel: None,
+            figures: None,
         };
         let s = vec![
             summary("a", 100, 800.0, 0.3),
@@ -433,5 +458,42 @@ mod tests {
         };
         let p = panels(&spec, &s, &[0], None);
         assert_eq!(p[0].curves[0].points[0].0, 10.0);
+    }
+
+    #[test]
+    fn every_panel_lists_every_series_in_one_order() {
+        let spec = PlotSpec {
+            title: "t".into(),
+            x: "m".into(),
+            x_is_metric: false,
+            y: "err".into(),
+            y_more: Vec::new(),
+            series: Some("method".into()),
+            panels: vec!["depth".into()],
+            x_label: "m".into(),
+            y_label: "err".into(),
+            log_x: false,
+            log_y: false,
+            labels: Vec::new(),
+            legend: "upper-right".into(),
+            legend_panel: Some(2),
+            figures: None,
+        };
+        let at = |depth: i64, method: &str| {
+            let mut s = summary(method, 10, 1.0, 0.5);
+            s.params.push(("depth".into(), Value::Int(depth)));
+            s
+        };
+        // panel 1 has only b, panel 2 has a and b: b, seen first, comes first in both (same colour index),
+        // and panel 1 lists a without points so that its legend would name it
+        let s = vec![at(1, "b"), at(2, "a"), at(2, "b")];
+        let p = panels(&spec, &s, &[0], None);
+        assert_eq!(p.len(), 2);
+        for panel in &p {
+            let labels: Vec<&str> = panel.curves.iter().map(|c| c.label.as_str()).collect();
+            assert_eq!(labels, ["b", "a"]);
+        }
+        assert!(p[0].curves[1].points.is_empty());
+        assert_eq!(p[1].curves[1].points.len(), 1);
     }
 }

@@ -67,6 +67,32 @@ pub struct PlotSpec {
     /// Draw the legend only in this panel (`legend_panel`, 1-based in panel order; default: every panel),
     /// for panels whose curves leave no corner free.
     pub legend_panel: Option<usize>,
+    /// One figure per value of this sweep parameter (`figures = "kernel"`): files `<name>-<value>.png` and
+    /// `.svg`, each titled with the value's label, for sweeps whose panels would be too many for one figure.
+    pub figures: Option<String>,
+}
+
+impl PlotSpec {
+    /// The figures of experiment `name`, in sweep order: `(file stem, value of [`PlotSpec::figures`])`, or
+    /// the one figure `(name, None)`.
+    pub fn figure_files(&self, name: &str, sweep: &[Axis]) -> Vec<(String, Option<Value>)> {
+        let Some(key) = &self.figures else {
+            return vec![(name.to_string(), None)];
+        };
+        sweep
+            .iter()
+            .filter(|a| &a.name == key)
+            .flat_map(|a| a.values.iter())
+            .map(|v| {
+                let slug: String = v
+                    .to_string()
+                    .chars()
+                    .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                    .collect();
+                (format!("{name}-{slug}"), Some(v.clone()))
+            })
+            .collect()
+    }
 }
 
 /// Allowed values of `[plot] legend`.
@@ -530,9 +556,22 @@ fn read_plot(
     for v in &panels {
         need_param(s, "panels", v, params)?;
     }
+    let figures = s.opt_str("figures")?;
+    if let Some(v) = &figures {
+        need_param(s, "figures", v, params)?;
+        if *v == x || Some(v) == series.as_ref() || panels.contains(v) || v == "seed" {
+            return Err(s.error(
+                "figures",
+                format!("`{v}` is already plot.x, plot.series, plot.panels or the seed; name another sweep parameter"),
+            ));
+        }
+    }
     let mut along: Option<&str> = None;
     for a in sweep {
-        let used = a.name == x || Some(&a.name) == series.as_ref() || panels.contains(&a.name);
+        let used = a.name == x
+            || Some(&a.name) == series.as_ref()
+            || panels.contains(&a.name)
+            || Some(&a.name) == figures.as_ref();
         if used || a.name == "seed" || a.values.len() < 2 {
             continue;
         }
@@ -552,7 +591,8 @@ fn read_plot(
         return Err(s.error(
             "x",
             format!(
-                "sweep parameter `{}` has {} values but is none of plot.x, plot.series, plot.panels; {hint}",
+                "sweep parameter `{}` has {} values but is none of plot.x, plot.series, plot.panels, \
+                 plot.figures; {hint}",
                 a.name,
                 a.values.len()
             ),
@@ -586,6 +626,7 @@ fn read_plot(
         series,
         panels,
         labels,
+        figures,
     };
     s.finish()?;
     Ok(spec)

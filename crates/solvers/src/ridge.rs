@@ -570,10 +570,19 @@ pub fn select_lambda(
 ) -> Result<CvResult> {
     check_xy(&z, &y)?;
     check_grid(search)?;
-    let n = z.nrows();
+    let splits = folds(z.nrows(), &search.validation)?;
+    select_lambda_splits(z, y, search, &splits)
+}
+
+/// [`select_lambda`] on given (checked) inputs and splits.
+fn select_lambda_splits(
+    z: ArrayView2<'_, f64>,
+    y: ArrayView2<'_, f64>,
+    search: &LambdaSearch,
+    splits: &[(Vec<usize>, Vec<usize>)],
+) -> Result<CvResult> {
     let mut totals = vec![0.0; search.grid.len()];
-    let splits = folds(n, &search.validation)?;
-    for (train, valid) in &splits {
+    for (train, valid) in splits {
         let ztr = z.select(Axis(0), train);
         let ytr = y.select(Axis(0), train);
         let zva = z.select(Axis(0), valid);
@@ -802,7 +811,7 @@ pub fn fit_ridge_cv(
     if let Some(chunks) = shared_chunks(n, m, &splits, form) {
         return fit_ridge_cv_shared(z, y, search, &splits, &chunks);
     }
-    let cv = select_lambda(z, y, search)?;
+    let cv = select_lambda_splits(z, y, search, &splits)?;
     let p = RidgeParams::new(cv.best_lambda)
         .scale(search.scale)
         .form(form);

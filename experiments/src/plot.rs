@@ -158,12 +158,39 @@ const COLORS: [RGBColor; 12] = [
     RGBColor(120, 60, 180),
 ];
 
+/// Width in pixels of one panel, of a figure-wide legend column per character of its longest label, and of a
+/// title character (DejaVu Sans Bold at 24 px averages about 14 px).
+const PANEL_W: u32 = 560;
+const LEGEND_CHAR_W: u32 = 8;
+const TITLE_CHAR_W: u32 = 14;
+
+/// The figure-wide legend column's width (`legend = "outside"`), 0 otherwise.
+fn legend_column_width(spec: &PlotSpec, panels: &[Panel]) -> u32 {
+    if spec.legend != "outside" {
+        return 0;
+    }
+    let longest = panels
+        .first()
+        .map(|p| {
+            p.curves
+                .iter()
+                .map(|c| c.label.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .unwrap_or(0);
+    70 + LEGEND_CHAR_W * longest as u32
+}
+
 /// Writes `<stem>.png` and `<stem>.svg` (atomically).
 pub fn write(spec: &PlotSpec, panels: &[Panel], png: &Path, svg: &Path) -> Result<(), String> {
     register_fonts();
     let ncols = panels.len().clamp(1, 3);
     let nrows = panels.len().div_ceil(ncols).max(1);
-    let size = (560 * ncols as u32, 60 + 440 * nrows as u32);
+    // wide enough for the title, so that a one-panel figure does not cut it off
+    let width = (PANEL_W * ncols as u32 + legend_column_width(spec, panels))
+        .max(TITLE_CHAR_W * spec.title.chars().count() as u32 + 40);
+    let size = (width, 60 + 440 * nrows as u32);
     crate::io::with_atomic_path(png, |p| {
         let root = BitMapBackend::new(p, size).into_drawing_area();
         draw(spec, panels, &root, nrows, ncols)?;
@@ -174,6 +201,20 @@ pub fn write(spec: &PlotSpec, panels: &[Panel], png: &Path, svg: &Path) -> Resul
         draw(spec, panels, &root, nrows, ncols)?;
         root.present().map_err(|e| e.to_string())
     })
+}
+
+/// The distinct abscissae of all panels when there are few (2 to 12, e.g. a swept size): a log x axis is then
+/// ticked exactly there, rather than at round values that may miss most points (a log axis from 2 to 32
+/// would only be labelled 10, 20, 30).
+fn x_key_points(spec: &PlotSpec, panels: &[Panel]) -> Option<Vec<f64>> {
+    let mut xs: Vec<f64> = panels
+        .iter()
+        .flat_map(|p| p.curves.iter().flat_map(|c| c.points.iter().map(|p| p.0)))
+        .filter(|&x| x.is_finite() && (!spec.log_x || x > 0.0))
+        .collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    (2..=12).contains(&xs.len()).then_some(xs)
 }
 
 fn draw<DB: DrawingBackend>(
@@ -190,9 +231,18 @@ fn draw<DB: DrawingBackend>(
             ("sans-serif", 24).into_font().style(FontStyle::Bold),
         )
         .map_err(|e| e.to_string())?;
-    let areas = root.split_evenly((nrows, ncols));
+    let legend_w = legend_column_width(spec, panels);
+    let plots = if legend_w > 0 {
+        let (plots, column) = root.split_horizontally(root.dim_in_pixel().0 - legend_w);
+        draw_legend_column(panels, &column)?;
+        plots
+    } else {
+        root
+    };
+    let keys = x_key_points(spec, panels);
+    let areas = plots.split_evenly((nrows, ncols));
     for (i, (panel, area)) in panels.iter().zip(areas.iter()).enumerate() {
-        let legend = spec.legend_panel.is_none_or(|p| p == i + 1);
+        let legend = legend_w == 0 && spec.legend_panel.is_none_or(|p| p == i + 1);
         let pts = panel.curves.iter().flat_map(|c| c.points.iter());
         let (mut x0, mut x1, mut y0, mut y1) = (
             f64::INFINITY,
@@ -217,20 +267,59 @@ fn draw<DB: DrawingBackend>(
         }
         let (x0, x1) = pad(x0, x1, spec.log_x, 0.02);
         let (y0, y1) = pad(y0, y1, spec.log_y, 0.05);
-        let r = match (spec.log_x, spec.log_y) {
+        // the x range with its tick positions, if any, then the panel
+        macro_rules! with_x {
+            ($xr:expr, $yr:expr) => {
+                match &keys {
+                    Some(k) => draw_panel(
+                        spec,
+                        panel,
+                        area,
+                        legend,
+                        $xr.with_key_points(k.clone()),
+                        $yr,
+                    ),
+                    None => draw_panel(spec, panel, area, legend, $xr, $yr),
+                }
+            };
+        }
+        // (a linear axis labels round values, which fall between the points well enough)
+        match (spec.log_x, spec.log_y) {
             (false, false) => draw_panel(spec, panel, area, legend, x0..x1, y0..y1),
-            (true, false) => draw_panel(spec, panel, area, legend, (x0..x1).log_scale(), y0..y1),
+            (true, false) => with_x!((x0..x1).log_scale(), y0..y1),
             (false, true) => draw_panel(spec, panel, area, legend, x0..x1, (y0..y1).log_scale()),
-            (true, true) => draw_panel(
-                spec,
-                panel,
-                area,
-                legend,
-                (x0..x1).log_scale(),
-                (y0..y1).log_scale(),
-            ),
-        };
-        r?;
+            (true, true) => with_x!((x0..x1).log_scale(), (y0..y1).log_scale()),
+        }?;
+    }
+    Ok(())
+}
+
+/// The figure-wide legend (`legend = "outside"`): one entry per series, in the curves' order and colours
+/// (the same in every panel, see [`panels`]).
+fn draw_legend_column<DB: DrawingBackend>(
+    panels: &[Panel],
+    area: &DrawingArea<DB, Shift>,
+) -> Result<(), String> {
+    let err = |e: plotters::drawing::DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let Some(first) = panels.first() else {
+        return Ok(());
+    };
+    for (i, c) in first.curves.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        let y = 60 + 24 * i as i32;
+        area.draw(&PathElement::new(
+            vec![(12, y), (42, y)],
+            ShapeStyle::from(&color).stroke_width(2),
+        ))
+        .map_err(err)?;
+        area.draw(&Circle::new((27, y), 3, color.filled()))
+            .map_err(err)?;
+        area.draw(&Text::new(
+            c.label.clone(),
+            (50, y - 8),
+            ("sans-serif", 14).into_font(),
+        ))
+        .map_err(err)?;
     }
     Ok(())
 }

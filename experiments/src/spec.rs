@@ -95,14 +95,16 @@ impl PlotSpec {
     }
 }
 
-/// Allowed values of `[plot] legend`.
-pub const LEGEND_POSITIONS: [&str; 6] = [
+/// Allowed values of `[plot] legend`: a corner or edge of each panel, or `outside` (one legend for the whole
+/// figure, in a column to the right of the panels).
+pub const LEGEND_POSITIONS: [&str; 7] = [
     "upper-right",
     "upper-left",
     "upper-middle",
     "lower-right",
     "lower-left",
     "lower-middle",
+    "outside",
 ];
 
 impl PlotSpec {
@@ -558,13 +560,15 @@ fn read_plot(
     }
     let figures = s.opt_str("figures")?;
     if let Some(v) = &figures {
-        need_param(s, "figures", v, params)?;
         if *v == x || Some(v) == series.as_ref() || panels.contains(v) || v == "seed" {
             return Err(s.error(
                 "figures",
-                format!("`{v}` is already plot.x, plot.series, plot.panels or the seed; name another sweep parameter"),
+                format!(
+                    "`{v}` is already plot.x, plot.series, plot.panels or the seed; name another sweep parameter"
+                ),
             ));
         }
+        need_param(s, "figures", v, params)?;
     }
     let mut along: Option<&str> = None;
     for a in sweep {

@@ -563,6 +563,30 @@ fn plot_x_may_be_a_metric() {
     );
 }
 
+#[test]
+fn plot_figures_writes_one_figure_per_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let plot = "[plot]\ntitle = \"t\"\ny = \"mean\"\nx_label = \"s\"\ny_label = \"m\"\n";
+    let toml = format!("{SELFTEST}\n{plot}x = \"scaled\"\nfigures = \"dim\"\n");
+    let f = write(dir.path(), "st.toml", &toml);
+    let out = dir.path().join("out");
+    let o = run(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report = std::fs::read_to_string(out.join("st/report.md")).unwrap();
+    for d in 1..=8 {
+        assert!(out.join(format!("st/st-{d}.png")).is_file(), "figure {d}");
+        assert!(report.contains(&format!("(st/st-{d}.png)")), "{report}");
+    }
+    assert!(!out.join("st/st.png").exists());
+    // a parameter already on an axis, or the seed, cannot split the figures
+    for (x, figures) in [("dim", "dim"), ("dim", "seed")] {
+        assert_config_error(
+            &format!("{SELFTEST}\n{plot}x = \"{x}\"\nfigures = \"{figures}\"\n"),
+            &["plot.figures", "name another sweep parameter"],
+        );
+    }
+}
+
 const NTK_MSE: &str = r#"
 [experiment]
 name = "nm"

@@ -267,10 +267,16 @@ fn draw<DB: DrawingBackend>(
         }
         let (x0, x1) = pad(x0, x1, spec.log_x, 0.02);
         let (y0, y1) = pad(y0, y1, spec.log_y, 0.05);
-        // the x range with its tick positions, if any, then the panel
+        // the x range with its tick positions, if any (those inside this panel's range), then the panel
+        let ticks: Option<Vec<f64>> = keys.as_ref().map(|k| {
+            k.iter()
+                .copied()
+                .filter(|v| (x0..=x1).contains(v))
+                .collect()
+        });
         macro_rules! with_x {
             ($xr:expr, $yr:expr) => {
-                match &keys {
+                match &ticks {
                     Some(k) => draw_panel(
                         spec,
                         panel,

@@ -7,6 +7,7 @@
 use crate::ridge::argmax_rows;
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rand::seq::SliceRandom;
+use rayon::prelude::*;
 use rfx_core::{rng_stream, Result, RfxError};
 
 fn check_labels(z: &ArrayView2<'_, f64>, labels: &[usize], n_classes: usize) -> Result<()> {
@@ -583,7 +584,8 @@ fn dcd(x: &ArrayView2<'_, f64>, y: &[f64], p: &SvmParams, stream: &str) -> Binar
     }
 }
 
-/// Linear SVM, one-vs-rest for more than two classes (LIBLINEAR's scheme), trained by dual coordinate descent.
+/// Linear SVM, one-vs-rest for more than two classes (LIBLINEAR's scheme), trained by dual coordinate descent
+/// (the classes in parallel with rayon).
 #[derive(Clone, Debug)]
 pub struct LinearSvm {
     models: Vec<BinarySvm>,
@@ -616,8 +618,10 @@ impl LinearSvm {
         } else {
             (0..n_classes).collect()
         };
+        // the binary problems are independent (each with its own seeded pass order): fitted in parallel,
+        // collected in class order, so the model does not depend on the thread count
         let models = positives
-            .iter()
+            .par_iter()
             .map(|&c| {
                 let y: Vec<f64> = labels
                     .iter()

@@ -30,6 +30,7 @@ use std::time::Instant;
 
 use ndarray::{Array2, ArrayView2, Axis};
 use rand::seq::SliceRandom;
+use rayon::prelude::*;
 use rfx_core::{rng_stream, stream_seed, FeatureMap, RfxRng};
 use rfx_ntk::{ArcCosineKernel, ArcCosineOrder};
 use rfx_sampling::survey::{Sampler, SurveyKernel, SurveyParams, SAMPLERS};
@@ -538,11 +539,23 @@ impl BenchRunner {
                 })
                 .collect()
         };
-        for &c in grid {
-            let mut acc = 0.0;
-            for (zf, lf, zv, lv) in &data {
+        // every (C, split) fit is independent: in parallel, then summed per C in split order as before
+        let jobs: Vec<(f64, usize)> = grid
+            .iter()
+            .flat_map(|&c| (0..data.len()).map(move |j| (c, j)))
+            .collect();
+        let accs = jobs
+            .par_iter()
+            .map(|&(c, j)| {
+                let (zf, lf, zv, lv) = &data[j];
                 let m = LinearSvm::fit(zf.view(), lf, p.classes, &params(c))?;
-                acc += accuracy(&m.predict(zv.view())?, lv);
+                Ok(accuracy(&m.predict(zv.view())?, lv))
+            })
+            .collect::<rfx_core::Result<Vec<f64>>>()?;
+        for (&c, per_split) in grid.iter().zip(accs.chunks(data.len().max(1))) {
+            let mut acc = 0.0;
+            for a in per_split {
+                acc += a;
             }
             let a = acc / data.len() as f64;
             if a > best.0 {

@@ -233,6 +233,28 @@ fn results_root(out: Option<PathBuf>, quick: bool) -> PathBuf {
     out.unwrap_or_else(|| PathBuf::from(if quick { "results/quick" } else { "results" }))
 }
 
+/// The experiment files among `files`: a `Cargo.toml` (the binary's manifest sits in `experiments/`, so
+/// `experiments/*.toml` names it) is skipped with a note on stderr instead of failing the whole command.
+fn experiment_files(files: Vec<PathBuf>) -> Vec<PathBuf> {
+    files
+        .into_iter()
+        .filter(|f| {
+            let cargo = is_cargo_manifest(f);
+            if cargo {
+                eprintln!(
+                    "{}: skipped (a Cargo manifest, not an experiment file)",
+                    f.display()
+                );
+            }
+            !cargo
+        })
+        .collect()
+}
+
+fn is_cargo_manifest(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n == "Cargo.toml")
+}
+
 fn execute(cli: Cli) -> Result<(), AppError> {
     match cli.command {
         Command::Run {
@@ -259,6 +281,7 @@ fn execute(cli: Cli) -> Result<(), AppError> {
                 }
             };
             // Validate every file before running any, so that a typo in the last file costs nothing.
+            let files = experiment_files(files);
             let specs = files
                 .iter()
                 .map(|f| Spec::load(f, quick))
@@ -304,6 +327,7 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             Ok(())
         }
         Command::Status { files, quick, out } => {
+            let files = experiment_files(files);
             let specs = files
                 .iter()
                 .map(|f| Spec::load(f, quick))
@@ -315,7 +339,7 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             Ok(())
         }
         Command::Validate { files, quick } => {
-            for f in &files {
+            for f in &experiment_files(files) {
                 let spec = Spec::load(f, quick)?;
                 println!(
                     "{}: ok: experiment `{}`, kind `{}`, {} cells",
@@ -474,7 +498,7 @@ fn list(dir: &Path) -> Result<(), AppError> {
         .map_err(|e| AppError::usage(format!("{}: {e}", dir.display())))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .filter(|p| p.file_name().is_some_and(|n| n != "Cargo.toml"))
+        .filter(|p| !is_cargo_manifest(p))
         .collect();
     files.sort();
     for f in files {

@@ -685,3 +685,33 @@ inner_folds = 5
         &["inner_folds"],
     );
 }
+
+#[test]
+fn status_and_validate_skip_the_cargo_manifest_of_an_experiments_glob() {
+    // `rfx status experiments/*.toml` names experiments/Cargo.toml; it is skipped with a note, not an error.
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = write(dir.path(), "Cargo.toml", "[package]\nname = \"x\"\n");
+    let f = write(dir.path(), "st.toml", SELFTEST);
+    let out = dir.path().join("out");
+    for cmd in ["status", "validate"] {
+        let mut args = vec![cmd, manifest.to_str().unwrap(), f.to_str().unwrap()];
+        if cmd == "status" {
+            args.extend(["--out", out.to_str().unwrap()]);
+        }
+        let o = run(&args);
+        assert!(
+            o.status.success(),
+            "{cmd}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(stderr.contains("Cargo.toml: skipped"), "{cmd}: {stderr}");
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(stdout.contains("st.toml: "), "{cmd}: {stdout}");
+    }
+    // Any other file without [experiment] is still an error naming the missing table.
+    let other = write(dir.path(), "other.toml", "[package]\nname = \"x\"\n");
+    let o = run(&["validate", other.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("[experiment]"));
+}

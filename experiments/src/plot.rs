@@ -293,8 +293,8 @@ fn draw<DB: DrawingBackend>(
         match (spec.log_x, spec.log_y) {
             (false, false) => draw_panel(spec, panel, area, legend, x0..x1, y0..y1),
             (true, false) => with_x!((x0..x1).log_scale(), y0..y1),
-            (false, true) => draw_panel(spec, panel, area, legend, x0..x1, (y0..y1).log_scale()),
-            (true, true) => with_x!((x0..x1).log_scale(), (y0..y1).log_scale()),
+            (false, true) => draw_panel(spec, panel, area, legend, x0..x1, log_y_range(y0, y1)),
+            (true, true) => with_x!((x0..x1).log_scale(), log_y_range(y0, y1)),
         }?;
     }
     Ok(())
@@ -360,6 +360,67 @@ fn legend_position(s: &str) -> SeriesLabelPosition {
         "lower-middle" => SeriesLabelPosition::LowerMiddle,
         _ => SeriesLabelPosition::UpperRight,
     }
+}
+
+/// Tick values of a log axis over `[lo, hi]`: plotters' own log ticks start at the first power of ten inside
+/// the range, so a range such as 0.045–0.13 gets the single label 0.1. Here the labels are
+/// $m\cdot 10^k$ for $m \in \{1,\dots,9\}$ (under 0.8 decades), $\{1, 2, 3, 5\}$ (under 1.3), $\{1, 2, 5\}$
+/// (under 2.5) or $\{1\}$, every
+/// power of ten up to 8 decades and every `⌈decades/8⌉`-th beyond. A range too narrow for two such values
+/// gets four log-spaced values rounded to two significant digits.
+fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let decades = (hi / lo).log10();
+    let mults: &[f64] = if decades < 0.8 {
+        &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]
+    } else if decades < 1.3 {
+        &[1.0, 2.0, 3.0, 5.0]
+    } else if decades < 2.5 {
+        &[1.0, 2.0, 5.0]
+    } else {
+        &[1.0]
+    };
+    let step = if decades > 8.0 {
+        (decades / 8.0).ceil() as i32
+    } else {
+        1
+    };
+    let (k0, k1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let ticks: Vec<f64> = (k0..=k1)
+        .filter(|k| k.rem_euclid(step) == 0)
+        .flat_map(|k| mults.iter().map(move |m| m * 10f64.powi(k)))
+        .filter(|v| (lo..=hi).contains(v))
+        .collect();
+    if ticks.len() >= 2 {
+        return ticks;
+    }
+    let mut ticks: Vec<f64> = (0..4)
+        .map(|i| {
+            let v = lo * (hi / lo).powf((0.5 + i as f64) / 4.0);
+            let p = 10f64.powi(v.log10().floor() as i32 - 1);
+            (v / p).round() * p
+        })
+        .collect();
+    ticks.dedup();
+    ticks
+}
+
+/// A log y range labelled at [`log_ticks`], with light grid lines at every $m\cdot 10^k$ inside it.
+fn log_y_range(
+    lo: f64,
+    hi: f64,
+) -> plotters::coord::combinators::WithKeyPoints<plotters::coord::combinators::LogCoord<f64>> {
+    let light = if (hi / lo).log10() <= 8.0 {
+        (lo.log10().floor() as i32..=hi.log10().ceil() as i32)
+            .flat_map(|k| (1..10).map(move |m| f64::from(m) * 10f64.powi(k)))
+            .filter(|v| (lo..=hi).contains(v))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    (lo..hi)
+        .log_scale()
+        .with_key_points(log_ticks(lo, hi))
+        .with_light_points(light)
 }
 
 fn pad(lo: f64, hi: f64, log: bool, frac: f64) -> (f64, f64) {
@@ -480,6 +541,27 @@ where
 mod tests {
     use super::*;
     use crate::config::Value;
+
+    #[test]
+    fn log_ticks_label_ranges_without_a_power_of_ten_inside_or_below() {
+        // plotters' own ticks give 0.045–0.13 the one label 0.1
+        let t = log_ticks(0.045, 0.13);
+        assert_eq!(t.len(), 6, "{t:?}");
+        assert!(
+            (t[0] - 0.05).abs() < 1e-12 && (t[5] - 0.1).abs() < 1e-12,
+            "{t:?}"
+        );
+        assert_eq!(log_ticks(3e-4, 2.1e-2).len(), 6); // 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2
+        assert_eq!(log_ticks(1e-5, 10.0).len(), 7); // powers of ten only
+        assert_eq!(log_ticks(1e-20, 1.0).len(), 7); // every third power: 1e-18 … 1
+                                                    // too narrow for two round values: four log-spaced values inside the range
+        let t = log_ticks(0.052, 0.058);
+        assert_eq!(t.len(), 4);
+        assert!(
+            t.iter().all(|v| (0.052..=0.058).contains(v)) && t.windows(2).all(|w| w[0] < w[1]),
+            "{t:?}"
+        );
+    }
 
     fn summary(method: &str, m: i64, bits: f64, err: f64) -> Summary {
         Summary {

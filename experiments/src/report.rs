@@ -7,7 +7,6 @@ use std::path::Path;
 use crate::error::AppError;
 use crate::io::write_atomic;
 use crate::results::{parse_cells, summarize, Layout};
-use crate::spec::Spec;
 
 /// Rebuilds `<root>/README.md`; returns the number of experiments in it.
 pub fn write_report(root: &Path) -> Result<usize, AppError> {
@@ -21,12 +20,7 @@ pub fn write_report(root: &Path) -> Result<usize, AppError> {
     let mut toc = String::new();
     let mut count = 0;
     for dir in &dirs {
-        let quick = std::fs::read_to_string(dir.join("manifest.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .and_then(|v| v.get("quick").and_then(serde_json::Value::as_bool))
-            .unwrap_or(false);
-        let spec = match Spec::load(&dir.join("config.toml"), quick) {
+        let spec = match crate::run::results_spec(dir) {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("report: skipping {}: {e}", dir.display());

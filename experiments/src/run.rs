@@ -395,16 +395,30 @@ fn hostname() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
+/// The experiment of an existing results folder: its `config.toml` (the copy of the experiment file that
+/// produced `cells.csv`), read as full or `--quick` as `manifest.json` records. When the manifest's
+/// `config_file` (the experiment file the run was started from, relative to where it was started) still
+/// exists, the spec is named after it, so that the partial-run note of the report says
+/// `rfx run experiments/<name>.toml` rather than the results folder's copy.
+pub fn results_spec(dir: &Path) -> Result<Spec, crate::config::ConfigError> {
+    let manifest = std::fs::read_to_string(dir.join("manifest.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+    let field = |k: &str| manifest.as_ref().and_then(|v| v.get(k).cloned());
+    let quick = field("quick").and_then(|v| v.as_bool()).unwrap_or(false);
+    let mut spec = Spec::load(&dir.join("config.toml"), quick)?;
+    if let Some(source) = field("config_file").and_then(|v| v.as_str().map(PathBuf::from)) {
+        if source.is_file() {
+            spec.file = source;
+        }
+    }
+    Ok(spec)
+}
+
 /// Rebuilds summary, plot and table of an existing results folder from its `cells.csv` and `config.toml`.
 pub fn replot(dir: &Path) -> Result<(), AppError> {
     let config = dir.join("config.toml");
-    let manifest = dir.join("manifest.json");
-    let quick = std::fs::read_to_string(&manifest)
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .and_then(|v| v.get("quick").and_then(serde_json::Value::as_bool))
-        .unwrap_or(false);
-    let spec = Spec::load(&config, quick).map_err(AppError::Config)?;
+    let spec = results_spec(dir).map_err(AppError::Config)?;
     let layout = Layout::of(&spec);
     let cells_path = dir.join("cells.csv");
     let text = std::fs::read_to_string(&cells_path).map_err(|e| AppError::io(&cells_path, e))?;

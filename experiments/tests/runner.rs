@@ -398,6 +398,11 @@ fn time_limit_stops_early_marks_outputs_partial_and_resumes() {
         .success());
     let table = std::fs::read_to_string(out.join("st/table.md")).unwrap();
     assert!(table.contains(&partial), "{table}");
+    // … and its resume command names the experiment file the run came from, not the folder's copy
+    assert!(
+        table.contains(&format!("`rfx run {}` computes the rest", f.display())),
+        "{table}"
+    );
 
     // Without a limit the rest is computed, the mark disappears, and the rows equal an uninterrupted run's.
     let o = rfx().args(args(&[])).output().unwrap();

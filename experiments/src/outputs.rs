@@ -335,9 +335,7 @@ pub fn section(
     if !spec.description.is_empty() {
         let _ = writeln!(out, "{}\n", spec.description.trim());
     }
-    let manifest = std::fs::read_to_string(dir.join("manifest.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+    let manifest = crate::run::read_manifest(dir);
     if let Some(m) = &manifest {
         let get = |k: &str| {
             m.get(k)

@@ -395,15 +395,20 @@ fn hostname() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
+/// The `manifest.json` of a results folder (written by `write_config_and_manifest` at the end of every run), `None` when it is missing or unreadable.
+pub fn read_manifest(dir: &Path) -> Option<serde_json::Value> {
+    std::fs::read_to_string(dir.join("manifest.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+}
+
 /// The experiment of an existing results folder: its `config.toml` (the copy of the experiment file that
 /// produced `cells.csv`), read as full or `--quick` as `manifest.json` records. When the manifest's
 /// `config_file` (the experiment file the run was started from, relative to where it was started) still
 /// exists, the spec is named after it, so that the partial-run note of the report says
 /// `rfx run experiments/<name>.toml` rather than the results folder's copy.
 pub fn results_spec(dir: &Path) -> Result<Spec, crate::config::ConfigError> {
-    let manifest = std::fs::read_to_string(dir.join("manifest.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+    let manifest = read_manifest(dir);
     let field = |k: &str| manifest.as_ref().and_then(|v| v.get(k).cloned());
     let quick = field("quick").and_then(|v| v.as_bool()).unwrap_or(false);
     let mut spec = Spec::load(&dir.join("config.toml"), quick)?;

@@ -19,6 +19,8 @@ pub fn write_report(root: &Path) -> Result<usize, AppError> {
     let mut body = String::new();
     let mut toc = String::new();
     let mut count = 0;
+    // GitHub numbers repeated heading anchors `-1`, `-2`, … in order of appearance.
+    let mut seen_anchors: std::collections::HashMap<String, usize> = Default::default();
     for dir in &dirs {
         let spec = match crate::run::results_spec(dir) {
             Ok(s) => s,
@@ -44,6 +46,12 @@ pub fn write_report(root: &Path) -> Result<usize, AppError> {
             .to_lowercase()
             .replace(|c: char| !c.is_alphanumeric() && c != ' ', "")
             .replace(' ', "-");
+        let repeats = seen_anchors.entry(anchor.clone()).or_insert(0);
+        let anchor = match *repeats {
+            0 => anchor,
+            k => format!("{anchor}-{k}"),
+        };
+        *repeats += 1;
         let _ = writeln!(toc, "- [{}](#{anchor}) — `{}`", spec.title, spec.name);
         body.push_str(&crate::outputs::section(
             &spec, &layout, &summaries, &rows, dir,

@@ -468,6 +468,35 @@ fn changed_settings_are_not_mixed_with_old_cells() {
 }
 
 #[test]
+fn report_gives_repeated_titles_distinct_anchors() {
+    // Two experiments with one title: the contents must link to both headings, as GitHub numbers them.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    for name in ["st", "st2"] {
+        let toml = SELFTEST
+            .replace(
+                "name = \"st\"",
+                &format!("name = \"{name}\"\ntitle = \"Same title\""),
+            )
+            .replace("dim = [1, 2, 3, 4, 5, 6, 7, 8]", "dim = [1, 2]");
+        let f = write(dir.path(), &format!("{name}.toml"), &toml);
+        let o = run(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let o = run(&["report", "--root", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(
+        readme.contains("- [Same title](#same-title) — `st`"),
+        "{readme}"
+    );
+    assert!(
+        readme.contains("- [Same title](#same-title-1) — `st2`"),
+        "{readme}"
+    );
+}
+
+#[test]
 fn replot_rebuilds_outputs_from_csv() {
     let dir = tempfile::tempdir().unwrap();
     let toml = format!(

@@ -19,7 +19,8 @@ pub fn write_report(root: &Path) -> Result<usize, AppError> {
     let mut body = String::new();
     let mut toc = String::new();
     let mut count = 0;
-    // GitHub numbers repeated heading anchors `-1`, `-2`, … in order of appearance.
+    // GitHub's heading anchors: lower case, punctuation other than `-` and `_` dropped, spaces to `-`;
+    // a repeated anchor gets `-1`, `-2`, … in order of appearance.
     let mut seen_anchors: std::collections::HashMap<String, usize> = Default::default();
     for dir in &dirs {
         let spec = match crate::run::results_spec(dir) {
@@ -44,7 +45,10 @@ pub fn write_report(root: &Path) -> Result<usize, AppError> {
         let anchor = spec
             .title
             .to_lowercase()
-            .replace(|c: char| !c.is_alphanumeric() && c != ' ', "")
+            .replace(
+                |c: char| !(c.is_alphanumeric() || matches!(c, ' ' | '-' | '_')),
+                "",
+            )
             .replace(' ', "-");
         let repeats = seen_anchors.entry(anchor.clone()).or_insert(0);
         let anchor = match *repeats {

@@ -476,7 +476,7 @@ fn report_gives_repeated_titles_distinct_anchors() {
         let toml = SELFTEST
             .replace(
                 "name = \"st\"",
-                &format!("name = \"{name}\"\ntitle = \"Same title\""),
+                &format!("name = \"{name}\"\ntitle = \"Same title: down-scaled\""),
             )
             .replace("dim = [1, 2, 3, 4, 5, 6, 7, 8]", "dim = [1, 2]");
         let f = write(dir.path(), &format!("{name}.toml"), &toml);
@@ -487,11 +487,11 @@ fn report_gives_repeated_titles_distinct_anchors() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
     assert!(
-        readme.contains("- [Same title](#same-title) — `st`"),
+        readme.contains("- [Same title: down-scaled](#same-title-down-scaled) — `st`"),
         "{readme}"
     );
     assert!(
-        readme.contains("- [Same title](#same-title-1) — `st2`"),
+        readme.contains("- [Same title: down-scaled](#same-title-down-scaled-1) — `st2`"),
         "{readme}"
     );
 }

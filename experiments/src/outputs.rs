@@ -349,20 +349,38 @@ pub fn section(
             .iter()
             .filter_map(|r| r.0.get(time_col).and_then(|t| t.parse::<f64>().ok()))
             .sum();
+        // The run record: the last run that computed cells (a rerun that computed none keeps it, run.rs), or,
+        // where no such run was recorded, the last run.
+        let commit: String = get("git_commit").chars().take(10).collect();
+        let run = if m
+            .get("cells_computed")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0)
+            > 0
+        {
+            format!(
+                "Last run that computed cells: {} (commit {commit}), {} computed, {} reused from earlier runs, \
+                 {:.1} s wall time.",
+                get("started_utc"),
+                get("cells_computed"),
+                get("cells_reused"),
+                m.get("wall_time_s").and_then(serde_json::Value::as_f64).unwrap_or(f64::NAN),
+            )
+        } else {
+            format!(
+                "Last run {} (commit {commit}): no new cells, {} reused.",
+                get("started_utc"),
+                get("cells_reused")
+            )
+        };
         let _ = writeln!(
             out,
-            "Experiment file `{}`, kind `{}`, seed {}{}; {} cells. Last run {} (commit {}): {} cells computed, {} \
-             reused from earlier runs, {:.1} s wall time. Cell times (all runs): {:.0} s in total.\n",
+            "Experiment file `{}`, kind `{}`, seed {}{}; {} cells. {run} Cell times (all runs): {:.0} s in total.\n",
             get("config_file"),
             spec.kind,
             spec.seed,
             if spec.quick { ", **quick settings**" } else { "" },
             get("cells_total"),
-            get("started_utc"),
-            &get("git_commit").chars().take(10).collect::<String>(),
-            get("cells_computed"),
-            get("cells_reused"),
-            m.get("wall_time_s").and_then(serde_json::Value::as_f64).unwrap_or(f64::NAN),
             cell_time
         );
     }

@@ -340,7 +340,7 @@ fn write_config_and_manifest(
     let config = dir.join("config.toml");
     write_atomic(&config, spec.source.as_bytes()).map_err(|e| AppError::io(&config, e))?;
     let (commit, dirty) = git_state();
-    let manifest = serde_json::json!({
+    let mut manifest = serde_json::json!({
         "experiment": spec.name,
         "kind": spec.kind,
         "title": spec.title,
@@ -368,6 +368,34 @@ fn write_config_and_manifest(
         "cells_skipped": report.skipped,
         "cells_remaining": report.remaining,
     });
+    // A rerun that computes nothing (say, to take up edited notes) keeps the record of the last run that did
+    // compute cells for the same settings, so the report's "last run" line still says how the cells were made.
+    if report.computed == 0 {
+        if let Some(old) = read_manifest(dir).filter(|old| {
+            old.get("fingerprint").and_then(|v| v.as_str()) == Some(spec.fingerprint().as_str())
+                && old
+                    .get("cells_computed")
+                    .and_then(|v| v.as_u64())
+                    .unwrap_or(0)
+                    > 0
+        }) {
+            for key in [
+                "git_commit",
+                "git_dirty",
+                "host",
+                "threads",
+                "started_utc",
+                "wall_time_s",
+                "cells_computed",
+                "cells_reused",
+            ] {
+                if let Some(v) = old.get(key) {
+                    manifest[key] = v.clone();
+                }
+            }
+            manifest["refreshed_utc"] = serde_json::Value::from(started_utc);
+        }
+    }
     let path = dir.join("manifest.json");
     let text =
         serde_json::to_string_pretty(&manifest).map_err(|e| AppError::internal(e.to_string()))?;

@@ -497,6 +497,41 @@ fn report_gives_repeated_titles_distinct_anchors() {
 }
 
 #[test]
+fn rerun_without_new_cells_keeps_the_record_of_the_computing_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), "st.toml", SELFTEST);
+    let out = dir.path().join("out");
+    let manifest = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(out.join("st/manifest.json")).unwrap())
+            .unwrap()
+    };
+    for _ in 0..2 {
+        let o = run(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let first = manifest();
+    assert_eq!(first["cells_computed"], 24, "{first}");
+    assert!(first.get("refreshed_utc").is_some(), "{first}");
+    // Edited notes are taken up; the run record still describes the run that computed the 24 cells.
+    std::fs::write(
+        &f,
+        SELFTEST.replace("seed = 11", "seed = 11\nnotes = \"edited\""),
+    )
+    .unwrap();
+    let o = run(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let second = manifest();
+    assert_eq!(second["started_utc"], first["started_utc"]);
+    assert_eq!(second["wall_time_s"], first["wall_time_s"]);
+    assert_eq!(second["cells_computed"], 24);
+    let report = std::fs::read_to_string(out.join("st/report.md")).unwrap();
+    assert!(
+        report.contains("edited") && report.contains("24 computed, 0 reused"),
+        "{report}"
+    );
+}
+
+#[test]
 fn replot_rebuilds_outputs_from_csv() {
     let dir = tempfile::tempdir().unwrap();
     let toml = format!(

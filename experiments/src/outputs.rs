@@ -352,12 +352,7 @@ pub fn section(
         // The run record: the last run that computed cells (a rerun that computed none keeps it, run.rs), or,
         // where no such run was recorded, the last run.
         let commit: String = get("git_commit").chars().take(10).collect();
-        let run = if m
-            .get("cells_computed")
-            .and_then(serde_json::Value::as_u64)
-            .unwrap_or(0)
-            > 0
-        {
+        let run = if crate::run::manifest_cells_computed(m) > 0 {
             format!(
                 "Last run that computed cells: {} (commit {commit}), {} computed, {} reused from earlier runs, \
                  {:.1} s wall time.",

@@ -373,11 +373,7 @@ fn write_config_and_manifest(
     if report.computed == 0 {
         if let Some(old) = read_manifest(dir).filter(|old| {
             old.get("fingerprint").and_then(|v| v.as_str()) == Some(spec.fingerprint().as_str())
-                && old
-                    .get("cells_computed")
-                    .and_then(|v| v.as_u64())
-                    .unwrap_or(0)
-                    > 0
+                && manifest_cells_computed(old) > 0
         }) {
             for key in [
                 "git_commit",
@@ -423,11 +419,20 @@ fn hostname() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
-/// The `manifest.json` of a results folder (written by `write_config_and_manifest` at the end of every run), `None` when it is missing or unreadable.
+/// The `manifest.json` of a results folder (written by `write_config_and_manifest` at the end of every
+/// run), `None` when it is missing or unreadable.
 pub fn read_manifest(dir: &Path) -> Option<serde_json::Value> {
     std::fs::read_to_string(dir.join("manifest.json"))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
+}
+
+/// The number of cells the manifest's run record computed (0 when absent).
+pub fn manifest_cells_computed(manifest: &serde_json::Value) -> u64 {
+    manifest
+        .get("cells_computed")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0)
 }
 
 /// The experiment of an existing results folder: its `config.toml` (the copy of the experiment file that

@@ -1,12 +1,22 @@
 # rfx — reproduce the papers' figures and tables, and test the workspace.
-#   make reproduce   install what is missing, fetch the data, build (release), run every experiment
+#   make reproduce   install what is missing, fetch the data, build (release), recompute every experiment from
+#                    scratch into reproduced/ (resumable) and compare it with the committed results/
+#   make verify      recompute a sample of the committed cells within 15 minutes and compare (results/verification.md)
 #   make status      which experiments' results are complete, partial or stale
 #   make bench       criterion benchmarks + rfx vs scikit-learn (results/performance.md)
 #   make test        fmt check, clippy -D warnings, rustdoc -D warnings, all tests, a quick end-to-end run
 SHELL := /bin/bash
 CARGO ?= cargo
-# Every experiment file (experiments/Cargo.toml is the binary's manifest, not an experiment).
-EXPERIMENTS := $(sort $(filter-out experiments/Cargo.toml,$(wildcard experiments/*.toml)))
+# Every experiment (experiments/Cargo.toml is the binary's manifest, not an experiment). A subset by name:
+# make reproduce EXPERIMENTS="gegenbauer-vs-taylor gaussian-krr".
+ALL_EXPERIMENTS := $(sort $(basename $(notdir $(filter-out experiments/Cargo.toml,$(wildcard experiments/*.toml)))))
+EXPERIMENTS ?= $(ALL_EXPERIMENTS)
+EXPERIMENT_FILES := $(addprefix experiments/,$(addsuffix .toml,$(EXPERIMENTS)))
+# Where `make reproduce` writes (never results/, which holds the committed numbers).
+RESULTS_DIR ?= reproduced
+# Minutes of recomputation for `make verify` (CI runs `make test`, which verifies with VERIFY_CI_BUDGET).
+VERIFY_BUDGET ?= 15
+VERIFY_CI_BUDGET ?= 3
 # A local mirror of the public data sets (see ../shared/data/README.md) is used when present;
 # otherwise the data are downloaded from their public sources.
 RFX_DATA_MIRROR ?= $(abspath $(wildcard ../shared/data))
@@ -16,7 +26,7 @@ export RFX_DATA_MIRROR RFX_DATA_DIR
 TARGET_DIR := $(if $(CARGO_TARGET_DIR),$(CARGO_TARGET_DIR),target)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all setup data build reproduce status report test quick fmt clippy doc bench clean
+.PHONY: all setup data build reproduce verify status report test quick fmt clippy doc bench clean
 
 all: build
 
@@ -34,15 +44,24 @@ build: setup
 data: build
 	$(TARGET_DIR)/release/rfx fetch --all
 
-## RUN_FLAGS go to `rfx run`; e.g. RUN_FLAGS="--time-limit 150" stops starting cells after 150 minutes (the
-## finished ones are kept, the outputs are marked partial, and the same command later resumes).
+## Recomputes $(EXPERIMENTS) from scratch into $(RESULTS_DIR)/ (expected times printed first, from the committed
+## cells' recorded times), writes that tree's report, then compares it with results/ (rfx compare: exit 1 when a
+## cell differs beyond tolerance). RUN_FLAGS go to `rfx run`; e.g. RUN_FLAGS="--time-limit 150" stops starting
+## cells after 150 minutes (finished cells are kept) and the same command later resumes.
 RUN_FLAGS ?=
 reproduce: setup data build
-	$(TARGET_DIR)/release/rfx run $(RUN_FLAGS) $(EXPERIMENTS)
-	$(TARGET_DIR)/release/rfx report --root results
+	@if [ "$(abspath $(RESULTS_DIR))" = "$(abspath results)" ]; then \
+	  echo "RESULTS_DIR=results would overwrite the committed results; choose another folder"; exit 2; fi
+	$(TARGET_DIR)/release/rfx run --times-from results --out $(RESULTS_DIR) $(RUN_FLAGS) $(EXPERIMENT_FILES)
+	$(TARGET_DIR)/release/rfx compare results $(RESULTS_DIR)
+
+## Recomputes a seeded, stratified sample of the committed cells of every experiment within VERIFY_BUDGET minutes
+## and compares them with results/ (table in results/verification.md, not committed).
+verify: setup data build
+	$(TARGET_DIR)/release/rfx verify --budget $(VERIFY_BUDGET)
 
 status: build
-	$(TARGET_DIR)/release/rfx status $(EXPERIMENTS)
+	$(TARGET_DIR)/release/rfx status $(EXPERIMENT_FILES)
 
 report: build
 	$(TARGET_DIR)/release/rfx report --root results
@@ -63,11 +82,12 @@ doc: setup
 quick: setup
 	$(CARGO) test --workspace --locked --no-run -q
 	$(TARGET_DIR)/debug/rfx fetch --all
-	$(TARGET_DIR)/debug/rfx run --quick --no-progress --out results/quick $(EXPERIMENTS)
+	$(TARGET_DIR)/debug/rfx run --quick --no-progress --out results/quick $(EXPERIMENT_FILES)
 
 test: setup fmt clippy doc
 	$(CARGO) test --workspace --locked
 	$(MAKE) --no-print-directory quick
+	$(TARGET_DIR)/debug/rfx verify --budget $(VERIFY_CI_BUDGET)
 
 ## Criterion benchmarks of every crate (short settings, n = $(BENCH_N) rows where the bench takes RFX_BENCH_N),
 ## then rfx against scikit-learn side by side (bench/compare/run.sh: venv, MNIST .npy written by rfx); writes

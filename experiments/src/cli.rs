@@ -47,6 +47,42 @@ enum Command {
         /// computes the rest. Experiment files not started by then are left untouched.
         #[arg(long, value_name = "MINUTES", allow_negative_numbers = true)]
         time_limit: Option<f64>,
+        /// A results tree with recorded cell times of the same experiments (e.g. results): print the
+        /// expected wall time per experiment before starting, and base the progress bar's ETA on it.
+        #[arg(long, value_name = "DIR")]
+        times_from: Option<PathBuf>,
+    },
+    /// Compare the cells of every experiment present in two results trees (cells matched by key, each
+    /// metric under its kind's tolerance, wall times excluded); writes B/comparison.md. Exit 1 when a cell
+    /// differs beyond tolerance, 2 on bad input.
+    Compare {
+        /// The reference tree (e.g. results).
+        a: PathBuf,
+        /// The tree compared with it (e.g. reproduced).
+        b: PathBuf,
+    },
+    /// Recompute a seeded, stratified sample of the committed cells of every experiment within a time
+    /// budget and compare them with the committed rows; writes the table to <root>/verification.md. Exit 1
+    /// on a difference.
+    Verify {
+        /// Time budget in minutes.
+        #[arg(long, default_value_t = 15.0, value_name = "MINUTES")]
+        budget: f64,
+        /// The results tree to verify.
+        #[arg(long, default_value = "results")]
+        root: PathBuf,
+        /// Seed of the sample.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Worker threads (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Where to write the table (default: <root>/verification.md).
+        #[arg(long)]
+        report: Option<PathBuf>,
+        /// Only these experiments (by name; default: all under the root).
+        #[arg(long = "experiment", value_name = "NAME")]
+        experiments: Vec<String>,
     },
     /// For each experiment file: how many of its cells the results folder holds (complete, partial, stale
     /// because the settings changed, or not run), without running anything.
@@ -265,6 +301,7 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             fresh,
             no_progress,
             time_limit,
+            times_from,
         } => {
             if threads == Some(0) {
                 return Err(AppError::usage("--threads must be at least 1"));
@@ -287,14 +324,24 @@ fn execute(cli: Cli) -> Result<(), AppError> {
                 .map(|f| Spec::load(f, quick))
                 .collect::<Result<Vec<_>, _>>()?;
             let root = results_root(out, quick);
-            let opts = RunOptions {
-                results_root: root.clone(),
-                threads,
-                fresh,
-                progress: !no_progress,
-                deadline,
+            let mut opts = RunOptions::new(root.clone());
+            opts.threads = threads;
+            opts.fresh = fresh;
+            opts.progress = !no_progress;
+            opts.deadline = deadline;
+            let expected: Vec<Option<std::collections::HashMap<String, f64>>> = match &times_from {
+                Some(from) => {
+                    let times: Vec<_> = specs
+                        .iter()
+                        .map(|s| crate::verify::recorded_times(s, from))
+                        .collect();
+                    print_expected_times(&specs, &times, &root, threads)?;
+                    times
+                }
+                None => vec![None; specs.len()],
             };
-            for spec in &specs {
+            for (spec, times) in specs.iter().zip(expected) {
+                opts.expected = times;
                 if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
                     // not started: its results (and their manifest) stay as they are
                     println!("{}: not started, time limit reached", spec.name);
@@ -325,6 +372,33 @@ fn execute(cli: Cli) -> Result<(), AppError> {
                 root.join("README.md").display()
             );
             Ok(())
+        }
+        Command::Compare { a, b } => crate::compare::run_compare(&a, &b),
+        Command::Verify {
+            budget,
+            root,
+            seed,
+            threads,
+            report,
+            experiments,
+        } => {
+            if !(budget.is_finite() && budget > 0.0) {
+                return Err(AppError::usage(format!(
+                    "--budget {budget}: expected a number of minutes > 0"
+                )));
+            }
+            if threads == Some(0) {
+                return Err(AppError::usage("--threads must be at least 1"));
+            }
+            let report = report.unwrap_or_else(|| root.join("verification.md"));
+            crate::verify::verify(&crate::verify::VerifyOptions {
+                root,
+                budget_s: budget * 60.0,
+                seed,
+                threads,
+                report,
+                experiments,
+            })
         }
         Command::Status { files, quick, out } => {
             let files = experiment_files(files);
@@ -444,6 +518,81 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             header,
         })
         .map(|_| ()),
+    }
+}
+
+/// Prints the expected wall time of each experiment's cells still to compute under `root`, from the recorded
+/// cell times (`None`: no recorded run of the same settings), and the total.
+fn print_expected_times(
+    specs: &[Spec],
+    times: &[Option<std::collections::HashMap<String, f64>>],
+    root: &Path,
+    threads: Option<usize>,
+) -> Result<(), AppError> {
+    let workers = threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    println!("Expected wall time from the recorded cell times ({workers} threads):");
+    let mut total = 0.0;
+    let mut unknown = Vec::new();
+    for (spec, t) in specs.iter().zip(times) {
+        let layout = crate::results::Layout::of(spec);
+        let earlier = crate::run::earlier_cells(spec, &layout, &root.join(&spec.name))?;
+        let done: std::collections::HashSet<String> = match earlier.state {
+            crate::run::Earlier::Same => earlier.rows.iter().map(|r| r.key(&layout)).collect(),
+            _ => Default::default(),
+        };
+        let pending: Vec<String> = spec
+            .cells()
+            .iter()
+            .map(|c| c.key())
+            .filter(|k| !done.contains(k))
+            .collect();
+        let Some(t) = t else {
+            println!(
+                "  {:<34} {:>6} cells to compute   unknown (no recorded cells of these settings)",
+                spec.name,
+                pending.len()
+            );
+            unknown.push(spec.name.as_str());
+            continue;
+        };
+        let cell_s: f64 = pending.iter().filter_map(|k| t.get(k)).sum();
+        let wall = if spec.parallel_cells {
+            cell_s / workers as f64
+        } else {
+            cell_s
+        };
+        total += wall;
+        println!(
+            "  {:<34} {:>6} cells to compute   {}",
+            spec.name,
+            pending.len(),
+            human_duration(wall)
+        );
+    }
+    println!(
+        "  {:<34} {:>6}                   {}{}",
+        "total",
+        "",
+        human_duration(total),
+        if unknown.is_empty() {
+            String::new()
+        } else {
+            format!(" + unknown for {}", unknown.join(", "))
+        }
+    );
+    Ok(())
+}
+
+/// `42 s`, `12.5 min`, `3.2 h`.
+fn human_duration(s: f64) -> String {
+    if s < 90.0 {
+        format!("{s:.0} s")
+    } else if s < 5400.0 {
+        format!("{:.1} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
     }
 }
 

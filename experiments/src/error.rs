@@ -11,6 +11,8 @@ pub enum AppError {
     Usage(String),
     /// Anything else (I/O failures while writing, bugs).
     Internal(String),
+    /// A check that ran and failed (`rfx compare`, `rfx verify`: recomputed cells differ).
+    Failed(String),
 }
 
 impl AppError {
@@ -30,7 +32,7 @@ impl AppError {
     pub fn exit_code(&self) -> i32 {
         match self {
             AppError::Config(_) | AppError::Usage(_) => 2,
-            AppError::Internal(_) => 1,
+            AppError::Internal(_) | AppError::Failed(_) => 1,
         }
     }
 }
@@ -39,7 +41,7 @@ impl std::fmt::Display for AppError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             AppError::Config(e) => write!(f, "{e}"),
-            AppError::Usage(m) | AppError::Internal(m) => write!(f, "{m}"),
+            AppError::Usage(m) | AppError::Internal(m) | AppError::Failed(m) => write!(f, "{m}"),
         }
     }
 }

@@ -6,6 +6,7 @@
 //! [`report`]). This crate holds no mathematics: kinds call the algorithm crates.
 
 pub mod cli;
+pub mod compare;
 pub mod config;
 pub mod error;
 pub mod io;
@@ -19,6 +20,7 @@ pub mod results;
 pub mod run;
 pub mod spec;
 pub mod tools;
+pub mod verify;
 
 /// The rfx version recorded in every manifest.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -370,13 +370,14 @@ pub fn section(
         };
         let _ = writeln!(
             out,
-            "Experiment file `{}`, kind `{}`, seed {}{}; {} cells. {run} Cell times (all runs): {:.0} s in total.\n",
+            "Experiment file `{}`, kind `{}`, seed {}{}; {} cells. {run} Cell times (all runs): {:.0} s in total. {}\n",
             get("config_file"),
             spec.kind,
             spec.seed,
             if spec.quick { ", **quick settings**" } else { "" },
             get("cells_total"),
-            cell_time
+            cell_time,
+            crate::results::provenance_sentence(layout, rows)
         );
     }
     if let Some((done, total)) = missing_cells(spec, layout, rows) {

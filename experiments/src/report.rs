@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::error::AppError;
 use crate::io::write_atomic;
-use crate::results::{parse_cells, summarize, Layout};
+use crate::results::{summarize, Layout};
 
 /// Rebuilds `<root>/README.md`; returns the number of experiments in it.
 pub fn write_report(root: &Path) -> Result<usize, AppError> {
@@ -33,14 +33,13 @@ pub fn write_report(root: &Path) -> Result<usize, AppError> {
         let layout = Layout::of(&spec);
         let text =
             std::fs::read_to_string(dir.join("cells.csv")).map_err(|e| AppError::io(dir, e))?;
-        let (header, rows, _) = parse_cells(&text);
-        if header.as_ref() != Some(&layout.header()) {
+        let Some((rows, _)) = layout.read(&text) else {
             eprintln!(
                 "report: skipping {}: cells.csv columns do not match config.toml",
                 dir.display()
             );
             continue;
-        }
+        };
         let summaries = summarize(&spec, &layout, &rows);
         let anchor = spec
             .title

@@ -1,9 +1,18 @@
 //! Tidy results: `cells.csv` rows and their `summary.csv` (mean and standard deviation over seeds).
+//!
+//! A row of `cells.csv` holds the cell's parameters, its metrics, a note (why a cell was skipped), its
+//! timings, and last the provenance column `commit`: the short hash of the commit whose code computed the
+//! cell, with `+dirty` when the working tree had uncommitted source changes (empty for cells computed
+//! before provenance was recorded). Files written before the `commit` column existed are read as having
+//! an empty one.
 
 use crate::config::Value;
 use crate::spec::Spec;
 
-/// The column layout of `cells.csv`: parameters, then metrics, then `note`, then timings.
+/// The name of the provenance column, the last of `cells.csv`.
+pub const COMMIT_COLUMN: &str = "commit";
+
+/// The column layout of `cells.csv`: parameters, then metrics, then `note`, then timings, then `commit`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Layout {
     /// Sweep parameter names.
@@ -28,6 +37,13 @@ impl Layout {
 
     /// The CSV header.
     pub fn header(&self) -> Vec<String> {
+        let mut h = self.legacy_header();
+        h.push(COMMIT_COLUMN.into());
+        h
+    }
+
+    /// The header of files written before the `commit` column existed.
+    fn legacy_header(&self) -> Vec<String> {
         let mut h = self.params.clone();
         h.extend(self.metrics.iter().cloned());
         h.push("note".into());
@@ -37,7 +53,24 @@ impl Layout {
 
     /// Number of columns.
     pub fn width(&self) -> usize {
-        self.params.len() + self.metrics.len() + 1 + self.timings.len()
+        self.params.len() + self.metrics.len() + 1 + self.timings.len() + 1
+    }
+
+    /// The rows of a `cells.csv` text whose header matches this layout (a file without the `commit` column
+    /// gets an empty one), and the number of lines dropped as cut off; `None` when the columns differ.
+    pub fn read(&self, text: &str) -> Option<(Vec<Row>, usize)> {
+        let (header, mut rows, dropped) = parse_cells(text);
+        let header = header?;
+        if header == self.header() {
+            Some((rows, dropped))
+        } else if header == self.legacy_header() {
+            for r in &mut rows {
+                r.0.push(String::new());
+            }
+            Some((rows, dropped))
+        } else {
+            None
+        }
     }
 }
 
@@ -74,10 +107,61 @@ impl Row {
     /// Timing values.
     pub fn timings(&self, layout: &Layout) -> Vec<f64> {
         let start = layout.params.len() + layout.metrics.len() + 1;
-        self.0[start..]
+        self.0[start..start + layout.timings.len()]
             .iter()
             .map(|s| s.parse().unwrap_or(f64::NAN))
             .collect()
+    }
+
+    /// The cell's wall time `time_s` (NaN when unreadable).
+    pub fn time_s(&self, layout: &Layout) -> f64 {
+        self.0[layout.params.len() + layout.metrics.len() + 1]
+            .parse()
+            .unwrap_or(f64::NAN)
+    }
+
+    /// The provenance field: the commit that computed the cell (empty when not recorded).
+    pub fn commit<'a>(&'a self, layout: &Layout) -> &'a str {
+        self.0.get(layout.width() - 1).map_or("", String::as_str)
+    }
+}
+
+/// The commits the cells of `rows` were computed at, most cells first, as `(commit, count)`; the empty
+/// commit stands for cells computed before provenance was recorded.
+pub fn commits(layout: &Layout, rows: &[Row]) -> Vec<(String, usize)> {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for r in rows {
+        let c = r.commit(layout);
+        match counts.iter_mut().find(|(k, _)| k == c) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((c.to_string(), 1)),
+        }
+    }
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    counts
+}
+
+/// One sentence on where the cells come from: `All 160 cells computed at commit abc1234.`, or the split
+/// over several commits.
+pub fn provenance_sentence(layout: &Layout, rows: &[Row]) -> String {
+    let counts = commits(layout, rows);
+    let name = |c: &str| {
+        if c.is_empty() {
+            "before per-cell provenance was recorded".to_string()
+        } else {
+            format!("at commit {c}")
+        }
+    };
+    match counts.as_slice() {
+        [] => String::new(),
+        [(c, n)] => format!("All {n} cells computed {}.", name(c)),
+        many => format!(
+            "Cells computed {}.",
+            many.iter()
+                .map(|(c, n)| format!("{n} {}", name(c)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     }
 }
 

@@ -12,7 +12,7 @@
 //! * With a deadline (`--time-limit`) no cell starts after it; the outputs are then written from the cells
 //!   present and marked partial ([`crate::outputs::partial_note`]), and a later run computes the rest.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,7 +25,7 @@ use rayon::prelude::*;
 use crate::error::AppError;
 use crate::io::{utc_now, write_atomic};
 use crate::kinds::{CellError, CellOutput};
-use crate::results::{csv_line, parse_cells, summarize, summary_csv, Layout, Row};
+use crate::results::{csv_line, summarize, summary_csv, Layout, Row};
 use crate::spec::Spec;
 use crate::{outputs, VERSION};
 
@@ -43,6 +43,31 @@ pub struct RunOptions {
     /// Start no cell after this instant (`--time-limit`): the cells finished by then are kept and the outputs
     /// are written from them, marked partial; the same command later computes the rest.
     pub deadline: Option<Instant>,
+    /// Compute only the cells with these keys (`rfx verify`'s sample); `None`: the whole sweep.
+    pub only: Option<HashSet<String>>,
+    /// Write summary, plot, table, report and manifest after the cells (`false` for `rfx verify`, which
+    /// only needs the cells).
+    pub write_outputs: bool,
+    /// Expected seconds per cell key (recorded times of an earlier run, [`recorded_times`]): the progress
+    /// bar's ETA follows them instead of the mean rate, which misleads when cells differ in cost.
+    pub expected: Option<HashMap<String, f64>>,
+}
+
+impl RunOptions {
+    /// Options for a run into `results_root` with defaults: all cores, no deadline, the whole sweep, every
+    /// output, a progress bar.
+    pub fn new(results_root: PathBuf) -> RunOptions {
+        RunOptions {
+            results_root,
+            threads: None,
+            fresh: false,
+            progress: true,
+            deadline: None,
+            only: None,
+            write_outputs: true,
+            expected: None,
+        }
+    }
 }
 
 /// What a run did.
@@ -69,7 +94,8 @@ const FINGERPRINT_FILE: &str = ".fingerprint";
 /// Runs (or resumes) the sweep of `spec` and writes every output.
 pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
     let started = Instant::now();
-    let started_utc = utc_now();
+    let run_info = RunInfo::now();
+    let provenance = run_info.provenance();
     let dir = opts.results_root.join(&spec.name);
     std::fs::create_dir_all(&dir).map_err(|e| AppError::io(&dir, e))?;
     let layout = Layout::of(spec);
@@ -109,26 +135,48 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
 
     let cells = spec.cells();
     let done: std::collections::HashSet<String> = existing.iter().map(|r| r.key(&layout)).collect();
-    let pending: Vec<_> = cells.iter().filter(|c| !done.contains(&c.key())).collect();
-    let reused = cells.len() - pending.len();
+    let pending: Vec<_> = cells
+        .iter()
+        .filter(|c| !done.contains(&c.key()))
+        .filter(|c| {
+            opts.only
+                .as_ref()
+                .is_none_or(|keys| keys.contains(&c.key()))
+        })
+        .collect();
+    let reused = cells.iter().filter(|c| done.contains(&c.key())).count();
+    let not_asked = cells.len() - reused - pending.len();
 
     let file = std::fs::OpenOptions::new()
         .append(true)
         .open(&cells_path)
         .map_err(|e| AppError::io(&cells_path, e))?;
     let sink = Mutex::new((file, Vec::<Row>::new()));
+    // With expected cell times the bar counts expected milliseconds, so that its ETA is the recorded time
+    // of the cells still to run scaled by this run's pace; without them it counts cells.
+    let expected_ms = |key: &str| -> u64 {
+        opts.expected
+            .as_ref()
+            .and_then(|t| t.get(key))
+            .map_or(1, |s| (s * 1000.0).max(1.0) as u64)
+    };
+    let bar_len: u64 = pending.iter().map(|c| expected_ms(&c.key())).sum();
     let bar = if opts.progress {
-        ProgressBar::new(pending.len() as u64)
+        ProgressBar::new(bar_len)
     } else {
         ProgressBar::hidden()
     };
+    let template = if opts.expected.is_some() {
+        "{prefix} [{elapsed_precise}] {wide_bar} {msg} cells (ETA {eta})"
+    } else {
+        "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} cells ({per_sec}, ETA {eta})"
+    };
     bar.set_style(
-        ProgressStyle::with_template(
-            "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} cells ({per_sec}, ETA {eta})",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     bar.set_prefix(spec.name.clone());
+    bar.set_message(format!("0/{}", pending.len()));
+    let finished = std::sync::atomic::AtomicUsize::new(0);
 
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads.unwrap_or(0))
@@ -179,6 +227,7 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
         fields.push(note);
         fields.push(secs.to_string());
         fields.extend(timings.iter().map(|t| t.to_string()));
+        fields.push(provenance.clone());
         let line = csv_line(&fields);
         {
             let mut guard = sink
@@ -191,7 +240,9 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
                 .map_err(|e| AppError::io(&cells_path, e))?;
             guard.1.push(Row(fields));
         }
-        bar.inc(1);
+        let k = finished.fetch_add(1, Ordering::Relaxed) + 1;
+        bar.set_message(format!("{k}/{}", pending.len()));
+        bar.inc(expected_ms(&cell.key()));
         Ok(())
     };
     let threads = pool.current_num_threads();
@@ -233,12 +284,14 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
         computed,
         reused,
         skipped,
-        remaining: pending.len() - computed,
+        remaining: pending.len() - computed + not_asked,
         wall_s,
         dir: dir.clone(),
     };
-    write_config_and_manifest(spec, &dir, &report, &started_utc, opts)?;
-    outputs::write_all(spec, &dir, &layout, &all)?;
+    if opts.write_outputs {
+        write_config_and_manifest(spec, &dir, &report, &run_info, opts)?;
+        outputs::write_all(spec, &dir, &layout, &all)?;
+    }
     Ok(report)
 }
 
@@ -275,16 +328,17 @@ pub fn earlier_cells(spec: &Spec, layout: &Layout, dir: &Path) -> Result<Earlier
     }
     let text = std::fs::read_to_string(&cells_path).map_err(|e| AppError::io(&cells_path, e))?;
     let old_fp = std::fs::read_to_string(dir.join(FINGERPRINT_FILE)).unwrap_or_default();
-    let (header, rows, dropped) = parse_cells(&text);
-    let same = old_fp.trim() == spec.fingerprint() && header.as_ref() == Some(&layout.header());
-    Ok(EarlierCells {
-        state: if same {
-            Earlier::Same
-        } else {
-            Earlier::Different
+    Ok(match layout.read(&text) {
+        Some((rows, dropped)) if old_fp.trim() == spec.fingerprint() => EarlierCells {
+            state: Earlier::Same,
+            rows,
+            dropped,
         },
-        rows,
-        dropped,
+        _ => EarlierCells {
+            state: Earlier::Different,
+            rows: crate::results::parse_cells(&text).1,
+            dropped: 0,
+        },
     })
 }
 
@@ -307,11 +361,28 @@ pub fn status(spec: &Spec, root: &Path) -> Result<String, AppError> {
         ),
         Earlier::Same => {
             let done = cells_present(spec, &layout, &earlier.rows);
+            let commits = crate::results::commits(&layout, &earlier.rows);
+            let span = if commits.len() > 1 {
+                format!(
+                    "; cells from {} commits: {}",
+                    commits.len(),
+                    commits
+                        .iter()
+                        .map(|(c, n)| format!(
+                            "{n} {}",
+                            if c.is_empty() { "unrecorded" } else { c }
+                        ))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            } else {
+                String::new()
+            };
             if done == total {
-                format!("complete ({total} cells in {})", dir.display())
+                format!("complete ({total} cells in {}{span})", dir.display())
             } else {
                 format!(
-                    "partial: {done} of {total} cells in {}; `rfx run` computes the other {}",
+                    "partial: {done} of {total} cells in {}; `rfx run` computes the other {}{span}",
                     dir.display(),
                     total - done
                 )
@@ -334,68 +405,110 @@ fn write_config_and_manifest(
     spec: &Spec,
     dir: &Path,
     report: &RunReport,
-    started_utc: &str,
+    run_info: &RunInfo,
     opts: &RunOptions,
 ) -> Result<(), AppError> {
     let config = dir.join("config.toml");
-    write_atomic(&config, spec.source.as_bytes()).map_err(|e| AppError::io(&config, e))?;
-    let (commit, dirty) = git_state();
-    let mut manifest = serde_json::json!({
-        "experiment": spec.name,
-        "kind": spec.kind,
-        "title": spec.title,
-        "paper": spec.paper,
-        "config_file": spec.file.display().to_string(),
-        "config": spec.source,
-        "seed": spec.seed,
-        "quick": spec.quick,
-        "fingerprint": spec.fingerprint(),
-        "rfx_version": VERSION,
-        "git_commit": commit,
-        "git_dirty": dirty,
-        "host": {
-            "hostname": hostname(),
-            "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
-            "os": std::env::consts::OS,
-            "arch": std::env::consts::ARCH,
-        },
-        "threads": opts.threads.unwrap_or_else(rayon::current_num_threads),
-        "started_utc": started_utc,
-        "wall_time_s": report.wall_s,
-        "cells_total": report.total,
-        "cells_computed": report.computed,
-        "cells_reused": report.reused,
-        "cells_skipped": report.skipped,
-        "cells_remaining": report.remaining,
-    });
-    // A rerun that computes nothing (say, to take up edited notes) keeps the record of the last run that did
-    // compute cells for the same settings, so the report's "last run" line still says how the cells were made.
-    if report.computed == 0 {
-        if let Some(old) = read_manifest(dir).filter(|old| {
-            old.get("fingerprint").and_then(|v| v.as_str()) == Some(spec.fingerprint().as_str())
-                && manifest_cells_computed(old) > 0
-        }) {
-            for key in [
-                "git_commit",
-                "git_dirty",
-                "host",
-                "threads",
-                "started_utc",
-                "wall_time_s",
-                "cells_computed",
-                "cells_reused",
-            ] {
-                if let Some(v) = old.get(key) {
-                    manifest[key] = v.clone();
-                }
-            }
-            manifest["refreshed_utc"] = serde_json::Value::from(started_utc);
-        }
+    if std::fs::read_to_string(&config).ok().as_deref() != Some(spec.source.as_str()) {
+        write_atomic(&config, spec.source.as_bytes()).map_err(|e| AppError::io(&config, e))?;
     }
+    let describe = |m: &mut serde_json::Value| {
+        m["experiment"] = spec.name.clone().into();
+        m["kind"] = spec.kind.clone().into();
+        m["title"] = spec.title.clone().into();
+        m["paper"] = spec.paper.clone().into();
+        m["config"] = spec.source.clone().into();
+    };
+    // A run that computes nothing keeps the record of the last run that did compute cells for the same
+    // settings, and changes the manifest only where the experiment's description changed (edited notes), so
+    // that rerunning a complete experiment leaves every file byte-identical.
+    let old = read_manifest(dir).filter(|old| {
+        old.get("fingerprint").and_then(|v| v.as_str()) == Some(spec.fingerprint().as_str())
+    });
+    let manifest = match old {
+        Some(old) if report.computed == 0 => {
+            let mut m = old.clone();
+            describe(&mut m);
+            if m.get("config_file").and_then(|v| v.as_str()).is_none() {
+                m["config_file"] = spec.file.display().to_string().into();
+            }
+            if m.get("cells_remaining").is_some() || report.remaining > 0 {
+                m["cells_remaining"] = report.remaining.into();
+            }
+            if m == old {
+                return Ok(());
+            }
+            m
+        }
+        _ => {
+            let mut m = serde_json::json!({
+                "config_file": spec.file.display().to_string(),
+                "seed": spec.seed,
+                "quick": spec.quick,
+                "fingerprint": spec.fingerprint(),
+                "rfx_version": VERSION,
+                "git_commit": run_info.commit,
+                "git_dirty": run_info.dirty,
+                "host": {
+                    "hostname": hostname(),
+                    "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+                    "os": std::env::consts::OS,
+                    "arch": std::env::consts::ARCH,
+                },
+                "threads": opts.threads.unwrap_or_else(rayon::current_num_threads),
+                "started_utc": run_info.started_utc,
+                "wall_time_s": report.wall_s,
+                "cells_total": report.total,
+                "cells_computed": report.computed,
+                "cells_reused": report.reused,
+                "cells_skipped": report.skipped,
+                "cells_remaining": report.remaining,
+            });
+            describe(&mut m);
+            m
+        }
+    };
     let path = dir.join("manifest.json");
     let text =
         serde_json::to_string_pretty(&manifest).map_err(|e| AppError::internal(e.to_string()))?;
     write_atomic(&path, text.as_bytes()).map_err(|e| AppError::io(&path, e))
+}
+
+/// What the runner records about the run that computes cells, read when the run starts (a long run
+/// during which checkpoints are committed still names the commit its binary ran from).
+pub struct RunInfo {
+    /// UTC start time.
+    pub started_utc: String,
+    /// Full hash of `HEAD` (`unknown` outside a git work tree).
+    pub commit: String,
+    /// Whether tracked files outside the results trees had uncommitted changes.
+    pub dirty: bool,
+}
+
+impl RunInfo {
+    /// The state of the current directory's git work tree now.
+    pub fn now() -> RunInfo {
+        let (commit, dirty) = git_state();
+        RunInfo {
+            started_utc: utc_now(),
+            commit,
+            dirty,
+        }
+    }
+
+    /// The provenance field of the cells this run computes: the short hash, `+dirty` when the sources had
+    /// uncommitted changes, empty when unknown.
+    pub fn provenance(&self) -> String {
+        if self.commit == "unknown" {
+            return String::new();
+        }
+        let short: String = self.commit.chars().take(10).collect();
+        if self.dirty {
+            format!("{short}+dirty")
+        } else {
+            short
+        }
+    }
 }
 
 fn git_state() -> (String, bool) {
@@ -408,8 +521,18 @@ fn git_state() -> (String, bool) {
             .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
     };
     let commit = out(&["rev-parse", "HEAD"]).unwrap_or_else(|| "unknown".into());
-    let dirty =
-        out(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    // Results (committed, reproduced or quick) are outputs, not sources: changes there do not make the
+    // code that computes cells dirty.
+    let dirty = out(&[
+        "status",
+        "--porcelain",
+        "--untracked-files=no",
+        "--",
+        ".",
+        ":(top,exclude)results",
+        ":(top,exclude)reproduced",
+    ])
+    .is_some_and(|s| !s.is_empty());
     (commit, dirty)
 }
 
@@ -460,14 +583,13 @@ pub fn replot(dir: &Path) -> Result<(), AppError> {
     let layout = Layout::of(&spec);
     let cells_path = dir.join("cells.csv");
     let text = std::fs::read_to_string(&cells_path).map_err(|e| AppError::io(&cells_path, e))?;
-    let (header, rows, _) = parse_cells(&text);
-    if header.as_ref() != Some(&layout.header()) {
+    let Some((rows, _)) = layout.read(&text) else {
         return Err(AppError::usage(format!(
             "{}: columns do not match {}",
             cells_path.display(),
             config.display()
         )));
-    }
+    };
     outputs::write_all(&spec, dir, &layout, &rows)
 }
 

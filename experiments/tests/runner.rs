@@ -80,7 +80,7 @@ fn unknown_key_is_rejected_with_line_and_allowed_keys() {
             "bad.toml:13:",
             "`selftest.draw`",
             "unknown key",
-            "allowed keys here: draws, sleep_ms",
+            "allowed keys here: draws, offset, sleep_ms",
         ],
     );
     let toml = SELFTEST.replace("[sweep]", "[sweep]\nsize = [1]");
@@ -277,7 +277,7 @@ fn killed_run_resumes_without_recomputing() {
     let finished: Vec<&str> = before
         .lines()
         .skip(1)
-        .filter(|l| l.split(',').count() == 6)
+        .filter(|l| l.split(',').count() == 7) // dim, seed, mean, scaled, note, time_s, commit
         .collect();
     assert!(
         !finished.is_empty() && finished.len() < 24,
@@ -496,8 +496,28 @@ fn report_gives_repeated_titles_distinct_anchors() {
     );
 }
 
+/// Every file under `dir` with its bytes, by relative path.
+fn snapshot(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(
+                    p.strip_prefix(dir).unwrap().to_path_buf(),
+                    std::fs::read(&p).unwrap(),
+                );
+            }
+        }
+    }
+    out
+}
+
 #[test]
-fn rerun_without_new_cells_keeps_the_record_of_the_computing_run() {
+fn rerun_without_new_cells_changes_no_file_and_keeps_the_record_of_the_computing_run() {
     let dir = tempfile::tempdir().unwrap();
     let f = write(dir.path(), "st.toml", SELFTEST);
     let out = dir.path().join("out");
@@ -505,13 +525,30 @@ fn rerun_without_new_cells_keeps_the_record_of_the_computing_run() {
         serde_json::from_str(&std::fs::read_to_string(out.join("st/manifest.json")).unwrap())
             .unwrap()
     };
-    for _ in 0..2 {
-        let o = run(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let before = snapshot(&out);
+    // A rerun and a report that compute nothing leave every file byte-identical: no new time stamp,
+    // commit or wall time.
+    let o = run(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("0 computed, 24 reused"));
+    let o = run(&["report", "--root", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let after = snapshot(&out);
+    assert_eq!(
+        before.keys().collect::<Vec<_>>(),
+        after.keys().collect::<Vec<_>>()
+    );
+    for (path, bytes) in &before {
+        assert!(
+            after[path] == *bytes,
+            "{} changed on a rerun that computed nothing",
+            path.display()
+        );
     }
     let first = manifest();
     assert_eq!(first["cells_computed"], 24, "{first}");
-    assert!(first.get("refreshed_utc").is_some(), "{first}");
     // Edited notes are taken up; the run record still describes the run that computed the 24 cells.
     std::fs::write(
         &f,
@@ -528,6 +565,177 @@ fn rerun_without_new_cells_keeps_the_record_of_the_computing_run() {
     assert!(
         report.contains("edited") && report.contains("24 computed, 0 reused"),
         "{report}"
+    );
+}
+
+#[test]
+fn cells_record_the_commit_that_computed_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), "st.toml", SELFTEST);
+    let out = dir.path().join("out");
+    // The test runs inside the project's work tree, so the run knows its commit.
+    let head = Command::new("git")
+        .args(["rev-parse", "--short=10", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    let o = run(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(out.join("st/cells.csv")).unwrap();
+    let mut lines = text.lines();
+    assert!(lines.next().unwrap().ends_with(",commit"));
+    for line in lines {
+        let commit = line.rsplit(',').next().unwrap();
+        match &head {
+            Some(h) => assert!(
+                commit == h || commit == format!("{h}+dirty"),
+                "{commit} vs HEAD {h}"
+            ),
+            None => assert_eq!(commit, ""),
+        }
+    }
+    let report = std::fs::read_to_string(out.join("st/report.md")).unwrap();
+    assert!(report.contains("All 24 cells computed"), "{report}");
+    // A cells.csv written before the commit column existed is read (commit unknown) and still reused.
+    let legacy: String = text
+        .lines()
+        .map(|l| l.rsplit_once(',').unwrap().0.to_string() + "\n")
+        .collect();
+    std::fs::write(out.join("st/cells.csv"), legacy).unwrap();
+    let o = run(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("0 computed, 24 reused"));
+    let report = std::fs::read_to_string(out.join("st/report.md")).unwrap();
+    assert!(
+        report.contains("All 24 cells computed before per-cell provenance was recorded"),
+        "{report}"
+    );
+}
+
+#[test]
+fn compare_and_verify_catch_a_changed_computation() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), "st.toml", SELFTEST);
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    for (out, threads) in [(&a, "1"), (&b, "2")] {
+        let o = run(&[
+            "run",
+            f.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--threads",
+            threads,
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let o = run(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("st: 24 of 24 cells compared: identical"),
+        "{stdout}"
+    );
+    assert!(b.join("comparison.md").is_file());
+
+    // The same settings computed by changed code (the self-test's `offset` stands for a code change: it
+    // moves the metric and not the fingerprint).
+    let changed = write(
+        dir.path(),
+        "changed.toml",
+        &SELFTEST.replace("draws = 2000", "draws = 2000\noffset = 1e-3"),
+    );
+    let c = dir.path().join("c");
+    let o = run(&[
+        "run",
+        changed.to_str().unwrap(),
+        "--out",
+        c.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run(&["compare", a.to_str().unwrap(), c.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("st: 24 of 24 cells compared: DIFFERENT: 24 cell(s)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("dim=1;seed=0 (mean: "), "{stdout}");
+    assert!(stderr.contains("differ beyond tolerance in st"), "{stderr}");
+    let md = std::fs::read_to_string(c.join("comparison.md")).unwrap();
+    assert!(
+        md.contains("## st: 24 cell(s) differ") && md.contains("`dim=1;seed=0`"),
+        "{md}"
+    );
+
+    // A tree of other settings is refused with exit 2, naming the experiment.
+    let other = write(
+        dir.path(),
+        "other.toml",
+        &SELFTEST.replace("seed = 11", "seed = 12"),
+    );
+    let d = dir.path().join("d");
+    let o = run(&["run", other.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    assert!(o.status.success());
+    let o = run(&["compare", a.to_str().unwrap(), d.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("experiment `st`"));
+    let o = run(&[
+        "compare",
+        a.to_str().unwrap(),
+        dir.path().join("nope").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+
+    // rfx verify recomputes a sample from the tree's own config.toml: clean on the honest tree ...
+    let report = dir.path().join("verification.md");
+    let verify = |root: &Path| {
+        run(&[
+            "verify",
+            "--root",
+            root.to_str().unwrap(),
+            "--budget",
+            "1",
+            "--report",
+            report.to_str().unwrap(),
+        ])
+    };
+    let o = verify(&a);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(stdout.contains("0 different"), "{stdout}");
+    let md = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        md.contains("| st | 24 | 24 | 24 | 0 | 0 | identical |"),
+        "{md}"
+    );
+    // ... and failing, naming the experiment and the cells, once the code (stood for by `offset` in the
+    // recorded config) no longer gives the committed numbers.
+    let st_config = a.join("st/config.toml");
+    let text = std::fs::read_to_string(&st_config).unwrap();
+    std::fs::write(
+        &st_config,
+        text.replace("draws = 2000", "draws = 2000\noffset = 1e-3"),
+    )
+    .unwrap();
+    let o = verify(&a);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("no longer come from the code: st"),
+        "{stderr}"
+    );
+    let md = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        md.contains("## st: 24 cell(s) differ") && md.contains("mean: "),
+        "{md}"
     );
 }
 

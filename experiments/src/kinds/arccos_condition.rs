@@ -100,6 +100,10 @@ impl Runner for ArccosRunner {
             self.n, self.lambda_factor, self.gibbs_sweeps
         )
     }
+    fn shared_group(&self, cell: &Cell) -> Option<String> {
+        // The data set's subsample and exact arc-cosine Gram.
+        cell.str("dataset").ok().map(str::to_string)
+    }
     fn run_cell(&self, cell: &Cell, rng: &mut RfxRng) -> Result<CellOutput, CellError> {
         let name = cell.str("dataset")?;
         let features = cell.str("features")?;

@@ -423,6 +423,10 @@ impl Runner for CntkRunner {
     fn settings(&self) -> String {
         format!("{:?}", self.s)
     }
+    fn shared_group(&self, cell: &Cell) -> Option<String> {
+        // Every exact cell reads the one exact CNTK computation of the run.
+        (cell.str("method").ok()? == "exact").then(|| "exact".to_string())
+    }
     fn run_cell(&self, cell: &Cell, rng: &mut RfxRng) -> Result<CellOutput, CellError> {
         let method = cell.str("method")?.to_string();
         let m = usize::try_from(cell.int("m")?)

@@ -105,6 +105,42 @@ pub enum CellError {
     Fatal(String),
 }
 
+/// How `rfx compare` and `rfx verify` judge one metric of a cell recomputed from the same seed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Tolerance {
+    /// Must be the same text (counts, dimensions, labels).
+    Exact,
+    /// Floating point: identical text, or within this relative difference |a − b| / max(|a|, |b|) (for
+    /// values that may move with BLAS rounding on another CPU).
+    Relative(f64),
+    /// A wall time or a quantity derived from one: not compared.
+    WallTime,
+}
+
+/// The relative tolerance of floating-point metrics unless a kind declares another: far above the
+/// rounding differences of a reordered sum (≈ 1e-15 relative per operation, amplified by the conditioning
+/// of a solve to ≈ 1e-12), far below any change of the method (a feature map off by 1e-6 shifts its
+/// errors by more).
+pub const DEFAULT_RELATIVE_TOLERANCE: f64 = 1e-9;
+
+/// The tolerance of counts (`dim`, `k`, `count`, `bits`: exact), of metrics that are wall times (names
+/// ending in `_s`, `_ms`, `_h`, starting with `time_`, or with `speedup`: not compared) and of the rest ([`DEFAULT_RELATIVE_TOLERANCE`]). Kinds override [`Runner::tolerance`] for counts and for
+/// metrics with other needs.
+pub fn default_tolerance(metric: &str) -> Tolerance {
+    if matches!(metric, "dim" | "k" | "count" | "bits") {
+        return Tolerance::Exact;
+    }
+    let timing = ["_s", "_ms", "_h"].iter().any(|s| metric.ends_with(s))
+        || metric.contains("_ms_")
+        || metric.starts_with("time_")
+        || metric.contains("speedup");
+    if timing {
+        Tolerance::WallTime
+    } else {
+        Tolerance::Relative(DEFAULT_RELATIVE_TOLERANCE)
+    }
+}
+
 /// Computes cells of one configured experiment.
 pub trait Runner: Send + Sync {
     /// Metric column names.
@@ -118,6 +154,17 @@ pub trait Runner: Send + Sync {
     fn settings(&self) -> String;
     /// Computes one cell with its own RNG stream.
     fn run_cell(&self, cell: &Cell, rng: &mut RfxRng) -> Result<CellOutput, CellError>;
+    /// How a recomputation of metric `metric` is compared with a recorded value (`rfx compare`,
+    /// `rfx verify`); [`default_tolerance`] unless the kind says otherwise.
+    fn tolerance(&self, metric: &str) -> Tolerance {
+        default_tolerance(metric)
+    }
+    /// The key of the expensive computation this cell shares with other cells (a data split, an exact
+    /// Gram, an eigendecomposition), computed once per run by whichever of them runs first, or `None`.
+    /// `rfx verify` uses it to cost a sample: the first cell of a group pays for the group.
+    fn shared_group(&self, _cell: &Cell) -> Option<String> {
+        None
+    }
 }
 
 /// An experiment kind.

@@ -330,6 +330,10 @@ impl Runner for MseRunner {
             self.max_gflop
         )
     }
+    fn shared_group(&self, cell: &Cell) -> Option<String> {
+        // The exact NTK Gram of the cell's depth.
+        Some(format!("depth={}", cell.int("depth").ok()?))
+    }
     fn run_cell(&self, cell: &Cell, rng: &mut RfxRng) -> Result<CellOutput, CellError> {
         let depth = cell.int("depth")? as usize;
         let method = cell.str("method")?;

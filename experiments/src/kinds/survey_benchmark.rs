@@ -42,7 +42,7 @@ use rfx_solvers::ridge::{
 };
 
 use super::tabular::DataCache;
-use super::trf_common::{idx_data, DataSlot, SharedCache};
+use super::trf_common::{group_key, idx_data, DataSlot, SharedCache};
 use super::{check_choice, check_int, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use crate::config::{ConfigError, Section, Value};
 
@@ -673,6 +673,10 @@ impl Runner for BenchRunner {
             Some(k) => format!("{};inner_folds={k}", self.s.describe()),
             None => self.s.describe(),
         }
+    }
+    fn shared_group(&self, cell: &Cell) -> Option<String> {
+        // The split, σ and exact Gram of one data set, kernel and seed.
+        Some(group_key(cell, &["method", "s_mult"]))
     }
     fn run_cell(&self, cell: &Cell, rng: &mut RfxRng) -> Result<CellOutput, CellError> {
         let name = cell.str("dataset")?;

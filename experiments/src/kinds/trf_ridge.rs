@@ -360,6 +360,9 @@ impl Runner for RidgeRunner {
             s.n, s.n_test, s.p_gmm, s.tau, s.block, s.stream_seed
         )
     }
+    fn shared_group(&self, cell: &Cell) -> Option<String> {
+        Some(group_key(cell, &["gamma"]))
+    }
     fn run_cell(&self, cell: &Cell, _rng: &mut RfxRng) -> Result<CellOutput, CellError> {
         let gamma = cell_f64(cell, "gamma")?;
         let key = group_key(cell, &["gamma"]);

@@ -248,6 +248,9 @@ impl Runner for SpectrumRunner {
             s.n, s.p, s.m, s.bin_width, s.stream_seed
         )
     }
+    fn shared_group(&self, cell: &Cell) -> Option<String> {
+        Some(group_key(cell, &["matrix", "bin"]))
+    }
     fn run_cell(&self, cell: &Cell, _rng: &mut RfxRng) -> Result<CellOutput, CellError> {
         let bin = cell
             .get("bin")

@@ -1,0 +1,384 @@
+//! `rfx compare A B`: the cells of every experiment present in two results trees, matched by cell key and
+//! compared metric by metric under each kind's [`Tolerance`] (wall times are not compared; the note must
+//! match exactly, so a cell skipped in one tree and computed in the other differs). The same comparison
+//! serves `rfx verify` ([`crate::verify`]).
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::error::AppError;
+use crate::io::write_atomic;
+use crate::kinds::Tolerance;
+use crate::results::{Layout, Row};
+use crate::spec::Spec;
+
+/// The verdict on one cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verdict {
+    /// Every compared field has the same text.
+    Identical,
+    /// Some floating-point metric differs, every one within its tolerance.
+    WithinTolerance,
+    /// A field differs beyond its tolerance.
+    Different,
+}
+
+/// One cell that differs beyond tolerance, for the report.
+#[derive(Debug, Clone)]
+pub struct CellDiff {
+    /// Cell key.
+    pub key: String,
+    /// `metric: a → b` for each field beyond tolerance.
+    pub fields: Vec<String>,
+}
+
+/// The comparison of the cells of one experiment.
+#[derive(Debug, Clone, Default)]
+pub struct ExperimentComparison {
+    /// Experiment name.
+    pub name: String,
+    /// Cells of the sweep.
+    pub total: usize,
+    /// Cells present in both trees (compared).
+    pub compared: usize,
+    /// Of those: identical.
+    pub identical: usize,
+    /// Within tolerance.
+    pub within: usize,
+    /// Different beyond tolerance.
+    pub different: usize,
+    /// Largest absolute difference of a compared floating-point metric.
+    pub max_abs: f64,
+    /// Largest relative difference of a compared floating-point metric.
+    pub max_rel: f64,
+    /// The first cells that differ (in sweep order, at most [`SHOWN_DIFFS`]).
+    pub diffs: Vec<CellDiff>,
+}
+
+/// How many differing cells a report lists per experiment.
+pub const SHOWN_DIFFS: usize = 5;
+
+impl ExperimentComparison {
+    /// The verdict of the whole experiment.
+    pub fn verdict(&self) -> Verdict {
+        if self.different > 0 {
+            Verdict::Different
+        } else if self.within > 0 {
+            Verdict::WithinTolerance
+        } else {
+            Verdict::Identical
+        }
+    }
+
+    /// One line: `identical` / `within tolerance (max rel …)` / `DIFFERENT: k cells …`.
+    pub fn verdict_text(&self) -> String {
+        match self.verdict() {
+            Verdict::Identical => "identical".into(),
+            Verdict::WithinTolerance => format!(
+                "within tolerance (largest difference {:.1e} absolute, {:.1e} relative)",
+                self.max_abs, self.max_rel
+            ),
+            Verdict::Different => format!(
+                "DIFFERENT: {} cell(s) beyond tolerance (largest difference {:.3e} absolute, {:.3e} \
+                 relative); first: {}",
+                self.different,
+                self.max_abs,
+                self.max_rel,
+                self.diffs
+                    .first()
+                    .map(|d| format!("{} ({})", d.key, d.fields.join(", ")))
+                    .unwrap_or_default()
+            ),
+        }
+    }
+}
+
+/// Compares the recomputed rows `b` with the recorded rows `a` of `spec` (cells matched by key; cells
+/// missing from either side are not compared and not counted as different).
+pub fn compare_rows(spec: &Spec, layout: &Layout, a: &[Row], b: &[Row]) -> ExperimentComparison {
+    let tolerances: Vec<Tolerance> = layout
+        .metrics
+        .iter()
+        .map(|m| spec.runner.tolerance(m))
+        .collect();
+    let a_by_key: HashMap<String, &Row> = a.iter().map(|r| (r.key(layout), r)).collect();
+    let b_by_key: HashMap<String, &Row> = b.iter().map(|r| (r.key(layout), r)).collect();
+    let mut out = ExperimentComparison {
+        name: spec.name.clone(),
+        ..Default::default()
+    };
+    let cells = spec.cells();
+    out.total = cells.len();
+    let np = layout.params.len();
+    for cell in &cells {
+        let key = cell.key();
+        let (Some(ra), Some(rb)) = (a_by_key.get(&key), b_by_key.get(&key)) else {
+            continue;
+        };
+        out.compared += 1;
+        let mut verdict = Verdict::Identical;
+        let mut fields = Vec::new();
+        for (j, (name, tol)) in layout.metrics.iter().zip(&tolerances).enumerate() {
+            let (x, y) = (&ra.0[np + j], &rb.0[np + j]);
+            if x == y || *tol == Tolerance::WallTime {
+                continue;
+            }
+            let v = match (tol, x.parse::<f64>(), y.parse::<f64>()) {
+                (Tolerance::Relative(r), Ok(p), Ok(q)) if p.is_finite() && q.is_finite() => {
+                    let abs = (p - q).abs();
+                    let rel = abs / p.abs().max(q.abs());
+                    out.max_abs = out.max_abs.max(abs);
+                    out.max_rel = out.max_rel.max(rel);
+                    if rel <= *r {
+                        Verdict::WithinTolerance
+                    } else {
+                        Verdict::Different
+                    }
+                }
+                _ => Verdict::Different,
+            };
+            if v == Verdict::Different {
+                fields.push(format!("{name}: {x} → {y}"));
+            }
+            verdict = verdict.max(v);
+        }
+        let (na, nb) = (ra.note(layout), rb.note(layout));
+        if na != nb {
+            fields.push(format!("note: {na:?} → {nb:?}"));
+            verdict = Verdict::Different;
+        }
+        match verdict {
+            Verdict::Identical => out.identical += 1,
+            Verdict::WithinTolerance => out.within += 1,
+            Verdict::Different => {
+                out.different += 1;
+                if out.diffs.len() < SHOWN_DIFFS {
+                    out.diffs.push(CellDiff { key, fields });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The experiment folders of a results tree (those with a `config.toml` and a `cells.csv`), by name.
+pub fn experiment_dirs(root: &Path) -> Result<Vec<(String, PathBuf)>, AppError> {
+    if !root.is_dir() {
+        return Err(AppError::usage(format!(
+            "{}: no such results tree (a folder with one subfolder per experiment)",
+            root.display()
+        )));
+    }
+    let mut dirs: Vec<(String, PathBuf)> = std::fs::read_dir(root)
+        .map_err(|e| AppError::io(root, e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("config.toml").is_file() && p.join("cells.csv").is_file())
+        .filter_map(|p| Some((p.file_name()?.to_str()?.to_string(), p)))
+        .collect();
+    dirs.sort();
+    Ok(dirs)
+}
+
+/// The spec, layout and rows of one experiment folder; the rows must be of the spec's settings under
+/// today's code (its `.fingerprint`) and columns.
+pub fn load_experiment(dir: &Path) -> Result<(Spec, Layout, Vec<Row>, String), AppError> {
+    let spec = crate::run::results_spec(dir).map_err(AppError::Config)?;
+    let layout = Layout::of(&spec);
+    let path = dir.join("cells.csv");
+    let text = std::fs::read_to_string(&path).map_err(|e| AppError::io(&path, e))?;
+    let Some((rows, _)) = layout.read(&text) else {
+        return Err(AppError::usage(format!(
+            "{}: columns do not match the experiment's metrics under today's code",
+            path.display()
+        )));
+    };
+    let fingerprint = std::fs::read_to_string(dir.join(".fingerprint"))
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    Ok((spec, layout, rows, fingerprint))
+}
+
+/// Compares every experiment present in both trees; writes `b/comparison.md` and returns the
+/// comparisons (with the names present in only one tree).
+pub fn compare_trees(a: &Path, b: &Path) -> Result<TreeComparison, AppError> {
+    let da = experiment_dirs(a)?;
+    let db = experiment_dirs(b)?;
+    let in_a: HashMap<&str, &PathBuf> = da.iter().map(|(n, p)| (n.as_str(), p)).collect();
+    let mut result = TreeComparison {
+        a: a.to_path_buf(),
+        b: b.to_path_buf(),
+        ..Default::default()
+    };
+    for (name, pb) in &db {
+        let Some(pa) = in_a.get(name.as_str()) else {
+            result.only_b.push(name.clone());
+            continue;
+        };
+        let (spec, layout, rows_b, fp_b) = load_experiment(pb)?;
+        let (spec_a, _, _, fp_a) = load_experiment(pa)?;
+        if fp_a != fp_b || spec_a.fingerprint() != spec.fingerprint() {
+            return Err(AppError::usage(format!(
+                "experiment `{name}`: {} and {} were computed with different settings (fingerprints {} and \
+                 {}; e.g. one is a --quick run, or the kind's section or the seed changed); compare trees of \
+                 the same experiment files",
+                pa.display(),
+                pb.display(),
+                if fp_a.is_empty() { "none" } else { &fp_a },
+                if fp_b.is_empty() { "none" } else { &fp_b },
+            )));
+        }
+        let text = std::fs::read_to_string(pa.join("cells.csv"))
+            .map_err(|e| AppError::io(&pa.join("cells.csv"), e))?;
+        let Some((rows_a, _)) = layout.read(&text) else {
+            return Err(AppError::usage(format!(
+                "experiment `{name}`: {} and {} have different columns",
+                pa.display(),
+                pb.display()
+            )));
+        };
+        result
+            .experiments
+            .push(compare_rows(&spec, &layout, &rows_a, &rows_b));
+    }
+    let in_b: std::collections::HashSet<&str> = db.iter().map(|(n, _)| n.as_str()).collect();
+    result.only_a = da
+        .iter()
+        .filter(|(n, _)| !in_b.contains(n.as_str()))
+        .map(|(n, _)| n.clone())
+        .collect();
+    Ok(result)
+}
+
+/// The comparison of two results trees.
+#[derive(Debug, Clone, Default)]
+pub struct TreeComparison {
+    /// The reference tree.
+    pub a: PathBuf,
+    /// The compared tree.
+    pub b: PathBuf,
+    /// One comparison per experiment present in both.
+    pub experiments: Vec<ExperimentComparison>,
+    /// Experiments only in `a`.
+    pub only_a: Vec<String>,
+    /// Experiments only in `b`.
+    pub only_b: Vec<String>,
+}
+
+impl TreeComparison {
+    /// Cells different beyond tolerance, over all experiments.
+    pub fn different(&self) -> usize {
+        self.experiments.iter().map(|e| e.different).sum()
+    }
+
+    /// The Markdown report (`comparison.md`).
+    pub fn markdown(&self) -> String {
+        let mut s = format!(
+            "# Comparison of `{}` with `{}`\n\nWritten by `rfx compare`. Cells are matched by key; every \
+             metric is compared under its kind's tolerance (exact for counts, relative {:.0e} for floating \
+             point unless the kind declares otherwise; wall times are not compared), the note exactly. \
+             Cells present in only one tree are not compared.\n\n",
+            self.b.display(),
+            self.a.display(),
+            crate::kinds::DEFAULT_RELATIVE_TOLERANCE
+        );
+        s.push_str(&comparison_table(&self.experiments));
+        if !self.only_a.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nOnly in `{}`: {}.",
+                self.a.display(),
+                self.only_a.join(", ")
+            );
+        }
+        if !self.only_b.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nOnly in `{}`: {}.",
+                self.b.display(),
+                self.only_b.join(", ")
+            );
+        }
+        s.push_str(&diff_details(&self.experiments));
+        s
+    }
+}
+
+/// The table of per-experiment counts shared by `comparison.md` and `verification.md`.
+pub fn comparison_table(experiments: &[ExperimentComparison]) -> String {
+    let mut s = String::from(
+        "| experiment | cells compared | of | identical | within tolerance | different | verdict |\n\
+         |---|---:|---:|---:|---:|---:|---|\n",
+    );
+    for e in experiments {
+        let verdict = match e.verdict() {
+            Verdict::Identical if e.compared == 0 => "nothing compared".to_string(),
+            Verdict::Identical => "identical".to_string(),
+            Verdict::WithinTolerance => format!("within tolerance (max rel {:.1e})", e.max_rel),
+            Verdict::Different => "**different**".to_string(),
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {verdict} |",
+            e.name, e.compared, e.total, e.identical, e.within, e.different
+        );
+    }
+    s
+}
+
+/// The first differing cells of each experiment, as Markdown.
+pub fn diff_details(experiments: &[ExperimentComparison]) -> String {
+    let mut s = String::new();
+    for e in experiments.iter().filter(|e| e.different > 0) {
+        let _ = writeln!(
+            s,
+            "\n## {}: {} cell(s) differ\n\nLargest difference {:.3e} absolute, {:.3e} relative. First cells:\n",
+            e.name, e.different, e.max_abs, e.max_rel
+        );
+        for d in &e.diffs {
+            let _ = writeln!(s, "- `{}`: {}", d.key, d.fields.join("; "));
+        }
+    }
+    s
+}
+
+/// `rfx compare A B`: prints one line per experiment, writes `B/comparison.md`; an error (exit 1) when a
+/// cell differs beyond tolerance.
+pub fn run_compare(a: &Path, b: &Path) -> Result<(), AppError> {
+    let c = compare_trees(a, b)?;
+    if c.experiments.is_empty() {
+        return Err(AppError::usage(format!(
+            "{} and {} have no experiment in common",
+            a.display(),
+            b.display()
+        )));
+    }
+    for e in &c.experiments {
+        println!(
+            "{}: {} of {} cells compared: {}",
+            e.name,
+            e.compared,
+            e.total,
+            e.verdict_text()
+        );
+    }
+    let path = b.join("comparison.md");
+    write_atomic(&path, c.markdown().as_bytes()).map_err(|e| AppError::io(&path, e))?;
+    println!("comparison: {}", path.display());
+    let different = c.different();
+    if different > 0 {
+        let names: Vec<&str> = c
+            .experiments
+            .iter()
+            .filter(|e| e.different > 0)
+            .map(|e| e.name.as_str())
+            .collect();
+        return Err(AppError::Failed(format!(
+            "{different} cell(s) differ beyond tolerance in {} (see {})",
+            names.join(", "),
+            path.display()
+        )));
+    }
+    Ok(())
+}

@@ -1,7 +1,8 @@
 //! The resumable, parallel sweep runner.
 //!
 //! * Cells run in parallel on a rayon pool of `--threads` workers, or one after another (each using the
-//!   whole pool and as many BLAS threads) when the experiment sets `parallel_cells = false`.
+//!   whole pool) when the experiment sets `parallel_cells = false`; OpenBLAS runs on one thread in both
+//!   modes, so that cells do not depend on the thread count.
 //! * Each cell gets its own RNG stream `rng_stream(seed, cell.key())`, so its metrics do not depend on the
 //!   thread count or on the order in which cells run.
 //! * Each finished cell is appended to `cells.csv` as one line and flushed; a rerun reads the file, drops
@@ -245,17 +246,16 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
         bar.inc(expected_ms(&cell.key()));
         Ok(())
     };
-    let threads = pool.current_num_threads();
+    // OpenBLAS runs on one thread in both modes: its multi-threaded paths round differently with the thread
+    // count (GEMM included; `rfx_solvers::linalg` module docs), so cells would depend on --threads and on
+    // OPENBLAS_NUM_THREADS. Parallelism inside a cell comes from rayon over fixed chunks.
+    let _blas = rfx_solvers::linalg::SingleBlasThread::new();
     let result: Result<(), AppError> = if spec.parallel_cells {
         pool.install(|| pending.par_iter().try_for_each(run_one))
     } else {
-        // One cell at a time; inside it rayon uses the whole pool and OpenBLAS as many threads, so that
-        // the cell's own timings measure an unshared machine.
-        let before = rfx_solvers::linalg::blas_threads();
-        rfx_solvers::linalg::set_blas_threads(threads);
-        let r = pool.install(|| pending.iter().try_for_each(run_one));
-        rfx_solvers::linalg::set_blas_threads(before);
-        r
+        // One cell at a time; inside it rayon uses the whole pool, so that the cell's own timings measure an
+        // unshared machine.
+        pool.install(|| pending.iter().try_for_each(run_one))
     };
     bar.finish_and_clear();
     result?;

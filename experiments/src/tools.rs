@@ -404,6 +404,7 @@ pub fn fit(a: &FitArgs) -> Result<FitReport, AppError> {
         )));
     }
 
+    single_threaded_blas();
     let t1 = Instant::now();
     let map = fit_map(
         spec,

@@ -164,16 +164,17 @@ pub fn kernel_kmeans_objective(k: ArrayView2<'_, f64>, labels: &[usize]) -> Resu
     for (i, &c) in labels.iter().enumerate() {
         members[c].push(i);
     }
-    // Σ_i (1/|C_i|) Σ_{j,j' ∈ C_i} K_jj', parallel over rows of each cluster (no BLAS inside)
+    // Σ_i (1/|C_i|) Σ_{j,j' ∈ C_i} K_jj', the row sums of each cluster in parallel (no BLAS inside), then added
+    // in row order: rayon's own `sum` groups by how the work was split, which depends on the thread count
     let within: f64 = members
         .iter()
         .filter(|m| !m.is_empty())
         .map(|m| {
-            let s: f64 = m
+            let rows: Vec<f64> = m
                 .par_iter()
                 .map(|&j| m.iter().map(|&jj| k[[j, jj]]).sum::<f64>())
-                .sum();
-            s / m.len() as f64
+                .collect();
+            rows.iter().sum::<f64>() / m.len() as f64
         })
         .sum();
     Ok((k.diag().sum() - within) / n as f64)

@@ -17,11 +17,22 @@
 //!
 //! All matrices are row-major (`ndarray` standard layout) on the Rust side. A row-major buffer read as
 //! column-major is the transpose, which is harmless for symmetric inputs; triangles are swapped accordingly.
+//!
+//! **Thread-count independence.** OpenBLAS splits a call among its threads, and the arithmetic of each result
+//! entry depends on the split: GEMM's edge kernels fall on other columns, `dpotrf` picks another block size,
+//! `dsytrd`'s `dsymv` sums per-thread partial vectors (measured on OpenBLAS 0.3.21: GEMM, GEMV, `dsyrk`,
+//! `dpotrf`, `dsyevd`, `dsytrd`, `dormtr` all change in the last bits between 1 and 2 threads). So every
+//! routine here runs OpenBLAS on one thread ([`SingleBlasThread`]) and its result is bit-for-bit the same
+//! whatever [`set_blas_threads`] says; the `dsyrk` Grams get their parallelism back from rayon over fixed
+//! 256-row tiles of the output ([`gram_cols`], [`gram_rows`], [`gram_rows_add_upper`], [`NormalEquations`]),
+//! whose arithmetic does not depend on the number of rayon threads either.
 
 use cblas_sys::{
     cblas_dsyrk, cblas_dtrsm, CBLAS_DIAG, CBLAS_LAYOUT, CBLAS_SIDE, CBLAS_TRANSPOSE, CBLAS_UPLO,
 };
-use ndarray::{s, Array1, Array2, ArrayView2, ShapeBuilder};
+use ndarray::linalg::general_mat_mul;
+use ndarray::{s, Array1, Array2, ArrayView2, Axis, ShapeBuilder};
+use rayon::prelude::*;
 use rfx_core::{Result, RfxError};
 use std::os::raw::{c_char, c_int};
 
@@ -51,12 +62,39 @@ extern "C" {
     fn openblas_get_num_threads() -> c_int;
 }
 
-/// Sets the number of OpenBLAS threads. Use 1 inside rayon parallel loops to avoid oversubscription
-/// (`dependencies.md`, pitfall 5).
-pub fn set_blas_threads(n: usize) {
+/// The live [`SingleBlasThread`] guards and the thread count to restore when the last one ends (OpenBLAS has
+/// one process-wide thread count, so the pins of all threads are counted together).
+struct Pins {
+    live: usize,
+    restore: usize,
+}
+
+static PINS: std::sync::Mutex<Pins> = std::sync::Mutex::new(Pins {
+    live: 0,
+    restore: 1,
+});
+
+fn pins() -> std::sync::MutexGuard<'static, Pins> {
+    // the state stays consistent even if a holder panicked (it only does integer updates)
+    PINS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn openblas_set(n: usize) {
     let n = c_int::try_from(n.max(1)).unwrap_or(c_int::MAX);
     // SAFETY: plain setter exported by libopenblas.
     unsafe { openblas_set_num_threads(n) }
+}
+
+/// Sets the number of OpenBLAS threads. Use 1 inside rayon parallel loops to avoid oversubscription
+/// (`dependencies.md`, pitfall 5). While a [`SingleBlasThread`] guard is alive the count stays 1 and `n` takes
+/// effect when the last guard ends.
+pub fn set_blas_threads(n: usize) {
+    let mut p = pins();
+    if p.live > 0 {
+        p.restore = n.max(1);
+    } else {
+        openblas_set(n);
+    }
 }
 
 /// The current number of OpenBLAS threads.
@@ -64,6 +102,60 @@ pub fn blas_threads() -> usize {
     // SAFETY: plain getter exported by libopenblas.
     let n = unsafe { openblas_get_num_threads() };
     usize::try_from(n).unwrap_or(1)
+}
+
+/// While alive, OpenBLAS runs on one thread, so that the BLAS and LAPACK calls made meanwhile round the same way
+/// whatever the thread count set by [`set_blas_threads`] or `OPENBLAS_NUM_THREADS` (see the module docs: the
+/// multi-threaded paths of OpenBLAS change the summation order with the thread count).
+///
+/// The thread count is process-wide, so guards are counted over all threads: the first one sets 1, the last
+/// one restores the count from before (or the one asked for by [`set_blas_threads`] meanwhile). Guards nest.
+/// Other threads' BLAS calls during a guard also run on one thread, which costs speed, never correctness.
+///
+/// ```
+/// use rfx_solvers::linalg::{blas_threads, set_blas_threads, SingleBlasThread};
+/// set_blas_threads(2);
+/// let before = blas_threads();
+/// {
+///     let _pin = SingleBlasThread::new();
+///     assert_eq!(blas_threads(), 1);
+/// }
+/// assert_eq!(blas_threads(), before);
+/// ```
+#[must_use = "OpenBLAS is pinned only while the guard is alive"]
+pub struct SingleBlasThread {
+    _private: (),
+}
+
+impl SingleBlasThread {
+    /// Pins OpenBLAS to one thread until the guard is dropped.
+    pub fn new() -> Self {
+        let mut p = pins();
+        if p.live == 0 {
+            p.restore = blas_threads();
+            if p.restore != 1 {
+                openblas_set(1);
+            }
+        }
+        p.live += 1;
+        SingleBlasThread { _private: () }
+    }
+}
+
+impl Default for SingleBlasThread {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for SingleBlasThread {
+    fn drop(&mut self) {
+        let mut p = pins();
+        p.live -= 1;
+        if p.live == 0 && p.restore != 1 {
+            openblas_set(p.restore);
+        }
+    }
 }
 
 pub(crate) fn to_int(v: usize, what: &str) -> Result<c_int> {
@@ -142,7 +234,8 @@ impl Cholesky {
             // Row-major lower L is column-major upper U = L^T, and A = U^T U.
             let uplo = b'U' as c_char;
             let buf = a.as_slice_mut().expect("standard layout");
-            // SAFETY: buf holds n*n f64 in contiguous storage, lda = n.
+            let _pin = SingleBlasThread::new(); // dpotrf's block size depends on the thread count
+                                                // SAFETY: buf holds n*n f64 in contiguous storage, lda = n.
             unsafe { lapack_sys::dpotrf_(&uplo, &nn, buf.as_mut_ptr(), &nn, &mut info) };
             if info > 0 {
                 return Err(RfxError::Numerical(format!(
@@ -206,6 +299,7 @@ impl Cholesky {
         let (mi, ni) = (to_int(rows, "rows")?, to_int(cols, "cols")?);
         let ldb = ni;
         let bs = b.as_slice_mut().expect("standard layout");
+        let _pin = SingleBlasThread::new();
         // SAFETY: row-major L (n x n, lda n) and B (rows x cols, ldb cols), both contiguous.
         unsafe {
             cblas_dtrsm(
@@ -292,6 +386,8 @@ fn syevd(a: ArrayView2<'_, f64>, vectors: bool) -> Result<(Array1<f64>, Option<A
     let mut work_q = [0.0f64; 1];
     let mut iwork_q: [c_int; 1] = [0];
     let minus1: c_int = -1;
+    // dsytrd inside sums per-thread partial vectors (dsymv): one thread for the whole driver
+    let _pin = SingleBlasThread::new();
     // SAFETY: workspace query (lwork = liwork = -1) with valid pointers.
     unsafe {
         lapack_sys::dsyevd_(
@@ -414,6 +510,7 @@ impl Tridiagonal {
         if n > 0 {
             let nn = to_int(n, "n")?;
             let uplo = b'L' as c_char;
+            let _pin = SingleBlasThread::new(); // dsymv sums per-thread partial vectors
             with_workspace("dsytrd", |work, lwork, info| {
                 // SAFETY: the reflectors are n x n (lda = n), d holds n and e, tau n - 1 >= 1 values; `work`
                 // holds `lwork` doubles (lwork = -1: the workspace query).
@@ -461,6 +558,7 @@ impl Tridiagonal {
         let (nn, kk) = (to_int(self.n, "n")?, to_int(k, "k")?);
         let (side, uplo) = (b'L' as c_char, b'L' as c_char);
         let trans = if transpose { b'T' } else { b'N' } as c_char;
+        let _pin = SingleBlasThread::new(); // dlarfb's GEMMs split by thread count
         with_workspace("dormtr", |work, lwork, info| {
             // SAFETY: the reflectors are n x n (lda = n), C is n x k (ldc = n), `work` holds `lwork` doubles
             // (lwork = -1: the workspace query); dormtr does not write A or tau.
@@ -547,39 +645,86 @@ impl Tridiagonal {
     }
 }
 
-/// Row-major `cblas_dsyrk` into the upper triangle of `c`: $C \leftarrow C + A^\top A$ (`cols = true`, $A$ is
-/// $k \times m$) or $C \leftarrow C + A A^\top$ (`cols = false`).
+/// Rows of the output per task of [`syrk_upper`]. Fixed, so that every entry is computed by the same BLAS call
+/// shape (and so rounds the same way) whatever the number of threads.
+const SYRK_TILE: usize = 256;
+
+/// `cblas_dsyrk` (one thread) into the upper triangle of the `n × n` tile at `c` (row stride `ldc`):
+/// $C \leftarrow C + Z Z^\top$ for the `n × k` matrix $Z$ at `z`, stored row-major with row stride `ldz`
+/// (`trans = false`) or as the row-major `k × n` matrix $Z^\top$ with row stride `ldz` (`trans = true`).
+///
+/// # Safety
+/// `z` and `c` must address matrices of the stated shapes and strides.
+unsafe fn dsyrk_tile(
+    z: *const f64,
+    ldz: usize,
+    trans: bool,
+    n: usize,
+    k: usize,
+    c: *mut f64,
+    ldc: usize,
+) -> Result<()> {
+    let t = if trans {
+        CBLAS_TRANSPOSE::CblasTrans
+    } else {
+        CBLAS_TRANSPOSE::CblasNoTrans
+    };
+    let (ni, ki) = (to_int(n, "n")?, to_int(k, "k")?);
+    let (lz, lc) = (to_int(ldz, "lda")?, to_int(ldc, "ldc")?);
+    cblas_dsyrk(
+        CBLAS_LAYOUT::CblasRowMajor,
+        CBLAS_UPLO::CblasUpper,
+        t,
+        ni,
+        ki,
+        1.0,
+        z,
+        lz,
+        1.0,
+        c,
+        lc,
+    );
+    Ok(())
+}
+
+/// Rank-k update of the upper triangle of `c`: $C \leftarrow C + A^\top A$ (`cols = true`, $A$ is $k \times m$)
+/// or $C \leftarrow C + A A^\top$ (`cols = false`). Rows of $C$ are split into fixed tiles of [`SYRK_TILE`]
+/// rows, run in parallel on the rayon pool, each by single-threaded BLAS: `dsyrk` for its diagonal block and
+/// one GEMM for the blocks right of it. Bit-for-bit the same for any rayon or OpenBLAS thread count.
 fn syrk_upper(a: ArrayView2<'_, f64>, c: &mut Array2<f64>, cols: bool) -> Result<()> {
     let a = a.as_standard_layout();
-    let (r, k) = a.dim();
-    let (n, kk, trans) = if cols {
-        (k, r, CBLAS_TRANSPOSE::CblasTrans)
-    } else {
-        (r, k, CBLAS_TRANSPOSE::CblasNoTrans)
-    };
+    let k = a.ncols();
+    // Z: the n x kk matrix whose rows are multiplied (Aᵀ for cols, else A)
+    let z = if cols { a.t() } else { a.view() };
+    let (n, kk) = z.dim();
     if n == 0 || kk == 0 {
         return Ok(());
     }
-    let (ni, ki, lda) = (to_int(n, "n")?, to_int(kk, "k")?, to_int(k.max(1), "lda")?);
     ensure_standard(c);
-    let cs = c.as_slice_mut().expect("standard layout");
-    // SAFETY: A is contiguous row-major r x k (lda = k); C is contiguous n x n.
-    unsafe {
-        cblas_dsyrk(
-            CBLAS_LAYOUT::CblasRowMajor,
-            CBLAS_UPLO::CblasUpper,
-            trans,
-            ni,
-            ki,
-            1.0,
-            a.as_ptr(),
-            lda,
-            1.0,
-            cs.as_mut_ptr(),
-            ni,
-        )
-    };
-    Ok(())
+    let _pin = SingleBlasThread::new();
+    c.axis_chunks_iter_mut(Axis(0), SYRK_TILE)
+        .into_par_iter()
+        .enumerate()
+        .try_for_each(|(t, mut rows)| -> Result<()> {
+            let i0 = t * SYRK_TILE;
+            let i1 = i0 + rows.nrows();
+            let zt = z.slice(s![i0..i1, ..]);
+            let mut diag = rows.slice_mut(s![.., i0..i1]);
+            // SAFETY: A is contiguous row-major r x k, so the tile's rows of Z (columns i0..i1 of A when
+            // `cols`, else rows i0..i1) start at `zt` with stride k; the diagonal block of C starts at `diag`
+            // with row stride n.
+            unsafe { dsyrk_tile(zt.as_ptr(), k, cols, i1 - i0, kk, diag.as_mut_ptr(), n)? };
+            if i1 < n {
+                general_mat_mul(
+                    1.0,
+                    &z.slice(s![i0..i1, ..]),
+                    &z.slice(s![i1.., ..]).t(),
+                    1.0,
+                    &mut rows.slice_mut(s![.., i1..]),
+                );
+            }
+            Ok(())
+        })
 }
 
 /// Default number of rows per block when accumulating $Z^\top Z$.
@@ -661,6 +806,7 @@ impl NormalEquations {
         check_finite(&zb, "features")?;
         check_finite(&yb, "targets")?;
         syrk_upper(zb, &mut self.gram, true)?;
+        let _pin = SingleBlasThread::new();
         ndarray::linalg::general_mat_mul(1.0, &zb.t(), &yb, 1.0, &mut self.zty);
         self.n += zb.nrows();
         Ok(())
@@ -882,6 +1028,7 @@ fn ssyrk_cols_upper(a: ArrayView2<'_, f32>, c: &mut Array2<f32>, beta: f32) -> R
     let (ni, ki) = (to_int(k, "n")?, to_int(r, "k")?);
     ensure_standard(c);
     let cs = c.as_slice_mut().expect("standard layout");
+    let _pin = SingleBlasThread::new();
     // SAFETY: A is contiguous row-major r x k (lda = k); C is contiguous k x k.
     unsafe {
         cblas_sys::cblas_ssyrk(
@@ -938,6 +1085,7 @@ impl CholeskyF32 {
             // Row-major upper triangle = column-major lower: factor 'L' there, which is row-major U = L^T.
             let uplo = b'L' as c_char;
             let buf = a.as_slice_mut().expect("standard layout");
+            let _pin = SingleBlasThread::new();
             // SAFETY: buf holds n*n f32 in contiguous storage, lda = n.
             unsafe { lapack_sys::spotrf_(&uplo, &nn, buf.as_mut_ptr(), &nn, &mut info) };
             if info != 0 {
@@ -969,6 +1117,7 @@ impl CholeskyF32 {
         let mut x = b.mapv(|v| v as f32);
         let (ni, ki) = (to_int(n, "n")?, to_int(cols, "cols")?);
         let xs = x.as_slice_mut().expect("standard layout");
+        let _pin = SingleBlasThread::new();
         // The buffer holds row-major U (upper) with A = U^T U: solve U^T y = b, then U x = y.
         for trans in [CBLAS_TRANSPOSE::CblasTrans, CBLAS_TRANSPOSE::CblasNoTrans] {
             // SAFETY: row-major U (n x n, lda n) and X (n x cols, ldb cols), both contiguous.

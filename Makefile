@@ -84,9 +84,14 @@ quick: setup
 	$(TARGET_DIR)/debug/rfx fetch --all
 	$(TARGET_DIR)/debug/rfx run --quick --no-progress --out results/quick $(EXPERIMENT_FILES)
 
+## The quick runs are repeated on one thread and must be identical to the default (all cores) run: results do not
+## depend on the thread count. Then a sample of the committed cells is recomputed and compared (rfx verify).
 test: setup fmt clippy doc
 	$(CARGO) test --workspace --locked
+	rm -rf results/quick results/quick-t1
 	$(MAKE) --no-print-directory quick
+	$(TARGET_DIR)/debug/rfx run --quick --no-progress --threads 1 --out results/quick-t1 $(EXPERIMENT_FILES) >/dev/null
+	$(TARGET_DIR)/debug/rfx compare --identical results/quick results/quick-t1
 	$(TARGET_DIR)/debug/rfx verify --budget $(VERIFY_CI_BUDGET)
 
 ## Criterion benchmarks of every crate (short settings, n = $(BENCH_N) rows where the bench takes RFX_BENCH_N),
@@ -101,4 +106,4 @@ bench: setup data
 
 clean:
 	$(CARGO) clean
-	rm -rf results/quick
+	rm -rf results/quick results/quick-t1 reproduced

@@ -60,6 +60,10 @@ enum Command {
         a: PathBuf,
         /// The tree compared with it (e.g. reproduced).
         b: PathBuf,
+        /// Fail (exit 1) unless every compared cell is identical: for runs of the same code on the same
+        /// machine, e.g. at two thread counts.
+        #[arg(long)]
+        identical: bool,
     },
     /// Recompute a seeded, stratified sample of the committed cells of every experiment within a time
     /// budget and compare them with the committed rows; writes the table to <root>/verification.md. Exit 1
@@ -373,7 +377,7 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             );
             Ok(())
         }
-        Command::Compare { a, b } => crate::compare::run_compare(&a, &b),
+        Command::Compare { a, b, identical } => crate::compare::run_compare(&a, &b, identical),
         Command::Verify {
             budget,
             root,

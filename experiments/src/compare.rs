@@ -344,8 +344,8 @@ pub fn diff_details(experiments: &[ExperimentComparison]) -> String {
 }
 
 /// `rfx compare A B`: prints one line per experiment, writes `B/comparison.md`; an error (exit 1) when a
-/// cell differs beyond tolerance.
-pub fn run_compare(a: &Path, b: &Path) -> Result<(), AppError> {
+/// cell differs beyond tolerance, or, with `identical`, when any compared cell is not identical.
+pub fn run_compare(a: &Path, b: &Path, identical: bool) -> Result<(), AppError> {
     let c = compare_trees(a, b)?;
     if c.experiments.is_empty() {
         return Err(AppError::usage(format!(
@@ -379,6 +379,21 @@ pub fn run_compare(a: &Path, b: &Path) -> Result<(), AppError> {
             names.join(", "),
             path.display()
         )));
+    }
+    if identical {
+        let names: Vec<&str> = c
+            .experiments
+            .iter()
+            .filter(|e| e.within > 0)
+            .map(|e| e.name.as_str())
+            .collect();
+        if !names.is_empty() {
+            return Err(AppError::Failed(format!(
+                "--identical: cells differ within tolerance in {} (see {})",
+                names.join(", "),
+                path.display()
+            )));
+        }
     }
     Ok(())
 }

@@ -49,7 +49,7 @@ pub struct RunOptions {
     /// Write summary, plot, table, report and manifest after the cells (`false` for `rfx verify`, which
     /// only needs the cells).
     pub write_outputs: bool,
-    /// Expected seconds per cell key (recorded times of an earlier run, [`recorded_times`]): the progress
+    /// Expected seconds per cell key (recorded times of an earlier run, [`crate::verify::recorded_times`]): the progress
     /// bar's ETA follows them instead of the mean rate, which misleads when cells differ in cost.
     pub expected: Option<HashMap<String, f64>>,
 }

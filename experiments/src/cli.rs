@@ -5,11 +5,12 @@ use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 
-use crate::error::AppError;
+use rfx_harness::folder::{Earlier, ResultsFolder, REPORT_FILE, VERIFICATION_FILE};
+use rfx_harness::run::{run, RunOptions};
+use rfx_harness::{AppError, Kinds, Spec};
+
 use crate::kinds;
 use crate::matrix_io::HeaderMode;
-use crate::run::{run, RunOptions};
-use crate::spec::Spec;
 use crate::tools::{FeaturesArgs, FitArgs, GramArgs, Task};
 
 /// rfx: random features and sketches for kernel methods; reproduces five papers from TOML experiments.
@@ -296,6 +297,7 @@ fn is_cargo_manifest(path: &Path) -> bool {
 }
 
 fn execute(cli: Cli) -> Result<(), AppError> {
+    let kinds = kinds::registry();
     match cli.command {
         Command::Run {
             files,
@@ -325,7 +327,7 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             let files = experiment_files(files);
             let specs = files
                 .iter()
-                .map(|f| Spec::load(f, quick))
+                .map(|f| Spec::load(f, quick, &kinds))
                 .collect::<Result<Vec<_>, _>>()?;
             let root = results_root(out, quick);
             let mut opts = RunOptions::new(root.clone());
@@ -337,7 +339,7 @@ fn execute(cli: Cli) -> Result<(), AppError> {
                 Some(from) => {
                     let times: Vec<_> = specs
                         .iter()
-                        .map(|s| crate::verify::recorded_times(s, from))
+                        .map(|s| rfx_harness::verify::recorded_times(s, from, &kinds))
                         .collect();
                     print_expected_times(&specs, &times, &root, threads)?;
                     times
@@ -370,14 +372,16 @@ fn execute(cli: Cli) -> Result<(), AppError> {
                     );
                 }
             }
-            let n = crate::report::write_report(&root)?;
+            let n = rfx_harness::report::write_report(&root, &kinds)?;
             println!(
                 "report: {} ({n} experiments)",
-                root.join("README.md").display()
+                root.join(REPORT_FILE).display()
             );
             Ok(())
         }
-        Command::Compare { a, b, identical } => crate::compare::run_compare(&a, &b, identical),
+        Command::Compare { a, b, identical } => {
+            rfx_harness::compare::run_compare(&a, &b, identical, &kinds)
+        }
         Command::Verify {
             budget,
             root,
@@ -394,31 +398,38 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             if threads == Some(0) {
                 return Err(AppError::usage("--threads must be at least 1"));
             }
-            let report = report.unwrap_or_else(|| root.join("verification.md"));
-            crate::verify::verify(&crate::verify::VerifyOptions {
-                root,
-                budget_s: budget * 60.0,
-                seed,
-                threads,
-                report,
-                experiments,
-            })
+            let report = report.unwrap_or_else(|| root.join(VERIFICATION_FILE));
+            rfx_harness::verify::verify(
+                &rfx_harness::verify::VerifyOptions {
+                    root,
+                    budget_s: budget * 60.0,
+                    seed,
+                    threads,
+                    report,
+                    experiments,
+                },
+                &kinds,
+            )
         }
         Command::Status { files, quick, out } => {
             let files = experiment_files(files);
             let specs = files
                 .iter()
-                .map(|f| Spec::load(f, quick))
+                .map(|f| Spec::load(f, quick, &kinds))
                 .collect::<Result<Vec<_>, _>>()?;
             let root = results_root(out, quick);
             for (f, spec) in files.iter().zip(&specs) {
-                println!("{}: {}", f.display(), crate::run::status(spec, &root)?);
+                println!(
+                    "{}: {}",
+                    f.display(),
+                    rfx_harness::run::status(spec, &root)?
+                );
             }
             Ok(())
         }
         Command::Validate { files, quick } => {
             for f in &experiment_files(files) {
-                let spec = Spec::load(f, quick)?;
+                let spec = Spec::load(f, quick, &kinds)?;
                 println!(
                     "{}: ok: experiment `{}`, kind `{}`, {} cells",
                     f.display(),
@@ -429,10 +440,10 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             }
             Ok(())
         }
-        Command::List { dir } => list(&dir),
+        Command::List { dir } => list(&dir, &kinds),
         Command::Plot { dirs } => {
             for d in &dirs {
-                crate::run::replot(d)?;
+                rfx_harness::outputs::replot(d, &kinds)?;
                 println!("{}: re-plotted", d.display());
             }
             Ok(())
@@ -444,8 +455,8 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             dir,
         } => fetch(names, all, list, dir),
         Command::Report { root } => {
-            let n = crate::report::write_report(&root)?;
-            println!("{}: {n} experiments", root.join("README.md").display());
+            let n = rfx_harness::report::write_report(&root, &kinds)?;
+            println!("{}: {n} experiments", root.join(REPORT_FILE).display());
             Ok(())
         }
         Command::Methods { dim } => {
@@ -540,10 +551,10 @@ fn print_expected_times(
     let mut total = 0.0;
     let mut unknown = Vec::new();
     for (spec, t) in specs.iter().zip(times) {
-        let layout = crate::results::Layout::of(spec);
-        let earlier = crate::run::earlier_cells(spec, &layout, &root.join(&spec.name))?;
+        let layout = rfx_harness::results::Layout::of(spec);
+        let earlier = ResultsFolder::of(root, spec).earlier_cells(spec, &layout)?;
         let done: std::collections::HashSet<String> = match earlier.state {
-            crate::run::Earlier::Same => earlier.rows.iter().map(|r| r.key(&layout)).collect(),
+            Earlier::Same => earlier.rows.iter().map(|r| r.key(&layout)).collect(),
             _ => Default::default(),
         };
         let pending: Vec<String> = spec
@@ -645,7 +656,7 @@ fn fetch(names: Vec<String>, all: bool, list: bool, dir: Option<PathBuf>) -> Res
     Ok(())
 }
 
-fn list(dir: &Path) -> Result<(), AppError> {
+fn list(dir: &Path, kinds: &Kinds) -> Result<(), AppError> {
     println!("Experiments in {}:", dir.display());
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| AppError::usage(format!("{}: {e}", dir.display())))?
@@ -655,7 +666,7 @@ fn list(dir: &Path) -> Result<(), AppError> {
         .collect();
     files.sort();
     for f in files {
-        match Spec::load(&f, false) {
+        match Spec::load(&f, false, kinds) {
             Ok(s) => println!(
                 "  {:<40} {:<16} {:>6} cells  {}",
                 f.display(),
@@ -667,7 +678,7 @@ fn list(dir: &Path) -> Result<(), AppError> {
         }
     }
     println!("\nExperiment kinds:");
-    for k in kinds::registry() {
+    for k in kinds.iter() {
         println!("  {:<16} {}", k.name(), k.about());
         for p in k.sweep_params() {
             println!("      sweep.{:<12} {}", p.name, p.allowed);

@@ -1,26 +1,15 @@
 //! # rfx-experiments
 //!
-//! The `rfx` command-line tool: TOML experiment files ([`spec`]), strict validation with file/line/key
-//! errors ([`config`]), the experiment kinds ([`kinds`]), the resumable parallel runner ([`run`]), tidy
-//! CSV results and summaries ([`results`]), plots ([`plot`]), tables and the report ([`outputs`],
-//! [`report`]). This crate holds no mathematics: kinds call the algorithm crates.
+//! The `rfx` command-line tool over the generic runner `rfx-harness`: the paper experiments ([`kinds`],
+//! handed to the runner by [`kinds::registry`]), the command line ([`cli`]), the method and kernel registry
+//! ([`methods`]), the user-data commands `rfx features`/`gram`/`fit` ([`tools`]) and their CSV/`.npy` I/O
+//! ([`matrix_io`]). The experiment files (`experiments/*.toml`) live beside this crate.
 
 pub mod cli;
-pub mod compare;
-pub mod config;
-pub mod error;
-pub mod io;
 pub mod kinds;
 pub mod matrix_io;
 pub mod methods;
-pub mod outputs;
-pub mod plot;
-pub mod report;
-pub mod results;
-pub mod run;
-pub mod spec;
 pub mod tools;
-pub mod verify;
 
-/// The rfx version recorded in every manifest.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+// `tools.rs` writes through `crate::io`; the helpers live in the runner crate.
+pub(crate) use rfx_harness::io;

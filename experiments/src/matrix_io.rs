@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use ndarray::{s, Array2, ArrayView2};
 use ndarray_npy::{ReadNpyError, ReadNpyExt};
 
-use crate::error::AppError;
+use rfx_harness::error::AppError;
 
 /// Whether the first CSV line is a header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -388,7 +388,7 @@ impl MatrixWriter {
                 )));
             }
         }
-        let tmp = crate::io::temp_path(path);
+        let tmp = rfx_harness::io::temp_path(path);
         let file = File::create(&tmp).map_err(|e| AppError::io(&tmp, e))?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
         if format == Format::Npy {

@@ -26,9 +26,9 @@ use rfx_solvers::ridge::{
     Validation,
 };
 
-use crate::error::AppError;
 use crate::matrix_io::{read_matrix, HeaderMode, MatrixWriter, RowBlocks};
 use crate::methods::{self, MethodSpec, ParamDoc};
+use rfx_harness::error::AppError;
 
 /// Rows per chunk of a Gram block (the unit of parallel work; fixed, so results do not depend on threads).
 const GRAM_CHUNK: usize = 64;

@@ -19,8 +19,8 @@ use rfx_ntk::{ArcCosineFeatures, ArcCosineKernel, ArcCosineOrder, Sampler};
 
 use super::ntk_common::{check_any_dataset, load_rows, Prep, Shared};
 use super::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
-use crate::config::{ConfigError, Section};
 use rfx_core::FeatureMap;
+use rfx_harness::config::{ConfigError, Section};
 
 /// The kind.
 pub struct ArccosCondition;

@@ -27,11 +27,11 @@
 
 use super::trf_common::{idx_data, random_rows, timed, DataSlot, SharedCache};
 use super::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
-use crate::config::{ConfigError, Section};
 use ndarray::{Array2, Axis};
 use rand::seq::SliceRandom;
 use rfx_core::{rng_stream, FeatureMap, Kernel, RfxRng};
 use rfx_data::TrainTest;
+use rfx_harness::config::{ConfigError, Section};
 use rfx_ntk::{CnnGradRf, CnnGradRfParams, Cntk, CntkSketch};
 use rfx_solvers::ridge::{
     argmax_rows, fit_ridge_cv, one_hot, select_lambda_gram, CvScore, KernelRidge, KrrParams,

@@ -26,7 +26,7 @@ use rfx_solvers::ridge::{LambdaScale, Ridge, RidgeParams};
 use super::tabular::DataCache;
 use super::trf_common::{cell_f64, check_f64, idx_data, DataSlot, SharedCache};
 use super::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
-use crate::config::{ConfigError, Section, Value};
+use rfx_harness::config::{ConfigError, Section, Value};
 
 /// The kind.
 pub struct DoubleDescent;

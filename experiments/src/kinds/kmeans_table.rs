@@ -22,8 +22,8 @@ use super::tabular::{
     DataCache, DataNeed, MethodSettings, TableKernel,
 };
 use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
-use crate::config::{ConfigError, Section};
 use crate::methods::MethodChoice;
+use rfx_harness::config::{ConfigError, Section};
 
 /// The kind.
 pub struct KmeansTable;

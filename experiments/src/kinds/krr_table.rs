@@ -31,9 +31,9 @@ use super::tabular::{
     DataNeed, MethodSettings, TableKernel,
 };
 use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
-use crate::config::Value;
-use crate::config::{ConfigError, Section};
 use crate::methods::{bias_of, with_bias, MethodChoice, ParamDoc, ParamKind, Params, BIAS};
+use rfx_harness::config::Value;
+use rfx_harness::config::{ConfigError, Section};
 
 /// The kind.
 pub struct KrrTable;

@@ -1,11 +1,13 @@
-//! Experiment kinds: the registry that maps `[experiment] kind = "..."` to code.
+//! The experiment kinds of the `rfx` binary: the paper experiments that `[experiment] kind = "..."` names.
 //!
-//! A kind declares its sweep parameters (names and checks), reads its own `[<kind>]` section, and returns
-//! a [`Runner`] that computes the metrics of one cell from the cell's parameters and its private RNG
-//! stream. Kinds hold no file, plot or CSV logic: the generic runner does that.
+//! Each kind implements [`rfx_harness::Kind`] (sweep parameters, its `[<kind>]` section) and returns a
+//! [`rfx_harness::Runner`] that computes one cell; [`registry`] hands the list to the generic runner
+//! (`rfx-harness`), which knows none of them by name.
 
-use crate::config::{ConfigError, Section, Value};
-use rfx_core::RfxRng;
+pub use rfx_harness::kind::{
+    check_choice, check_int, default_tolerance, Cell, CellError, CellOutput, Kind, Kinds,
+    ParamSpec, Runner, Tolerance,
+};
 
 pub mod arccos_condition;
 pub mod cntk;
@@ -25,163 +27,11 @@ pub mod trf_ridge;
 pub mod trf_spectrum;
 pub mod trf_svm;
 
-/// One sweep parameter of a kind.
-pub struct ParamSpec {
-    /// Name as written under `[sweep]`.
-    pub name: &'static str,
-    /// What it means and which values are allowed (shown by `rfx list` and in errors).
-    pub allowed: &'static str,
-    /// Checks one value; the error text says what is allowed.
-    pub check: fn(&Value) -> Result<(), String>,
-    /// Whether the sweep must list it.
-    pub required: bool,
-}
-
-/// One cell of a sweep: an assignment of a value to each sweep parameter.
-#[derive(Debug, Clone)]
-pub struct Cell {
-    /// Position in the sweep order (the cartesian product in file order).
-    pub index: usize,
-    /// Parameter values in sweep order.
-    pub params: Vec<(String, Value)>,
-    /// The experiment's seed (`[experiment] seed`), for streams that several cells must share (e.g. one
-    /// train/test split per data set and `seed` value, the same for every method); the cell's own RNG is
-    /// the stream `rng_stream(experiment_seed, key)` passed to [`Runner::run_cell`].
-    pub experiment_seed: u64,
-}
-
-impl Cell {
-    /// The cell key, e.g. `function=exp2x;expansion=taylor;degree=3`: names the RNG stream and the CSV row.
-    pub fn key(&self) -> String {
-        self.params
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(";")
-    }
-
-    /// The value of parameter `name` (the sweep was validated, so the runner can rely on its presence).
-    pub fn get(&self, name: &str) -> Option<&Value> {
-        self.params.iter().find(|(k, _)| k == name).map(|(_, v)| v)
-    }
-
-    /// String parameter, or an error naming it.
-    pub fn str(&self, name: &str) -> Result<&str, CellError> {
-        self.get(name).and_then(Value::as_str).ok_or_else(|| {
-            CellError::Fatal(format!(
-                "cell {} has no string parameter `{name}`",
-                self.key()
-            ))
-        })
-    }
-
-    /// Integer parameter, or an error naming it.
-    pub fn int(&self, name: &str) -> Result<i64, CellError> {
-        self.get(name).and_then(Value::as_int).ok_or_else(|| {
-            CellError::Fatal(format!(
-                "cell {} has no integer parameter `{name}`",
-                self.key()
-            ))
-        })
-    }
-}
-
-/// What a cell computed: metric values and named timings (seconds), in the runner's declared order.
-#[derive(Debug, Clone, Default)]
-pub struct CellOutput {
-    /// One value per [`Runner::metrics`] name.
-    pub metrics: Vec<f64>,
-    /// One value per [`Runner::timings`] name.
-    pub timings: Vec<f64>,
-}
-
-/// Why a cell produced no metrics.
-#[derive(Debug, Clone)]
-pub enum CellError {
-    /// The cell cannot be computed here (e.g. above the memory cap); recorded as a row with a note, shown as
-    /// "(-)" as the papers do.
-    Skipped(String),
-    /// A bug or an unexpected failure: the run stops with exit code 1.
-    Fatal(String),
-}
-
-/// How `rfx compare` and `rfx verify` judge one metric of a cell recomputed from the same seed.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Tolerance {
-    /// Must be the same text (counts, dimensions, labels).
-    Exact,
-    /// Floating point: identical text, or within this relative difference |a − b| / max(|a|, |b|) (for
-    /// values that may move with BLAS rounding on another CPU).
-    Relative(f64),
-    /// A wall time or a quantity derived from one: not compared.
-    WallTime,
-}
-
-/// The relative tolerance of floating-point metrics unless a kind declares another: far above the
-/// rounding differences of a reordered sum (≈ 1e-15 relative per operation, amplified by the conditioning
-/// of a solve to ≈ 1e-12), far below any change of the method (a feature map off by 1e-6 shifts its
-/// errors by more).
-pub const DEFAULT_RELATIVE_TOLERANCE: f64 = 1e-9;
-
-/// The tolerance of counts (`dim`, `k`, `count`, `bits`: exact), of metrics that are wall times (names
-/// ending in `_s`, `_ms`, `_h`, starting with `time_`, or with `speedup`: not compared) and of the rest ([`DEFAULT_RELATIVE_TOLERANCE`]). Kinds override [`Runner::tolerance`] for counts and for
-/// metrics with other needs.
-pub fn default_tolerance(metric: &str) -> Tolerance {
-    if matches!(metric, "dim" | "k" | "count" | "bits") {
-        return Tolerance::Exact;
-    }
-    let timing = ["_s", "_ms", "_h"].iter().any(|s| metric.ends_with(s))
-        || metric.contains("_ms_")
-        || metric.starts_with("time_")
-        || metric.contains("speedup");
-    if timing {
-        Tolerance::WallTime
-    } else {
-        Tolerance::Relative(DEFAULT_RELATIVE_TOLERANCE)
-    }
-}
-
-/// Computes cells of one configured experiment.
-pub trait Runner: Send + Sync {
-    /// Metric column names.
-    fn metrics(&self) -> Vec<String>;
-    /// Extra timing column names (the runner always adds `time_s`, the cell's wall time).
-    fn timings(&self) -> Vec<String> {
-        Vec::new()
-    }
-    /// The settings that determine the results (besides the cell parameters and the seed); a change
-    /// invalidates earlier cells.
-    fn settings(&self) -> String;
-    /// Computes one cell with its own RNG stream.
-    fn run_cell(&self, cell: &Cell, rng: &mut RfxRng) -> Result<CellOutput, CellError>;
-    /// How a recomputation of metric `metric` is compared with a recorded value (`rfx compare`,
-    /// `rfx verify`); [`default_tolerance`] unless the kind says otherwise.
-    fn tolerance(&self, metric: &str) -> Tolerance {
-        default_tolerance(metric)
-    }
-    /// The key of the expensive computation this cell shares with other cells (a data split, an exact
-    /// Gram, an eigendecomposition), computed once per run by whichever of them runs first, or `None`.
-    /// `rfx verify` uses it to cost a sample: the first cell of a group pays for the group.
-    fn shared_group(&self, _cell: &Cell) -> Option<String> {
-        None
-    }
-}
-
-/// An experiment kind.
-pub trait Kind: Sync {
-    /// Name used in `[experiment] kind`.
-    fn name(&self) -> &'static str;
-    /// One line for `rfx list`.
-    fn about(&self) -> &'static str;
-    /// Sweep parameters (besides the generic `seed`).
-    fn sweep_params(&self) -> Vec<ParamSpec>;
-    /// Reads the kind's own section (`[<name>]`, absent means defaults) and returns its runner.
-    fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError>;
-}
-
-/// Every kind the runner knows.
-pub fn registry() -> Vec<&'static dyn Kind> {
-    vec![
+/// Every kind of the `rfx` binary, with the run guard their cells need: OpenBLAS on one thread during the
+/// cells (`rfx_solvers::linalg::SingleBlasThread`; its multi-threaded paths round differently with the
+/// thread count, so cells would depend on `--threads` and `OPENBLAS_NUM_THREADS`).
+pub fn registry() -> Kinds {
+    Kinds::new(vec![
         &series_approx::SeriesApprox,
         &krr_table::KrrTable,
         &kmeans_table::KmeansTable,
@@ -196,12 +46,8 @@ pub fn registry() -> Vec<&'static dyn Kind> {
         &double_descent::DoubleDescent,
         &ridge_classify::RidgeClassify,
         &selftest::SelfTest,
-    ]
-}
-
-/// Looks a kind up by name.
-pub fn find(name: &str) -> Option<&'static dyn Kind> {
-    registry().into_iter().find(|k| k.name() == name)
+    ])
+    .with_run_guard(|| Box::new(rfx_solvers::linalg::SingleBlasThread::new()))
 }
 
 /// The sweep parameter `name` giving a number of random features, an integer from 1 to 100,000.
@@ -211,27 +57,5 @@ pub fn feature_count_param(name: &'static str) -> ParamSpec {
         allowed: "number of features, integers from 1 to 100000",
         check: |v| check_int(v, 1, 100_000),
         required: true,
-    }
-}
-
-/// Check helper: an integer in `[min, max]`.
-pub fn check_int(v: &Value, min: i64, max: i64) -> Result<(), String> {
-    match v {
-        Value::Int(i) if (min..=max).contains(i) => Ok(()),
-        Value::Int(i) => Err(format!(
-            "value {i} out of range; allowed: integers from {min} to {max}"
-        )),
-        other => Err(format!("expected an integer, found \"{other}\"")),
-    }
-}
-
-/// Check helper: one of the given strings.
-pub fn check_choice(v: &Value, allowed: &[&str]) -> Result<(), String> {
-    match v {
-        Value::Str(s) if allowed.contains(&s.as_str()) => Ok(()),
-        other => Err(format!(
-            "unknown value \"{other}\"; allowed: {}",
-            allowed.join(", ")
-        )),
     }
 }

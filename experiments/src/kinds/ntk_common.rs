@@ -9,7 +9,7 @@ use ndarray::{Array2, Axis};
 use rfx_data::{Loaded, Standardizer};
 
 use super::CellError;
-use crate::config::Value;
+use rfx_harness::config::Value;
 
 /// Checks a `dataset` sweep value: any registered data set; the error lists the allowed names.
 pub fn check_any_dataset(v: &Value) -> Result<(), String> {

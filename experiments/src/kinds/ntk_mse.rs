@@ -35,7 +35,7 @@ use rfx_ntk::{
 
 use super::ntk_common::{check_any_dataset, load_rows, Prep, Shared};
 use super::{check_choice, check_int, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
-use crate::config::{ConfigError, Section, Value};
+use rfx_harness::config::{ConfigError, Section, Value};
 
 /// The kind.
 pub struct NtkMse;

@@ -42,8 +42,8 @@ use rfx_solvers::ridge::{
 use super::tabular::{check_dataset, DataCache, DataNeed};
 use super::trf_common::{idx_data, random_rows, timed, DataSlot, SharedCache};
 use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
-use crate::config::{ConfigError, Section, Value};
 use crate::methods::{bias_of, method, with_bias, MethodChoice, ParamDoc, ParamKind, Params, BIAS};
+use rfx_harness::config::{ConfigError, Section, Value};
 
 /// The kind.
 pub struct RidgeClassify;

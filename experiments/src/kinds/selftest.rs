@@ -6,9 +6,9 @@
 //! stay the same, which `rfx compare` and `rfx verify` must catch.
 
 use super::{check_int, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
-use crate::config::{ConfigError, Section};
 use rand::Rng;
 use rfx_core::RfxRng;
+use rfx_harness::config::{ConfigError, Section};
 
 /// The kind.
 pub struct SelfTest;

@@ -2,10 +2,10 @@
 //! [−1, 1] (random Gegenbauer features paper, Fig. 1). The mathematics is in `rfx_gzk::series`.
 
 use super::{check_int, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
-use crate::config::{ConfigError, Section, Value};
 use rfx_core::RfxRng;
 use rfx_gzk::gegenbauer::Basis;
 use rfx_gzk::series::ScalarFunction;
+use rfx_harness::config::{ConfigError, Section, Value};
 
 /// The kind.
 pub struct SeriesApprox;

@@ -44,7 +44,7 @@ use rfx_solvers::ridge::{
 use super::tabular::DataCache;
 use super::trf_common::{group_key, idx_data, DataSlot, SharedCache};
 use super::{check_choice, check_int, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
-use crate::config::{ConfigError, Section, Value};
+use rfx_harness::config::{ConfigError, Section, Value};
 
 /// The kind.
 pub struct SurveyBenchmark;

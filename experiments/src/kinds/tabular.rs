@@ -12,8 +12,8 @@ use rfx_data::Loaded;
 use rfx_gzk::zonal::Gzk;
 
 use super::CellError;
-use crate::config::Value;
 use crate::methods::MethodChoice;
+use rfx_harness::config::Value;
 
 /// Which kind of data a table kind needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

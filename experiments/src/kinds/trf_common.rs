@@ -10,11 +10,11 @@
 //! sibling cell that would then wait on the same cache entry (a re-entrant deadlock).
 
 use super::{Cell, CellError};
-use crate::config::Value;
 use ndarray::{Array2, ArrayView2, Axis};
 use rand::seq::SliceRandom;
 use rfx_core::RfxRng;
 use rfx_data::{cache_dir_from_env, fetch_from_env, load_idx_set, TrainTest};
+use rfx_harness::config::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 

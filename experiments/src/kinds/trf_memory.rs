@@ -31,10 +31,10 @@
 use super::tabular::DataCache;
 use super::trf_common::{idx_data, timed, DataSlot, SharedCache};
 use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
-use crate::config::{ConfigError, Section, Value};
 use ndarray::{Array1, Array2, Axis};
 use rand::seq::SliceRandom;
 use rfx_core::{rng_stream, FeatureMap, RfxRng};
+use rfx_harness::config::{ConfigError, Section, Value};
 use rfx_solvers::classify::{LogisticParams, LogisticRegression};
 use rfx_solvers::nystrom::{Nystrom, NystromParams};
 use rfx_solvers::ridge::{LambdaScale, Ridge, RidgeParams};

@@ -22,9 +22,9 @@ use super::trf_common::{
     SharedCache,
 };
 use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
-use crate::config::{ConfigError, Section, Value};
 use ndarray::{Array1, Array2, Axis};
 use rfx_core::{rng_stream, FeatureMap, RfxRng};
+use rfx_harness::config::{ConfigError, Section, Value};
 use rfx_sampling::Rff as SamplingRff;
 use rfx_solvers::linalg::eigh;
 use rfx_ternary::{

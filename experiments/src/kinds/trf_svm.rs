@@ -13,9 +13,9 @@
 
 use super::trf_common::{idx_data, random_rows, timed, DataSlot, SharedCache};
 use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
-use crate::config::{ConfigError, Section, Value};
 use ndarray::{Array2, Axis};
 use rfx_core::{rng_stream, FeatureMap, RfxRng};
+use rfx_harness::config::{ConfigError, Section, Value};
 use rfx_solvers::classify::{LinearSvm, SvmParams};
 use rfx_ternary::{Activation, ReluFeatures, TernaryParams};
 

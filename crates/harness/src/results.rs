@@ -165,6 +165,16 @@ pub fn provenance_sentence(layout: &Layout, rows: &[Row]) -> String {
     }
 }
 
+/// The number of the sweep's cells that have a row in `rows` (a run stopped at its time limit has fewer
+/// than `spec.cells().len()`).
+pub fn cells_present(spec: &Spec, layout: &Layout, rows: &[Row]) -> usize {
+    let keys: std::collections::HashSet<String> = rows.iter().map(|r| r.key(layout)).collect();
+    spec.cells()
+        .iter()
+        .filter(|c| keys.contains(&c.key()))
+        .count()
+}
+
 /// Formats one CSV record (with quoting where needed), newline-terminated.
 pub fn csv_line(fields: &[String]) -> String {
     let mut w = csv::WriterBuilder::new().from_writer(Vec::new());

@@ -5,38 +5,33 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::error::AppError;
+use crate::folder::{experiment_folders, REPORT_FILE};
 use crate::io::write_atomic;
+use crate::kind::Kinds;
 use crate::results::{summarize, Layout};
 
-/// Rebuilds `<root>/README.md`; returns the number of experiments in it.
-pub fn write_report(root: &Path) -> Result<usize, AppError> {
-    let mut dirs: Vec<_> = std::fs::read_dir(root)
-        .map_err(|e| AppError::io(root, e))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("config.toml").is_file() && p.join("cells.csv").is_file())
-        .collect();
-    dirs.sort();
+/// Rebuilds `<root>/README.md` from every experiment folder under `root` (their kinds among `kinds`);
+/// returns the number of experiments in it.
+pub fn write_report(root: &Path, kinds: &Kinds) -> Result<usize, AppError> {
     let mut body = String::new();
     let mut toc = String::new();
     let mut count = 0;
     // GitHub's heading anchors: lower case, punctuation other than `-` and `_` dropped, spaces to `-`;
     // a repeated anchor gets `-1`, `-2`, … in order of appearance.
     let mut seen_anchors: std::collections::HashMap<String, usize> = Default::default();
-    for dir in &dirs {
-        let spec = match crate::run::results_spec(dir) {
+    for (_, folder) in experiment_folders(root)? {
+        let spec = match folder.spec(kinds) {
             Ok(s) => s,
             Err(e) => {
-                eprintln!("report: skipping {}: {e}", dir.display());
+                eprintln!("report: skipping {}: {e}", folder.dir().display());
                 continue;
             }
         };
         let layout = Layout::of(&spec);
-        let text =
-            std::fs::read_to_string(dir.join("cells.csv")).map_err(|e| AppError::io(dir, e))?;
-        let Some((rows, _)) = layout.read(&text) else {
+        let Some((rows, _)) = layout.read(&folder.read_cells()?) else {
             eprintln!(
                 "report: skipping {}: cells.csv columns do not match config.toml",
-                dir.display()
+                folder.dir().display()
             );
             continue;
         };
@@ -57,7 +52,7 @@ pub fn write_report(root: &Path) -> Result<usize, AppError> {
         *repeats += 1;
         let _ = writeln!(toc, "- [{}](#{anchor}) — `{}`", spec.title, spec.name);
         body.push_str(&crate::outputs::section(
-            &spec, &layout, &summaries, &rows, dir,
+            &spec, &layout, &summaries, &rows, &folder,
         ));
         body.push('\n');
         count += 1;
@@ -72,7 +67,7 @@ pub fn write_report(root: &Path) -> Result<usize, AppError> {
          experiments/<name>.toml` updates one experiment here.\n\n{toc}"
     );
     out.push_str(&body);
-    let path = root.join("README.md");
+    let path = root.join(REPORT_FILE);
     write_atomic(&path, out.as_bytes()).map_err(|e| AppError::io(&path, e))?;
     Ok(count)
 }

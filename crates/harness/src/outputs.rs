@@ -1,22 +1,30 @@
 //! Everything derived from `cells.csv`: `summary.csv`, the plot, `table.md` (every table, in file order), and the experiment's
-//! section of the report (`report.md`) with claims, verdicts and the paper's numbers.
+//! section of the report (`report.md`) with claims, verdicts and the paper's numbers. Written after a run
+//! (`run::run`) and by [`replot`]; the files go where [`ResultsFolder`] says.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::config::Value;
 use crate::error::AppError;
+use crate::folder::{manifest_cells_computed, ResultsFolder};
 use crate::io::write_atomic;
-use crate::results::{Layout, Row, Summary};
+use crate::kind::Kinds;
+use crate::results::{cells_present, summarize, summary_csv, Layout, Row, Summary};
 use crate::spec::{
     BestTableSpec, Better, ClaimSpec, NumFormat, PaperValue, ScoreTableSpec, Spec, TableSpec,
 };
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// Writes summary.csv, `<name>.png`/`.svg` (or one pair per value of `plot.figures`), table.md and report.md
-/// into `dir`.
-pub fn write_all(spec: &Spec, dir: &Path, layout: &Layout, rows: &[Row]) -> Result<(), AppError> {
-    let summaries = crate::run::write_summary(spec, dir, layout, rows)?;
+/// into `folder`.
+pub fn write_all(
+    spec: &Spec,
+    folder: &ResultsFolder,
+    layout: &Layout,
+    rows: &[Row],
+) -> Result<(), AppError> {
+    let summaries = write_summary(spec, folder, layout, rows)?;
     let partial = missing_cells(spec, layout, rows);
     if let Some(p) = &spec.plot {
         // A partial run says so in the figure's title too, since the PNG is often looked at on its own.
@@ -57,8 +65,8 @@ pub fn write_all(spec: &Spec, dir: &Path, layout: &Layout, rows: &[Row]) -> Resu
             crate::plot::write(
                 &fig,
                 &panels,
-                &dir.join(format!("{stem}.png")),
-                &dir.join(format!("{stem}.svg")),
+                &folder.figure(&stem, "png"),
+                &folder.figure(&stem, "svg"),
             )
             .map_err(|e| AppError::internal(format!("plot: {e}")))?;
         }
@@ -77,20 +85,50 @@ pub fn write_all(spec: &Spec, dir: &Path, layout: &Layout, rows: &[Row]) -> Resu
         for t in &spec.score_tables {
             parts.push(score_table_markdown(t, layout, &summaries));
         }
-        let path = dir.join("table.md");
+        let path = folder.table();
         write_atomic(&path, parts.join("\n").as_bytes()).map_err(|e| AppError::io(&path, e))?;
     }
-    let path = dir.join("report.md");
-    let text = section(spec, layout, &summaries, rows, dir);
+    let path = folder.report();
+    let text = section(spec, layout, &summaries, rows, folder);
     write_atomic(&path, text.as_bytes()).map_err(|e| AppError::io(&path, e))?;
     Ok(())
+}
+
+/// Writes `summary.csv` for `rows` and returns the summaries.
+fn write_summary(
+    spec: &Spec,
+    folder: &ResultsFolder,
+    layout: &Layout,
+    rows: &[Row],
+) -> Result<Vec<Summary>, AppError> {
+    let summaries = summarize(spec, layout, rows);
+    let path = folder.summary();
+    write_atomic(&path, summary_csv(layout, &summaries).as_bytes())
+        .map_err(|e| AppError::io(&path, e))?;
+    Ok(summaries)
+}
+
+/// Rebuilds summary, plot, tables and report section of an existing results folder from its `cells.csv`
+/// and `config.toml` (`rfx plot`), without computing anything.
+pub fn replot(dir: &Path, kinds: &Kinds) -> Result<(), AppError> {
+    let folder = ResultsFolder::new(dir);
+    let spec = folder.spec(kinds).map_err(AppError::Config)?;
+    let layout = Layout::of(&spec);
+    let Some((rows, _)) = layout.read(&folder.read_cells()?) else {
+        return Err(AppError::usage(format!(
+            "{}: columns do not match {}",
+            folder.cells().display(),
+            folder.config().display()
+        )));
+    };
+    write_all(&spec, &folder, &layout, &rows)
 }
 
 /// `Some((cells present, cells in the sweep))` when `rows` hold only some of the sweep's cells (a run
 /// stopped by `--time-limit`), `None` when the run is complete.
 pub fn missing_cells(spec: &Spec, layout: &Layout, rows: &[Row]) -> Option<(usize, usize)> {
     let total = spec.cells().len();
-    let done = crate::run::cells_present(spec, layout, rows);
+    let done = cells_present(spec, layout, rows);
     (done < total).then_some((done, total))
 }
 
@@ -325,7 +363,7 @@ pub fn section(
     layout: &Layout,
     summaries: &[Summary],
     rows: &[Row],
-    dir: &Path,
+    folder: &ResultsFolder,
 ) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "## {}\n", spec.title);
@@ -335,7 +373,7 @@ pub fn section(
     if !spec.description.is_empty() {
         let _ = writeln!(out, "{}\n", spec.description.trim());
     }
-    let manifest = crate::run::read_manifest(dir);
+    let manifest = folder.read_manifest();
     if let Some(m) = &manifest {
         let get = |k: &str| {
             m.get(k)
@@ -352,7 +390,7 @@ pub fn section(
         // The run record: the last run that computed cells (a rerun that computed none keeps it, run.rs), or,
         // where no such run was recorded, the last run.
         let commit: String = get("git_commit").chars().take(10).collect();
-        let run = if crate::run::manifest_cells_computed(m) > 0 {
+        let run = if manifest_cells_computed(m) > 0 {
             format!(
                 "Last run that computed cells: {} (commit {commit}), {} computed, {} reused from earlier runs, \
                  {:.1} s wall time.",

@@ -8,7 +8,7 @@
 //! strata are visited round-robin, cheapest first, each round drawing one cell (from the seeded stream
 //! `(seed, "verify;<experiment>")`) among those that still fit. A cell's cost is its recorded `time_s`
 //! (divided by the threads when cells run in parallel) plus, for the first cell of a shared computation
-//! ([`crate::kinds::Runner::shared_group`]), that computation's cost, estimated as the group's largest
+//! ([`crate::kind::Runner::shared_group`]), that computation's cost, estimated as the group's largest
 //! recorded time less its median (the one cell of the original run that computed it paid for it). An
 //! experiment whose every cell costs more than its share is represented by its cheapest cell, and the
 //! report says so.
@@ -26,7 +26,9 @@ use rand::seq::SliceRandom;
 use crate::compare::{compare_rows, comparison_table, diff_details, ExperimentComparison};
 use crate::config::Value;
 use crate::error::AppError;
+use crate::folder::ResultsFolder;
 use crate::io::write_atomic;
+use crate::kind::Kinds;
 use crate::results::{Layout, Row};
 use crate::run::{run, RunOptions};
 use crate::spec::Spec;
@@ -267,17 +269,22 @@ struct Loaded {
 }
 
 /// `rfx verify`: plans, runs and compares; prints and writes the table; an error (exit 1) on a difference.
-pub fn verify(opts: &VerifyOptions) -> Result<(), AppError> {
+pub fn verify(opts: &VerifyOptions, kinds: &Kinds) -> Result<(), AppError> {
     let started = Instant::now();
     let threads = opts
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let mut loaded = Vec::new();
-    for (name, dir) in crate::compare::experiment_dirs(&opts.root)? {
+    for (name, folder) in crate::compare::experiment_dirs(&opts.root)? {
         if !opts.experiments.is_empty() && !opts.experiments.contains(&name) {
             continue;
         }
-        let (spec, layout, rows, fp) = crate::compare::load_experiment(&dir)?;
+        let crate::folder::Loaded {
+            spec,
+            layout,
+            rows,
+            fingerprint: fp,
+        } = folder.load(kinds)?;
         let stale = (fp != spec.fingerprint()).then(|| {
             format!(
                 "its cells were computed with fingerprint {fp}, but today's code gives its config.toml {}: \
@@ -352,8 +359,7 @@ pub fn verify(opts: &VerifyOptions) -> Result<(), AppError> {
         ropts.write_outputs = false;
         ropts.deadline = Some(t0 + Duration::from_secs_f64(plan.cost_s * 1.5 + SETUP_S));
         run(&l.spec, &ropts)?;
-        let text = std::fs::read_to_string(work.join(&l.spec.name).join("cells.csv"))
-            .map_err(|e| AppError::io(&work, e))?;
+        let text = ResultsFolder::of(&work, &l.spec).read_cells()?;
         let (new_rows, _) = l.layout.read(&text).unwrap_or_default();
         let sampled: HashSet<&String> = plan.keys.iter().collect();
         let recorded: Vec<Row> = l
@@ -402,7 +408,7 @@ pub fn verify(opts: &VerifyOptions) -> Result<(), AppError> {
          set, …).\n\n",
         opts.seed,
         opts.budget_s / 60.0,
-        crate::kinds::DEFAULT_RELATIVE_TOLERANCE
+        crate::kind::DEFAULT_RELATIVE_TOLERANCE
     );
     md.push_str(&comparison_table(&comparisons));
     md.push_str("\n| experiment | strata sampled | note |\n|---|---:|---|\n");
@@ -447,10 +453,14 @@ impl Drop for RemoveOnDrop {
 }
 
 /// The recorded cell times (`time_s` by cell key) of `spec`'s experiment under `root`, when its folder holds
-/// cells of the same settings.
-pub fn recorded_times(spec: &Spec, root: &Path) -> Option<HashMap<String, f64>> {
-    let dir = root.join(&spec.name);
-    let (_, layout, rows, fp) = crate::compare::load_experiment(&dir).ok()?;
+/// cells of the same settings (read with `kinds`).
+pub fn recorded_times(spec: &Spec, root: &Path, kinds: &Kinds) -> Option<HashMap<String, f64>> {
+    let crate::folder::Loaded {
+        layout,
+        rows,
+        fingerprint: fp,
+        ..
+    } = ResultsFolder::of(root, spec).load(kinds).ok()?;
     if fp != spec.fingerprint() {
         return None;
     }

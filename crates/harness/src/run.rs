@@ -12,6 +12,8 @@
 //! * `summary.csv`, the plot, the table and the manifest are written atomically afterwards.
 //! * With a deadline (`--time-limit`) no cell starts after it; the outputs are then written from the cells
 //!   present and marked partial ([`crate::outputs::partial_note`]), and a later run computes the rest.
+//!
+//! The files go where [`ResultsFolder`] says; what is derived from the cells is [`outputs::write_all`]'s.
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
@@ -24,9 +26,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
 use crate::error::AppError;
+use crate::folder::{Earlier, ResultsFolder};
 use crate::io::{utc_now, write_atomic};
-use crate::kinds::{CellError, CellOutput};
-use crate::results::{csv_line, summarize, summary_csv, Layout, Row};
+use crate::kind::{Cell, CellError, CellOutput};
+use crate::results::{cells_present, csv_line, Layout, Row};
 use crate::spec::Spec;
 use crate::{outputs, VERSION};
 
@@ -90,22 +93,21 @@ pub struct RunReport {
     pub dir: PathBuf,
 }
 
-const FINGERPRINT_FILE: &str = ".fingerprint";
-
 /// Runs (or resumes) the sweep of `spec` and writes every output.
 pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
     let started = Instant::now();
     let run_info = RunInfo::now();
     let provenance = run_info.provenance();
-    let dir = opts.results_root.join(&spec.name);
+    let folder = ResultsFolder::of(&opts.results_root, spec);
+    let dir = folder.dir().to_path_buf();
     std::fs::create_dir_all(&dir).map_err(|e| AppError::io(&dir, e))?;
     let layout = Layout::of(spec);
-    let cells_path = dir.join("cells.csv");
-    let fp_path = dir.join(FINGERPRINT_FILE);
+    let cells_path = folder.cells();
+    let fp_path = folder.fingerprint();
     let fingerprint = spec.fingerprint();
 
     // Earlier cells: reuse them only if they were computed with the same settings and columns.
-    let earlier = earlier_cells(spec, &layout, &dir)?;
+    let earlier = folder.earlier_cells(spec, &layout)?;
     let existing: Vec<Row> = match earlier.state {
         Earlier::Different if !opts.fresh => {
             return Err(AppError::usage(format!(
@@ -184,7 +186,7 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
         .build()
         .map_err(|e| AppError::internal(format!("cannot start worker threads: {e}")))?;
     let failed = AtomicBool::new(false);
-    let run_one = |cell: &&crate::kinds::Cell| -> Result<(), AppError> {
+    let run_one = |cell: &&Cell| -> Result<(), AppError> {
         if failed.load(Ordering::Relaxed) || opts.deadline.is_some_and(|d| Instant::now() >= d) {
             return Ok(());
         }
@@ -246,10 +248,10 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
         bar.inc(expected_ms(&cell.key()));
         Ok(())
     };
-    // OpenBLAS runs on one thread in both modes: its multi-threaded paths round differently with the thread
-    // count (GEMM included; `rfx_solvers::linalg` module docs), so cells would depend on --threads and on
-    // OPENBLAS_NUM_THREADS. Parallelism inside a cell comes from rayon over fixed chunks.
-    let _blas = rfx_solvers::linalg::SingleBlasThread::new();
+    // The application's guard holds while the cells run, in both modes (the `rfx` binary's pins OpenBLAS to
+    // one thread: its multi-threaded paths round differently with the thread count, so cells would depend
+    // on --threads and on OPENBLAS_NUM_THREADS). Parallelism inside a cell comes from rayon over fixed chunks.
+    let _guard = spec.run_guard.map(|make| make());
     let result: Result<(), AppError> = if spec.parallel_cells {
         pool.install(|| pending.par_iter().try_for_each(run_one))
     } else {
@@ -289,71 +291,22 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
         dir: dir.clone(),
     };
     if opts.write_outputs {
-        write_config_and_manifest(spec, &dir, &report, &run_info, opts)?;
-        outputs::write_all(spec, &dir, &layout, &all)?;
+        write_config_and_manifest(spec, &folder, &report, &run_info, opts)?;
+        outputs::write_all(spec, &folder, &layout, &all)?;
     }
     Ok(report)
-}
-
-/// How the cells already in a results folder relate to an experiment file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Earlier {
-    /// No `cells.csv` yet.
-    None,
-    /// Computed with the same settings and columns: reusable.
-    Same,
-    /// Computed with other settings or columns (stale for this file).
-    Different,
-}
-
-/// The cells found in `dir/cells.csv` and whether they belong to `spec` (same fingerprint and columns).
-pub struct EarlierCells {
-    /// Relation of the folder's cells to `spec`.
-    pub state: Earlier,
-    /// Complete rows (meaningful when `state` is [`Earlier::Same`]).
-    pub rows: Vec<Row>,
-    /// Lines cut off by an interrupted run.
-    pub dropped: usize,
-}
-
-/// Reads `dir/cells.csv` and `dir/.fingerprint` and compares them with `spec`.
-pub fn earlier_cells(spec: &Spec, layout: &Layout, dir: &Path) -> Result<EarlierCells, AppError> {
-    let cells_path = dir.join("cells.csv");
-    if !cells_path.exists() {
-        return Ok(EarlierCells {
-            state: Earlier::None,
-            rows: Vec::new(),
-            dropped: 0,
-        });
-    }
-    let text = std::fs::read_to_string(&cells_path).map_err(|e| AppError::io(&cells_path, e))?;
-    let old_fp = std::fs::read_to_string(dir.join(FINGERPRINT_FILE)).unwrap_or_default();
-    Ok(match layout.read(&text) {
-        Some((rows, dropped)) if old_fp.trim() == spec.fingerprint() => EarlierCells {
-            state: Earlier::Same,
-            rows,
-            dropped,
-        },
-        _ => EarlierCells {
-            state: Earlier::Different,
-            rows: crate::results::parse_cells(&text).1,
-            dropped: 0,
-        },
-    })
 }
 
 /// One line on the state of `spec`'s results under `root`: complete, partial (k of N cells), stale (cells of
 /// other settings, which `rfx run` refuses to mix without `--fresh`) or not run.
 pub fn status(spec: &Spec, root: &Path) -> Result<String, AppError> {
-    let dir = root.join(&spec.name);
+    let folder = ResultsFolder::of(root, spec);
+    let dir = folder.dir();
     let layout = Layout::of(spec);
     let total = spec.cells().len();
-    let earlier = earlier_cells(spec, &layout, &dir)?;
+    let earlier = folder.earlier_cells(spec, &layout)?;
     Ok(match earlier.state {
-        Earlier::None => format!(
-            "not run ({total} cells; no {})",
-            dir.join("cells.csv").display()
-        ),
+        Earlier::None => format!("not run ({total} cells; no {})", folder.cells().display()),
         Earlier::Different => format!(
             "stale: {} holds {} cells of other settings; `rfx run --fresh` recomputes all {total}",
             dir.display(),
@@ -391,24 +344,14 @@ pub fn status(spec: &Spec, root: &Path) -> Result<String, AppError> {
     })
 }
 
-/// The number of the sweep's cells that have a row in `rows` (a run stopped at its time limit has fewer
-/// than `spec.cells().len()`).
-pub fn cells_present(spec: &Spec, layout: &Layout, rows: &[Row]) -> usize {
-    let keys: std::collections::HashSet<String> = rows.iter().map(|r| r.key(layout)).collect();
-    spec.cells()
-        .iter()
-        .filter(|c| keys.contains(&c.key()))
-        .count()
-}
-
 fn write_config_and_manifest(
     spec: &Spec,
-    dir: &Path,
+    folder: &ResultsFolder,
     report: &RunReport,
     run_info: &RunInfo,
     opts: &RunOptions,
 ) -> Result<(), AppError> {
-    let config = dir.join("config.toml");
+    let config = folder.config();
     if std::fs::read_to_string(&config).ok().as_deref() != Some(spec.source.as_str()) {
         write_atomic(&config, spec.source.as_bytes()).map_err(|e| AppError::io(&config, e))?;
     }
@@ -422,7 +365,7 @@ fn write_config_and_manifest(
     // A run that computes nothing keeps the record of the last run that did compute cells for the same
     // settings, and changes the manifest only where the experiment's description changed (edited notes), so
     // that rerunning a complete experiment leaves every file byte-identical.
-    let old = read_manifest(dir).filter(|old| {
+    let old = folder.read_manifest().filter(|old| {
         old.get("fingerprint").and_then(|v| v.as_str()) == Some(spec.fingerprint().as_str())
     });
     let manifest = match old {
@@ -468,7 +411,7 @@ fn write_config_and_manifest(
             m
         }
     };
-    let path = dir.join("manifest.json");
+    let path = folder.manifest();
     let text =
         serde_json::to_string_pretty(&manifest).map_err(|e| AppError::internal(e.to_string()))?;
     write_atomic(&path, text.as_bytes()).map_err(|e| AppError::io(&path, e))
@@ -540,69 +483,4 @@ fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "unknown".into())
-}
-
-/// The `manifest.json` of a results folder (written by `write_config_and_manifest` at the end of every
-/// run), `None` when it is missing or unreadable.
-pub fn read_manifest(dir: &Path) -> Option<serde_json::Value> {
-    std::fs::read_to_string(dir.join("manifest.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-}
-
-/// The number of cells the manifest's run record computed (0 when absent).
-pub fn manifest_cells_computed(manifest: &serde_json::Value) -> u64 {
-    manifest
-        .get("cells_computed")
-        .and_then(serde_json::Value::as_u64)
-        .unwrap_or(0)
-}
-
-/// The experiment of an existing results folder: its `config.toml` (the copy of the experiment file that
-/// produced `cells.csv`), read as full or `--quick` as `manifest.json` records. When the manifest's
-/// `config_file` (the experiment file the run was started from, relative to where it was started) still
-/// exists, the spec is named after it, so that the partial-run note of the report says
-/// `rfx run experiments/<name>.toml` rather than the results folder's copy.
-pub fn results_spec(dir: &Path) -> Result<Spec, crate::config::ConfigError> {
-    let manifest = read_manifest(dir);
-    let field = |k: &str| manifest.as_ref().and_then(|v| v.get(k).cloned());
-    let quick = field("quick").and_then(|v| v.as_bool()).unwrap_or(false);
-    let mut spec = Spec::load(&dir.join("config.toml"), quick)?;
-    if let Some(source) = field("config_file").and_then(|v| v.as_str().map(PathBuf::from)) {
-        if source.is_file() {
-            spec.file = source;
-        }
-    }
-    Ok(spec)
-}
-
-/// Rebuilds summary, plot and table of an existing results folder from its `cells.csv` and `config.toml`.
-pub fn replot(dir: &Path) -> Result<(), AppError> {
-    let config = dir.join("config.toml");
-    let spec = results_spec(dir).map_err(AppError::Config)?;
-    let layout = Layout::of(&spec);
-    let cells_path = dir.join("cells.csv");
-    let text = std::fs::read_to_string(&cells_path).map_err(|e| AppError::io(&cells_path, e))?;
-    let Some((rows, _)) = layout.read(&text) else {
-        return Err(AppError::usage(format!(
-            "{}: columns do not match {}",
-            cells_path.display(),
-            config.display()
-        )));
-    };
-    outputs::write_all(&spec, dir, &layout, &rows)
-}
-
-/// Writes summary.csv for `rows` (used by [`outputs::write_all`]).
-pub fn write_summary(
-    spec: &Spec,
-    dir: &Path,
-    layout: &Layout,
-    rows: &[Row],
-) -> Result<Vec<crate::results::Summary>, AppError> {
-    let summaries = summarize(spec, layout, rows);
-    let path = dir.join("summary.csv");
-    write_atomic(&path, summary_csv(layout, &summaries).as_bytes())
-        .map_err(|e| AppError::io(&path, e))?;
-    Ok(summaries)
 }

@@ -8,8 +8,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::error::AppError;
+use crate::folder::{experiment_folders, Loaded, ResultsFolder, COMPARISON_FILE};
 use crate::io::write_atomic;
-use crate::kinds::Tolerance;
+use crate::kind::{Kinds, Tolerance};
 use crate::results::{Layout, Row};
 use crate::spec::Spec;
 
@@ -162,50 +163,24 @@ pub fn compare_rows(spec: &Spec, layout: &Layout, a: &[Row], b: &[Row]) -> Exper
     out
 }
 
-/// The experiment folders of a results tree (those with a `config.toml` and a `cells.csv`), by name.
-pub fn experiment_dirs(root: &Path) -> Result<Vec<(String, PathBuf)>, AppError> {
+/// The experiment folders of a results tree, by name ([`experiment_folders`]); a usage error when `root`
+/// is not a folder.
+pub fn experiment_dirs(root: &Path) -> Result<Vec<(String, ResultsFolder)>, AppError> {
     if !root.is_dir() {
         return Err(AppError::usage(format!(
             "{}: no such results tree (a folder with one subfolder per experiment)",
             root.display()
         )));
     }
-    let mut dirs: Vec<(String, PathBuf)> = std::fs::read_dir(root)
-        .map_err(|e| AppError::io(root, e))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("config.toml").is_file() && p.join("cells.csv").is_file())
-        .filter_map(|p| Some((p.file_name()?.to_str()?.to_string(), p)))
-        .collect();
-    dirs.sort();
-    Ok(dirs)
-}
-
-/// The spec, layout and rows of one experiment folder; the rows must be of the spec's settings under
-/// today's code (its `.fingerprint`) and columns.
-pub fn load_experiment(dir: &Path) -> Result<(Spec, Layout, Vec<Row>, String), AppError> {
-    let spec = crate::run::results_spec(dir).map_err(AppError::Config)?;
-    let layout = Layout::of(&spec);
-    let path = dir.join("cells.csv");
-    let text = std::fs::read_to_string(&path).map_err(|e| AppError::io(&path, e))?;
-    let Some((rows, _)) = layout.read(&text) else {
-        return Err(AppError::usage(format!(
-            "{}: columns do not match the experiment's metrics under today's code",
-            path.display()
-        )));
-    };
-    let fingerprint = std::fs::read_to_string(dir.join(".fingerprint"))
-        .unwrap_or_default()
-        .trim()
-        .to_string();
-    Ok((spec, layout, rows, fingerprint))
+    experiment_folders(root)
 }
 
 /// Compares every experiment present in both trees; writes `b/comparison.md` and returns the
 /// comparisons (with the names present in only one tree).
-pub fn compare_trees(a: &Path, b: &Path) -> Result<TreeComparison, AppError> {
+pub fn compare_trees(a: &Path, b: &Path, kinds: &Kinds) -> Result<TreeComparison, AppError> {
     let da = experiment_dirs(a)?;
     let db = experiment_dirs(b)?;
-    let in_a: HashMap<&str, &PathBuf> = da.iter().map(|(n, p)| (n.as_str(), p)).collect();
+    let in_a: HashMap<&str, &ResultsFolder> = da.iter().map(|(n, p)| (n.as_str(), p)).collect();
     let mut result = TreeComparison {
         a: a.to_path_buf(),
         b: b.to_path_buf(),
@@ -216,26 +191,33 @@ pub fn compare_trees(a: &Path, b: &Path) -> Result<TreeComparison, AppError> {
             result.only_b.push(name.clone());
             continue;
         };
-        let (spec, layout, rows_b, fp_b) = load_experiment(pb)?;
-        let (spec_a, _, _, fp_a) = load_experiment(pa)?;
+        let Loaded {
+            spec,
+            layout,
+            rows: rows_b,
+            fingerprint: fp_b,
+        } = pb.load(kinds)?;
+        let Loaded {
+            spec: spec_a,
+            fingerprint: fp_a,
+            ..
+        } = pa.load(kinds)?;
         if fp_a != fp_b || spec_a.fingerprint() != spec.fingerprint() {
             return Err(AppError::usage(format!(
                 "experiment `{name}`: {} and {} were computed with different settings (fingerprints {} and \
                  {}; e.g. one is a --quick run, or the kind's section or the seed changed); compare trees of \
                  the same experiment files",
-                pa.display(),
-                pb.display(),
+                pa.dir().display(),
+                pb.dir().display(),
                 if fp_a.is_empty() { "none" } else { &fp_a },
                 if fp_b.is_empty() { "none" } else { &fp_b },
             )));
         }
-        let text = std::fs::read_to_string(pa.join("cells.csv"))
-            .map_err(|e| AppError::io(&pa.join("cells.csv"), e))?;
-        let Some((rows_a, _)) = layout.read(&text) else {
+        let Some((rows_a, _)) = layout.read(&pa.read_cells()?) else {
             return Err(AppError::usage(format!(
                 "experiment `{name}`: {} and {} have different columns",
-                pa.display(),
-                pb.display()
+                pa.dir().display(),
+                pb.dir().display()
             )));
         };
         result
@@ -281,7 +263,7 @@ impl TreeComparison {
              Cells present in only one tree are not compared.\n\n",
             self.b.display(),
             self.a.display(),
-            crate::kinds::DEFAULT_RELATIVE_TOLERANCE
+            crate::kind::DEFAULT_RELATIVE_TOLERANCE
         );
         s.push_str(&comparison_table(&self.experiments));
         if !self.only_a.is_empty() {
@@ -345,8 +327,8 @@ pub fn diff_details(experiments: &[ExperimentComparison]) -> String {
 
 /// `rfx compare A B`: prints one line per experiment, writes `B/comparison.md`; an error (exit 1) when a
 /// cell differs beyond tolerance, or, with `identical`, when any compared cell is not identical.
-pub fn run_compare(a: &Path, b: &Path, identical: bool) -> Result<(), AppError> {
-    let c = compare_trees(a, b)?;
+pub fn run_compare(a: &Path, b: &Path, identical: bool, kinds: &Kinds) -> Result<(), AppError> {
+    let c = compare_trees(a, b, kinds)?;
     if c.experiments.is_empty() {
         return Err(AppError::usage(format!(
             "{} and {} have no experiment in common",
@@ -363,7 +345,7 @@ pub fn run_compare(a: &Path, b: &Path, identical: bool) -> Result<(), AppError> 
             e.verdict_text()
         );
     }
-    let path = b.join("comparison.md");
+    let path = b.join(COMPARISON_FILE);
     write_atomic(&path, c.markdown().as_bytes()).map_err(|e| AppError::io(&path, e))?;
     println!("comparison: {}", path.display());
     let different = c.different();

@@ -1,4 +1,4 @@
-//! Errors of the command-line tool and their exit codes.
+//! Errors of the runner and the `rfx` command line, and their exit codes.
 
 use crate::config::ConfigError;
 

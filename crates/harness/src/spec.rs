@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::config::{ConfigError, Doc, Section, Value};
-use crate::kinds::{self, Cell, Runner};
+use crate::kind::{check_int, Cell, Kind, Kinds, RunGuard, Runner};
 
 /// One axis of the sweep.
 #[derive(Debug, Clone)]
@@ -267,6 +267,8 @@ pub struct Spec {
     pub quick: bool,
     /// The configured cell runner.
     pub runner: Box<dyn Runner>,
+    /// Held while the cells run ([`Kinds::with_run_guard`] of the kinds the file was read with).
+    pub run_guard: Option<RunGuard>,
 }
 
 fn is_safe_name(s: &str) -> bool {
@@ -276,8 +278,9 @@ fn is_safe_name(s: &str) -> bool {
 }
 
 impl Spec {
-    /// Reads and validates `path`; `quick` applies the `[quick]` overrides.
-    pub fn load(path: &Path, quick: bool) -> Result<Spec, ConfigError> {
+    /// Reads and validates `path`, its `[experiment] kind` being one of `kinds`; `quick` applies the
+    /// `[quick]` overrides.
+    pub fn load(path: &Path, quick: bool, kinds: &Kinds) -> Result<Spec, ConfigError> {
         let file = path.display().to_string();
         let source = std::fs::read_to_string(path).map_err(|e| ConfigError {
             file: file.clone(),
@@ -285,11 +288,16 @@ impl Spec {
             key: String::new(),
             message: format!("cannot read: {e}"),
         })?;
-        Self::parse(path, &source, quick)
+        Self::parse(path, &source, quick, kinds)
     }
 
-    /// Validates the text of an experiment file.
-    pub fn parse(path: &Path, source: &str, quick: bool) -> Result<Spec, ConfigError> {
+    /// Validates the text of an experiment file (`path` names it in errors).
+    pub fn parse(
+        path: &Path,
+        source: &str,
+        quick: bool,
+        kinds: &Kinds,
+    ) -> Result<Spec, ConfigError> {
         let file = path.display().to_string();
         let mut doc = Doc::parse(&file, source)?;
         doc.apply_quick(quick);
@@ -306,13 +314,12 @@ impl Spec {
             ));
         }
         let kind_name = exp.req_str("kind")?;
-        let kind = kinds::find(&kind_name).ok_or_else(|| {
-            let names: Vec<_> = kinds::registry().iter().map(|k| k.name()).collect();
+        let kind = kinds.find(&kind_name).ok_or_else(|| {
             exp.error(
                 "kind",
                 format!(
                     "unknown kind \"{kind_name}\"; allowed: {}",
-                    names.join(", ")
+                    kinds.names().join(", ")
                 ),
             )
         })?;
@@ -383,6 +390,7 @@ impl Spec {
             score_tables,
             quick,
             runner,
+            run_guard: kinds.run_guard(),
         })
     }
 
@@ -419,7 +427,7 @@ impl Spec {
     }
 }
 
-fn read_sweep(root: &Section<'_, '_>, kind: &dyn kinds::Kind) -> Result<Vec<Axis>, ConfigError> {
+fn read_sweep(root: &Section<'_, '_>, kind: &dyn Kind) -> Result<Vec<Axis>, ConfigError> {
     let sweep = root
         .table("sweep")?
         .ok_or_else(|| root.error("sweep", "missing required table [sweep]"))?;
@@ -443,7 +451,7 @@ fn read_sweep(root: &Section<'_, '_>, kind: &dyn kinds::Kind) -> Result<Vec<Axis
         for (v, span) in items {
             let check = match spec {
                 Some(p) => (p.check)(&v).map_err(|m| format!("{m} ({})", p.allowed)),
-                None => kinds::check_int(&v, 0, i64::from(u32::MAX)),
+                None => check_int(&v, 0, i64::from(u32::MAX)),
             };
             if let Err(m) = check {
                 return Err(sweep.error_span(span, &key, m));

@@ -12,7 +12,6 @@ pub mod error;
 pub mod io;
 pub mod kinds;
 pub mod matrix_io;
-pub mod methods;
 pub mod outputs;
 pub mod plot;
 pub mod report;

@@ -23,7 +23,7 @@ use super::tabular::{
 };
 use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use crate::config::{ConfigError, Section};
-use crate::methods::MethodChoice;
+use rfx_registry::MethodChoice;
 
 /// The kind.
 pub struct KmeansTable;

@@ -11,7 +11,8 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ndarray::{Array2, Axis};
 use rfx_core::rng_stream;
-use rfx_experiments::methods;
+use rfx_core::FitData;
+use rfx_registry as methods;
 use rfx_sampling::random::gaussian_matrix;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -72,9 +73,13 @@ fn benches(c: &mut Criterion) {
     for spec in methods::methods() {
         let m = if spec.name == "nystrom" { 1024 } else { 4096 };
         let p = spec.parse_params(&[]).expect("defaults parse");
-        let fit = spec.data_dependent.then_some(x.view());
+        let data = if spec.data_dependent {
+            FitData::Rows(x.view())
+        } else {
+            FitData::Dim(d)
+        };
         let build = || {
-            spec.fit(m, &p, d, fit, &mut rng_stream(0, spec.name))
+            spec.fit(m, &p, data, &mut rng_stream(0, spec.name))
                 .expect("fit with defaults")
         };
         let t = best_of(3, || build().transform(x.view()).expect("transform"));

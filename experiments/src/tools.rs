@@ -1,5 +1,5 @@
 //! The "use it on your data" commands: `rfx features`, `rfx gram`, `rfx fit` and `rfx methods`, over the
-//! method and kernel registry of [`crate::methods`] and the matrix readers/writers of [`crate::matrix_io`].
+//! method and kernel registry of [`rfx_registry`] and the matrix readers/writers of [`crate::matrix_io`].
 //!
 //! * `features`: fits a feature map (data-oblivious maps need only the input dimension; data-dependent ones
 //!   are fitted on the rows of `--fit-on`, default the input) with the ChaCha20 stream
@@ -27,8 +27,9 @@ use rfx_solvers::ridge::{
 };
 
 use crate::matrix_io::{read_matrix, HeaderMode, MatrixWriter, RowBlocks};
-use crate::methods::{self, MethodSpec, ParamDoc};
+use rfx_core::FitData;
 use rfx_harness::error::AppError;
+use rfx_registry::{self as methods, MethodSpec, ParamDoc};
 
 /// Rows per chunk of a Gram block (the unit of parallel work; fixed, so results do not depend on threads).
 const GRAM_CHUNK: usize = 64;
@@ -118,7 +119,11 @@ fn fit_map(
         }
     }
     let mut rng = rng_stream(seed, &format!("rfx features;method={}", spec.name));
-    spec.fit(dim, p, d, fit_rows.map(|(_, x)| x), &mut rng)
+    let data = match fit_rows {
+        Some((_, x)) => FitData::Rows(x),
+        None => FitData::Dim(d),
+    };
+    spec.fit(dim, p, data, &mut rng)
         .map_err(|e| crate_error(&format!("method {}", spec.name), e))
 }
 

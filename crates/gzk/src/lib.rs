@@ -96,3 +96,5 @@ pub use series::{
     SUP_GRID_POINTS,
 };
 pub use zonal::{Gzk, TruncatedGzk, MAX_DEGREE, MAX_RADIAL_TERMS};
+
+rfx_core::impl_fit_on_dim!(RandomGegenbauerParams => RandomGegenbauerFeatures);

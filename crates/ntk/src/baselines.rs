@@ -279,6 +279,26 @@ impl GradRf {
         }
     }
 
+    /// The largest width $w \ge 1$ of a depth-$L$ network on $\mathbb R^d$ whose parameter count (the
+    /// feature dimension) $dw + (L-1)w^2 + w$ is at most the budget $m$; `None` if even $w = 1$ has more.
+    /// This is how a Grad-RF baseline is given "$m$ features" beside maps of width exactly $m$.
+    pub fn widest_within(m: usize, d: usize, depth: usize) -> Option<usize> {
+        let count = |w: usize| GradRf::params().depth(depth).width(w).output_dim(d);
+        if count(1) > m {
+            return None;
+        }
+        let (mut lo, mut hi) = (1usize, m);
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            if count(mid) <= m {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        Some(lo)
+    }
+
     /// The parameters $\theta = (\mathrm{vec}\,W_1, \dots, \mathrm{vec}\,W_L, v)$ flattened row-major (the feature
     /// order of [`FeatureMap::transform`]).
     pub fn theta(&self) -> Vec<f64> {

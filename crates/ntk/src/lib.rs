@@ -33,3 +33,11 @@ pub use ntkrf::{NtkRandomFeatures, NtkRfParams, PairSketch};
 pub use ntksketch::{
     fit_ntk_polynomial, NtkPolynomial, NtkSketch, NtkSketchParams, MAX_POLY_DEGREE,
 };
+
+rfx_core::impl_fit_on_dim!(
+    ArcCosineParams => ArcCosineFeatures,
+    GradRfParams => GradRf,
+    NaiveRfParams => NaiveRf,
+    NtkRfParams => NtkRandomFeatures,
+    NtkSketchParams => NtkSketch,
+);

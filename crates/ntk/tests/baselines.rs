@@ -229,3 +229,13 @@ fn gram_helpers_equal_the_direct_products() {
     assert!(max_abs(&(&g - &want)) < 1e-12 * max_abs(&want));
     assert!(chunked_gram(x.view(), 0, |c| Ok(chunks[c].clone())).is_err());
 }
+
+/// The widest network within a parameter budget, checked against the count $dw + (L-1)w^2 + w$.
+#[test]
+fn grad_rf_widest_within_the_budget() {
+    use rfx_ntk::GradRf;
+    assert_eq!(GradRf::widest_within(1024, 784, 1), Some(1));
+    assert_eq!(GradRf::widest_within(16_384, 784, 1), Some(20)); // 785 * 20 = 15,700
+    assert_eq!(GradRf::widest_within(784, 784, 1), None);
+    assert_eq!(GradRf::widest_within(100, 10, 2), Some(5)); // 10w + w^2 + w: 80 at w = 5, 102 at w = 6
+}

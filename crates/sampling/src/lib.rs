@@ -36,3 +36,21 @@ pub use fourier::{
     QmcRff, Rff, Sorf,
 };
 pub use survey::{Sampler, SurveyFeatures, SurveyKernel, SurveyParams, SAMPLERS};
+
+rfx_core::impl_fit_on_dim!(GaussianFeatureParams => GaussianFeatures);
+
+/// The survey's samplers fit on rows when given (LS-RFF draws its frequencies from them) and on the
+/// dimension alone otherwise.
+impl rfx_core::Fit for SurveyParams {
+    type Map = SurveyFeatures;
+    fn fit_map(
+        &self,
+        data: rfx_core::FitData<'_>,
+        rng: &mut RfxRng,
+    ) -> rfx_core::Result<SurveyFeatures> {
+        match data {
+            rfx_core::FitData::Dim(d) => self.fit(d, None, rng),
+            rfx_core::FitData::Rows(x) => self.fit(x.ncols(), Some(x), rng),
+        }
+    }
+}

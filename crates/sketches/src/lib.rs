@@ -64,3 +64,15 @@ pub(crate) fn check_even_dim(v: usize) -> Result<()> {
         Ok(())
     }
 }
+
+rfx_core::impl_fit_on_dim!(
+    CountSketchParams => CountSketch,
+    RandomMaclaurinParams => RandomMaclaurin,
+    OsnapParams => Osnap,
+    polysketch::PolySketchParams => polysketch::PolySketch,
+    polysketch::PolynomialSketchParams => polysketch::PolynomialSketch,
+    SrhtParams => Srht,
+    TensorSrhtParams => TensorSrht,
+    TensorSketchParams => TensorSketch,
+    TrpParams => Trp,
+);

@@ -272,6 +272,28 @@ pub fn recursive_rls<K: Kernel + ?Sized>(
     Ok(samp.into_iter().map(|p| perm[p]).collect())
 }
 
+/// The Nyström map of `kernel` as a [`rfx_core::Fit`]: data-dependent, its landmarks are chosen among the
+/// fitting rows ([`Nystrom::fit`]).
+#[derive(Clone, Debug)]
+pub struct NystromFit<K> {
+    /// The kernel $k$ whose Gram $K_{SS}$ is factored.
+    pub kernel: K,
+    /// Landmarks and their selection.
+    pub params: NystromParams,
+}
+
+impl<K: Kernel + Clone + 'static> rfx_core::Fit for NystromFit<K> {
+    type Map = Nystrom<K>;
+    fn fit_map(&self, data: rfx_core::FitData<'_>, rng: &mut RfxRng) -> Result<Nystrom<K>> {
+        Nystrom::fit(
+            self.kernel.clone(),
+            data.rows("Nystrom")?,
+            &self.params,
+            rng,
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -566,6 +566,24 @@ impl FeatureMap for TernaryFeatures {
     }
 }
 
+/// Algorithm 1 as a [`rfx_core::Fit`]: ternary features whose thresholds match the Gaussian moments of
+/// `target` at $\hat\tau$ estimated from the fitting rows ([`TernaryParams::fit_to_target`]; data-dependent).
+#[derive(Debug, Clone)]
+pub struct TernaryFit {
+    /// Dimension $m$ and sparsity $\epsilon$.
+    pub params: TernaryParams,
+    /// The activation whose kernel is matched ($d_0, d_1, d_2$ of Table 1).
+    pub target: Activation,
+}
+
+impl rfx_core::Fit for TernaryFit {
+    type Map = TernaryFeatures;
+    fn fit_map(&self, data: rfx_core::FitData<'_>, rng: &mut RfxRng) -> Result<TernaryFeatures> {
+        let x = data.rows("ternary features")?;
+        Ok(self.params.fit_to_target(x, &self.target, rng)?.features)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

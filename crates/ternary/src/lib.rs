@@ -49,6 +49,8 @@ pub use equivalent::{
     asymptotic_equivalent, center, mc_expected_kernel, mc_kernel_with_noise, spectral_norm,
     Covariance, GaussianMixture, GmmSample, WeightLaw,
 };
-pub use features::{TernaryCodes, TernaryFeatures, TernaryParams, TernaryWeights, TrfFit};
+pub use features::{
+    TernaryCodes, TernaryFeatures, TernaryFit, TernaryParams, TernaryWeights, TrfFit,
+};
 pub use quadrature::{gaussian_expectation, GaussHermite, GaussLegendre};
 pub use thresholds::{solve_thresholds, ThresholdSolution, Thresholds};

@@ -14,11 +14,12 @@ use std::time::Instant;
 
 use ndarray::{s, Array1, Array2, Axis};
 use ndarray_npy::write_npy;
+use rfx_core::FitData;
 use rfx_core::{rng_stream, FeatureMap};
 use rfx_data::fetch::{cache_dir_from_env, fetch_from_env};
 use rfx_data::load::load_idx_set;
-use rfx_experiments::methods;
 use rfx_gzk::zonal::Gzk;
+use rfx_registry as methods;
 use rfx_sampling::random::gaussian_matrix;
 use rfx_sketches::TensorSketch;
 use rfx_solvers::linalg::Precision;
@@ -227,7 +228,8 @@ fn main() {
         let fit_rows = spec.data_dependent.then_some(x.view());
         let (t, dim) = time_median(a.reps, || {
             let mut rng = rng_stream(0, &format!("perf;{label}"));
-            let map = spec.fit(*mm, &p, d, fit_rows, &mut rng).expect("fit");
+            let data = fit_rows.map_or(FitData::Dim(d), FitData::Rows);
+            let map = spec.fit(*mm, &p, data, &mut rng).expect("fit");
             let z = map.transform(x.view()).expect("transform");
             z.ncols()
         });
@@ -267,7 +269,9 @@ fn main() {
             m,
             Box::new(|seed| {
                 let mut rng = rng_stream(seed, "perf;rff");
-                rff_spec.fit(m, &rff_p, d, None, &mut rng).expect("fit")
+                rff_spec
+                    .fit(m, &rff_p, FitData::Dim(d), &mut rng)
+                    .expect("fit")
             }),
             false,
         ),
@@ -349,7 +353,7 @@ fn main() {
     if want("ridge") {
         let mut rng = rng_stream(0, "perf;ridge-features");
         let map = rff_spec
-            .fit(a.m_ridge, &rff_p, d, None, &mut rng)
+            .fit(a.m_ridge, &rff_p, FitData::Dim(d), &mut rng)
             .expect("fit");
         let z = map.transform(x.view()).expect("transform");
         let zt = map.transform(xt.view()).expect("transform");

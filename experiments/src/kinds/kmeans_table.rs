@@ -22,8 +22,8 @@ use super::tabular::{
     DataCache, DataNeed, MethodSettings, TableKernel,
 };
 use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
-use crate::methods::MethodChoice;
 use rfx_harness::config::{ConfigError, Section};
+use rfx_registry::MethodChoice;
 
 /// The kind.
 pub struct KmeansTable;

@@ -31,9 +31,9 @@ use super::tabular::{
     DataNeed, MethodSettings, TableKernel,
 };
 use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
-use crate::methods::{bias_of, with_bias, MethodChoice, ParamDoc, ParamKind, Params, BIAS};
 use rfx_harness::config::Value;
 use rfx_harness::config::{ConfigError, Section};
+use rfx_registry::{bias_of, with_bias, MethodChoice, ParamDoc, ParamKind, Params, BIAS};
 
 /// The kind.
 pub struct KrrTable;
@@ -309,7 +309,7 @@ impl Runner for KrrRunner {
         let kernel = method_kernel(&choice, &kernels)?;
 
         let fit = if choice.name == EXACT {
-            let beta = Params::parse(EXACT_PARAMS, &choice.params, "method exact")
+            let beta = Params::parse_text(EXACT_PARAMS, &choice.params, "method exact")
                 .and_then(|p| bias_of(EXACT_PARAMS, &p).map_err(|e| e.to_string()))
                 .map_err(CellError::Fatal)?;
             let k = with_bias(Box::new(kernel.gzk().map_err(fatal)?), beta).map_err(fatal)?;
@@ -389,7 +389,7 @@ fn check_krr_method(v: &Value) -> Result<(), String> {
         return check_table_method(v)
             .map_err(|e| format!("{e}; or exact(kernel=gaussian|relu-ntk, bias=b)"));
     }
-    Params::parse(EXACT_PARAMS, &choice.params, "method exact").map(|_| ())
+    Params::parse_text(EXACT_PARAMS, &choice.params, "method exact").map(|_| ())
 }
 
 /// The training rows on which exact KRR chooses λ (`exact_cv_rows`).

@@ -18,7 +18,7 @@
 //! 1/4 of the training folds) — "we search the ridge parameter with a random subset of the training set",
 //! §5.1 — then one refit on all training rows.
 //! **Methods.** Registry names with optional parameters, `ntk-rf(sketch=tensorsrht)`
-//! ([`crate::methods::MethodChoice`]); methods with a bandwidth get $\sigma$ = `sigma` (times $\sqrt d$ with
+//! ([`rfx_registry::MethodChoice`]); methods with a bandwidth get $\sigma$ = `sigma` (times $\sqrt d$ with
 //! `sigma_times_sqrt_dim`) unless the value sets it. `exact(kernel=relu-ntk, depth=2)` or
 //! `exact(kernel=gaussian)`, optionally with `bias=β` (inputs $[x, \beta]$: the NTK of a network with a
 //! first-layer bias, [`rfx_core::WithBias`]; the registry's NTK maps take the same parameter): kernel ridge
@@ -42,8 +42,11 @@ use rfx_solvers::ridge::{
 use super::tabular::{check_dataset, DataCache, DataNeed};
 use super::trf_common::{idx_data, random_rows, timed, DataSlot, SharedCache};
 use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
-use crate::methods::{bias_of, method, with_bias, MethodChoice, ParamDoc, ParamKind, Params, BIAS};
+use rfx_core::FitData;
 use rfx_harness::config::{ConfigError, Section, Value};
+use rfx_registry::{
+    bias_of, method, with_bias, MethodChoice, ParamDoc, ParamKind, Params, RawValue, BIAS,
+};
 
 /// The kind.
 pub struct RidgeClassify;
@@ -72,12 +75,9 @@ const EXACT_PARAMS: &[ParamDoc] = &[
     },
     ParamDoc {
         name: "sigma",
-        kind: ParamKind::Float {
-            min: 1e-6,
-            max: 1e6,
-        },
+        kind: ParamKind::Float { min: 0.0, max: 1e6 },
         default: "0",
-        about: "Gaussian bandwidth (default: the kind's `sigma` setting)",
+        about: "Gaussian bandwidth; 0 (the default) takes the kind's `sigma` setting",
     },
     BIAS,
 ];
@@ -119,7 +119,7 @@ fn check_method(v: &Value) -> Result<(), String> {
     let s = v.as_str().ok_or_else(|| format!("{v} is not a string"))?;
     let c = MethodChoice::parse(s)?;
     if c.name == EXACT {
-        return Params::parse(EXACT_PARAMS, &c.params, "method exact").map(|_| ());
+        return Params::parse_text(EXACT_PARAMS, &c.params, "method exact").map(|_| ());
     }
     method(&c.name)?.parse_params(&c.params).map(|_| ())
 }
@@ -361,13 +361,17 @@ impl ClassifyRunner {
         rng: &mut RfxRng,
     ) -> Result<Fitted, CellError> {
         let spec = method(&choice.name).map_err(CellError::Fatal)?;
-        let mut given = choice.params.clone();
+        let mut given: Vec<(&str, RawValue)> = choice
+            .params
+            .iter()
+            .map(|(k, v)| (k.as_str(), RawValue::from(v.as_str())))
+            .collect();
         if spec.params.iter().any(|p| p.name == "sigma") && choice.param("sigma").is_none() {
-            given.push(("sigma".into(), format!("{}", self.sigma(sp.xtr.ncols()))));
+            given.push(("sigma", RawValue::from(self.sigma(sp.xtr.ncols()))));
         }
-        let params = spec.parse_params(&given).map_err(CellError::Fatal)?;
+        let params = spec.params_from(&given).map_err(CellError::Fatal)?;
         let (r, feature_s) = timed(|| -> Result<_, rfx_core::RfxError> {
-            let map = spec.fit(m, &params, sp.xtr.ncols(), Some(sp.xtr.view()), rng)?;
+            let map = spec.fit(m, &params, FitData::Rows(sp.xtr.view()), rng)?;
             Ok((map.transform(sp.xtr.view())?, map.transform(sp.xte.view())?))
         });
         let (ztr, zte) = match r {
@@ -405,7 +409,7 @@ impl ClassifyRunner {
     /// Gram, dual solve on all training rows.
     fn fit_exact(&self, choice: &MethodChoice, sp: &Split) -> Result<Fitted, CellError> {
         let err = |e: rfx_core::RfxError| CellError::Fatal(e.to_string());
-        let p = Params::parse(EXACT_PARAMS, &choice.params, "method exact")
+        let p = Params::parse_text(EXACT_PARAMS, &choice.params, "method exact")
             .map_err(CellError::Fatal)?;
         let kernel = match p.choice("kernel").map_err(err)? {
             "gaussian" => {

@@ -12,8 +12,8 @@ use rfx_data::Loaded;
 use rfx_gzk::zonal::Gzk;
 
 use super::CellError;
-use crate::methods::MethodChoice;
 use rfx_harness::config::Value;
+use rfx_registry::{MethodChoice, RawValue};
 
 /// Which kind of data a table kind needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,7 +136,7 @@ pub fn check_table_method(v: &Value) -> Result<(), String> {
 
 /// The allowed `method` values, for messages (built from the registry).
 pub static METHODS_ALLOWED: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    crate::methods::methods()
+    rfx_registry::methods()
         .iter()
         .filter(|m| m.table)
         .map(|m| m.name)
@@ -223,8 +223,8 @@ pub fn method_kernel(
     choice: &MethodChoice,
     kernels: &[TableKernel],
 ) -> Result<TableKernel, CellError> {
-    let own: &[&str] = match crate::methods::method(&choice.name) {
-        Ok(spec) => crate::methods::table_kernels(spec),
+    let own: &[&str] = match rfx_registry::method(&choice.name) {
+        Ok(spec) => rfx_registry::table_kernels(spec),
         Err(_) => &["gaussian", "relu-ntk"],
     };
     let name = match choice.param("kernel") {
@@ -251,7 +251,7 @@ pub fn method_kernel(
 }
 
 /// Fits method `choice` for `kernel` on the training inputs `x_train` with the cell's RNG, through the method
-/// registry ([`crate::methods::build_method`]): the table's settings (kernel, the degree of Gegenbauer,
+/// registry ([`rfx_registry::build_method`]): the table's settings (kernel, the degree of Gegenbauer,
 /// Maclaurin and PolySketch, radial terms) first, then the parameters written in the method value, which
 /// override them. Nyström chooses its landmarks among the training rows; the other methods are
 /// data-oblivious.
@@ -262,12 +262,12 @@ pub fn fit_method(
     x_train: ArrayView2<'_, f64>,
     rng: &mut RfxRng,
 ) -> Result<Box<dyn FeatureMap>, CellError> {
-    let mut given: Vec<(&str, String)> = match kernel {
+    let mut given: Vec<(&str, RawValue)> = match kernel {
         TableKernel::Gaussian { sigma } => {
-            vec![("kernel", "gaussian".into()), ("sigma", format!("{sigma}"))]
+            vec![("kernel", "gaussian".into()), ("sigma", sigma.into())]
         }
         TableKernel::ReluNtk { depth } => {
-            vec![("kernel", "relu-ntk".into()), ("depth", depth.to_string())]
+            vec![("kernel", "relu-ntk".into()), ("depth", depth.into())]
         }
     };
     let degree = match choice.name.as_str() {
@@ -277,17 +277,17 @@ pub fn fit_method(
         _ => None,
     };
     if let Some(q) = degree {
-        given.push(("degree", q.to_string()));
+        given.push(("degree", q.into()));
     }
-    given.push(("radial_terms", s.radial_terms.to_string()));
-    given.push(("unit_norm", s.unit_norm.to_string()));
+    given.push(("radial_terms", s.radial_terms.into()));
+    given.push(("unit_norm", s.unit_norm.into()));
     for (k, v) in &choice.params {
         if k != "kernel" {
             given.retain(|(g, _)| g != k);
-            given.push((k.as_str(), v.clone()));
+            given.push((k.as_str(), v.as_str().into()));
         }
     }
-    crate::methods::build_method(&choice.name, s.features, &given, x_train, rng)
+    rfx_registry::build_method(&choice.name, s.features, &given, x_train, rng)
         .map_err(CellError::Fatal)
 }
 

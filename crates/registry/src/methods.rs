@@ -1,0 +1,796 @@
+//! The feature maps of the registry: one [`MethodSpec`] per map, with its parameters, paper and
+//! equation, output width rule, and the composition of the algorithm crates that fits it. The table kinds
+//! choose methods by [`MethodChoice`] (`name` or `name(k=v, ...)`) and fit them with [`build_method`].
+
+use ndarray::ArrayView2;
+use rfx_core::{append_bias, FeatureMap, Fit, FitData, RfxError, RfxRng, WithBias};
+use rfx_gzk::zonal::Gzk;
+use rfx_gzk::RandomGegenbauerParams;
+use rfx_ntk::{
+    ArcCosineFeatures, ArcCosineOrder, GradRf, NtkRfParams, NtkSketch, PairSketch, Sampler,
+};
+use rfx_sampling::{FourierMethod, GaussianFeatureParams};
+use rfx_sketches::{PolynomialSketch, RandomMaclaurin};
+use rfx_solvers::nystrom::{NystromFit, NystromParams};
+use rfx_ternary::{Activation, TernaryFit, TernaryParams};
+
+use crate::params::{ParamDoc, ParamKind, Params, RawValue};
+use rfx_core::NormScaled;
+
+/// A fitted feature map with the method's output dimension.
+pub type BoxedMap = Box<dyn FeatureMap>;
+
+/// How a method is fitted: budget $m$, checked parameters, what it is fitted on (the input dimension, or
+/// rows for data-dependent maps), random stream.
+type BuildFn =
+    fn(m: usize, p: &Params, data: FitData<'_>, rng: &mut RfxRng) -> rfx_core::Result<BoxedMap>;
+
+/// One feature map of the registry.
+pub struct MethodSpec {
+    /// Name used by `--method` and by the TOML `method` sweep.
+    pub name: &'static str,
+    /// One-line description.
+    pub about: &'static str,
+    /// The paper and equation or algorithm implemented.
+    pub paper: &'static str,
+    /// Parameters besides the budget `--dim` $m$ and `--seed`.
+    pub params: &'static [ParamDoc],
+    /// Whether fitting looks at data (rows of `--fit-on`), not only at the input dimension.
+    pub data_dependent: bool,
+    /// Whether the table kinds (`krr_table`, `kmeans_table`) accept it in their `method` sweep.
+    pub table: bool,
+    /// The output dimension as a formula in $m$ (for `rfx methods`).
+    pub dim_rule: &'static str,
+    /// The output dimension for budget $m$ and $n$ fitting rows; for methods whose dimension depends on
+    /// the data (Nyström: the rank of $K_{SS}$) an upper bound, see `exact_dim`.
+    pub out_dim: fn(m: usize, n_fit: usize, p: &Params) -> usize,
+    /// Whether [`MethodSpec::out_dim`] is exact.
+    pub exact_dim: bool,
+    build: BuildFn,
+}
+
+impl std::fmt::Debug for MethodSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MethodSpec")
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+impl MethodSpec {
+    /// Checks `--param` text pairs (`name`, `value`) for this method, once.
+    pub fn parse_params(&self, given: &[(String, String)]) -> Result<Params, String> {
+        Params::parse_text(self.params, given, &format!("method {}", self.name))
+    }
+
+    /// Checks typed or text values for this method, once.
+    pub fn params_from<K: AsRef<str>>(&self, given: &[(K, RawValue)]) -> Result<Params, String> {
+        Params::parse(self.params, given, &format!("method {}", self.name))
+    }
+
+    /// Fits the map with budget $m$ on `data`: the input dimension, or the fitting rows (required by
+    /// data-dependent methods). Every random draw comes from `rng`. With a parameter `bias` β > 0 the map
+    /// of the rows $[x, \beta]$ ([`rfx_core::WithBias`]), fitted on the augmented rows.
+    pub fn fit(
+        &self,
+        m: usize,
+        p: &Params,
+        data: FitData<'_>,
+        rng: &mut RfxRng,
+    ) -> rfx_core::Result<BoxedMap> {
+        if m == 0 {
+            return Err(RfxError::invalid("dim", m, "an integer >= 1"));
+        }
+        let d = data.dim();
+        if d == 0 {
+            return Err(RfxError::invalid("input dimension", d, "at least 1 column"));
+        }
+        match data {
+            FitData::Rows(x) if x.nrows() == 0 => {
+                return Err(RfxError::DimensionMismatch(format!(
+                    "fitting data has 0 rows and {d} columns, expected >= 1 row"
+                )))
+            }
+            FitData::Dim(_) if self.data_dependent => {
+                return Err(RfxError::invalid(
+                    "fit data",
+                    "none",
+                    format!("rows to fit {} on", self.name),
+                ))
+            }
+            _ => {}
+        }
+        let beta = bias_of(self.params, p)?;
+        if beta == 0.0 {
+            return (self.build)(m, p, data, rng);
+        }
+        // with a bias: the map of the (d + 1)-dimensional inputs [x, β], fitted on the augmented rows
+        if p.has("unit_norm") && p.flag("unit_norm")? {
+            return Err(RfxError::invalid(
+                "bias",
+                beta,
+                "0 with unit_norm=true (rows [x, beta] do not have norm 1)",
+            ));
+        }
+        let inner = match data {
+            FitData::Rows(x) => {
+                let aug = append_bias(x, beta);
+                (self.build)(m, p, FitData::Rows(aug.view()), rng)?
+            }
+            FitData::Dim(d) => (self.build)(m, p, FitData::Dim(d + 1), rng)?,
+        };
+        Ok(Box::new(WithBias::new(inner, beta)?))
+    }
+}
+
+// ---------------------------------------------------------------- parameters shared by several methods
+
+const SIGMA: ParamDoc = ParamDoc {
+    name: "sigma",
+    kind: ParamKind::Float {
+        min: 1e-6,
+        max: 1e6,
+    },
+    default: "1",
+    about: "Gaussian bandwidth: k(x,y) = exp(-|x-y|^2 / (2 sigma^2))",
+};
+const KERNEL: ParamDoc = ParamDoc {
+    name: "kernel",
+    kind: ParamKind::Choice(&["gaussian", "relu-ntk"]),
+    default: "gaussian",
+    about: "kernel approximated: Gaussian (uses sigma) or depth-L ReLU NTK |x||y|K^(L)(cos) (uses depth)",
+};
+const DEPTH: ParamDoc = ParamDoc {
+    name: "depth",
+    kind: ParamKind::Int { min: 0, max: 8 },
+    default: "2",
+    about: "NTK depth L (hidden layers); only with kernel=relu-ntk",
+};
+pub(crate) const GAUSSIAN_ONLY: &[ParamDoc] = &[SIGMA];
+
+/// The parameter `bias` of a method or kernel: every input row becomes $[x, \beta]$ before the map or kernel
+/// ([`rfx_core::WithBias`]); for the ReLU NTK the kernel of a network whose first layer has a bias of scale
+/// β, $\Theta([x, \beta], [y, \beta])$, no longer positively homogeneous. 0 (the default) leaves the inputs
+/// as they are and the output bit for bit unchanged.
+pub const BIAS: ParamDoc = ParamDoc {
+    name: "bias",
+    kind: ParamKind::Float { min: 0.0, max: 1e6 },
+    default: "0",
+    about: "constant input coordinate beta appended to every row, x -> [x, beta]: the NTK of a network with a first-layer bias of scale beta (0: none)",
+};
+
+/// The bias β of parameters `p` that may declare [`BIAS`] among `docs` (0 when they do not).
+pub fn bias_of(docs: &[ParamDoc], p: &Params) -> rfx_core::Result<f64> {
+    if docs.iter().any(|d| d.name == BIAS.name) {
+        p.float(BIAS.name)
+    } else {
+        Ok(0.0)
+    }
+}
+
+/// The kernel of a method with the `kernel`/`sigma`/`depth` parameters, as a [`Gzk`].
+fn table_gzk(p: &Params) -> rfx_core::Result<Gzk> {
+    match p.choice("kernel")? {
+        "relu-ntk" => Gzk::relu_ntk(p.int("depth")?),
+        _ => Gzk::gaussian(p.float("sigma")?),
+    }
+}
+
+fn ntk_taylor(depth: usize, q: usize) -> Vec<f64> {
+    // tiny negative round-off would be rejected by the sketches; the coefficients are >= 0 (Schoenberg)
+    rfx_gzk::ntk::relu_ntk_taylor(depth, q)
+        .into_iter()
+        .map(|c| c.max(0.0))
+        .collect()
+}
+
+fn even_floor(m: usize) -> usize {
+    m & !1
+}
+
+fn gaussian_family(
+    method: FourierMethod,
+    m: usize,
+    p: &Params,
+    data: FitData<'_>,
+    rng: &mut RfxRng,
+) -> rfx_core::Result<BoxedMap> {
+    GaussianFeatureParams::new(method)
+        .dim(m)
+        .sigma(p.float("sigma")?)
+        .fit_boxed(data, rng)
+}
+
+fn polysketch_per_degree(m: usize, p: usize) -> usize {
+    (((m.saturating_sub(1)) / p) / 2 * 2).max(2)
+}
+
+fn gegenbauer_radial(p: &Params) -> rfx_core::Result<usize> {
+    let unit = p.flag("unit_norm")?;
+    Ok(if unit || p.choice("kernel")? == "relu-ntk" {
+        1
+    } else {
+        p.int("radial_terms")?
+    })
+}
+
+const RANDOM_FOURIER_PAPER: &str =
+    "Rahimi & Recht 2007 (random Fourier features), paired [cos, sin]; survey (Liu et al. TPAMI 2021) Sec. 3.1";
+
+static METHODS: &[MethodSpec] = &[
+    MethodSpec {
+        name: "rff",
+        about: "random Fourier features of the Gaussian kernel, z = [cos(Wx), sin(Wx)]/sqrt(m/2), W ~ N(0, I/sigma^2)",
+        paper: RANDOM_FOURIER_PAPER,
+        params: GAUSSIAN_ONLY,
+        data_dependent: false,
+        table: true,
+        dim_rule: "m (m even)",
+        out_dim: |m, _, _| m,
+        exact_dim: true,
+        build: |m, p, data, rng| gaussian_family(FourierMethod::Rff, m, p, data, rng),
+    },
+    MethodSpec {
+        name: "orf",
+        about: "orthogonal random features: Gaussian frequencies orthogonalised in d x d blocks, chi_d radii",
+        paper: "Yu et al. 2016 (ORF); survey Sec. 3.2",
+        params: GAUSSIAN_ONLY,
+        data_dependent: false,
+        table: false,
+        dim_rule: "m (m even)",
+        out_dim: |m, _, _| m,
+        exact_dim: true,
+        build: |m, p, data, rng| gaussian_family(FourierMethod::Orf, m, p, data, rng),
+    },
+    MethodSpec {
+        name: "sorf",
+        about: "structured orthogonal random features HD1 HD2 HD3 (Hadamard and Rademacher diagonals)",
+        paper: "Yu et al. 2016 (SORF); survey Sec. 3.2",
+        params: GAUSSIAN_ONLY,
+        data_dependent: false,
+        table: false,
+        dim_rule: "m (m even)",
+        out_dim: |m, _, _| m,
+        exact_dim: true,
+        build: |m, p, data, rng| gaussian_family(FourierMethod::Sorf, m, p, data, rng),
+    },
+    MethodSpec {
+        name: "fastfood",
+        about: "Fastfood frequencies S H G Pi H B (Hadamard, Gaussian, permutation, sign diagonals)",
+        paper: "Le, Sarlos & Smola 2013 (Fastfood); survey Sec. 3.3",
+        params: GAUSSIAN_ONLY,
+        data_dependent: false,
+        table: true,
+        dim_rule: "m (m even)",
+        out_dim: |m, _, _| m,
+        exact_dim: true,
+        build: |m, p, data, rng| gaussian_family(FourierMethod::Fastfood, m, p, data, rng),
+    },
+    MethodSpec {
+        name: "qmc",
+        about: "quasi-Monte Carlo Fourier features from scrambled Halton points",
+        paper: "Yang et al. 2014 (QMC features); survey Sec. 3.10",
+        params: GAUSSIAN_ONLY,
+        data_dependent: false,
+        table: false,
+        dim_rule: "m (m even)",
+        out_dim: |m, _, _| m,
+        exact_dim: true,
+        build: |m, p, data, rng| gaussian_family(FourierMethod::Qmc, m, p, data, rng),
+    },
+    MethodSpec {
+        name: "maclaurin",
+        about: "Random Maclaurin features of the kernel's Taylor series (degree drawn per feature, Rademacher products)",
+        paper: "Kar & Karnick 2012 (Random Maclaurin), a baseline of the Gegenbauer paper (Han et al. ICML 2022, Tables 2-4)",
+        params: &[
+            KERNEL,
+            SIGMA,
+            DEPTH,
+            ParamDoc {
+                name: "degree",
+                kind: ParamKind::Int { min: 1, max: 60 },
+                default: "20",
+                about: "maximum Taylor degree",
+            },
+        ],
+        data_dependent: false,
+        table: true,
+        dim_rule: "m",
+        out_dim: |m, _, _| m,
+        exact_dim: true,
+        build: |m, p, data, rng| {
+            let q = p.int("degree")?;
+            Ok(match p.choice("kernel")? {
+                "relu-ntk" => Box::new(NormScaled(
+                    RandomMaclaurin::params()
+                        .dim(m)
+                        .coefficients(ntk_taylor(p.int("depth")?, q))
+                        .fit_map(data, rng)?,
+                )),
+                _ => Box::new(
+                    RandomMaclaurin::params()
+                        .dim(m)
+                        .gaussian(p.float("sigma")?, q)
+                        .fit_map(data, rng)?,
+                ),
+            })
+        },
+    },
+    MethodSpec {
+        name: "polysketch",
+        about: "the kernel's degree-p Taylor polynomial sketched by the PolySketch tree (all degrees from one tree)",
+        paper: "Ahle et al. 2020 (PolySketch); Zandieh et al. NeurIPS 2021 Sec. 3; Gegenbauer paper Tables 2-4",
+        params: &[
+            KERNEL,
+            SIGMA,
+            DEPTH,
+            ParamDoc {
+                name: "degree",
+                kind: ParamKind::Int { min: 1, max: 32 },
+                default: "8",
+                about: "Taylor degree p (per-degree sketch size: largest even number <= (m-1)/p, at least 2)",
+            },
+        ],
+        data_dependent: false,
+        table: true,
+        dim_rule: "1 + p * max(2, even floor((m-1)/p))",
+        out_dim: |m, _, p| {
+            let q = p.int("degree").unwrap_or(1).max(1);
+            1 + q * polysketch_per_degree(m, q)
+        },
+        exact_dim: true,
+        build: |m, p, data, rng| {
+            let q = p.int("degree")?;
+            let per = polysketch_per_degree(m, q);
+            Ok(match p.choice("kernel")? {
+                "relu-ntk" => Box::new(NormScaled(
+                    PolynomialSketch::params()
+                        .dim(per)
+                        .coefficients(ntk_taylor(p.int("depth")?, q))
+                        .fit_map(data, rng)?,
+                )),
+                _ => Box::new(
+                    PolynomialSketch::params()
+                        .dim(per)
+                        .gaussian(p.float("sigma")?, q)
+                        .fit_map(data, rng)?,
+                ),
+            })
+        },
+    },
+    MethodSpec {
+        name: "gegenbauer",
+        about: "random Gegenbauer features of the kernel as a generalized zonal kernel truncated at degree q with s radial terms",
+        paper: "Han, Zandieh & Avron ICML 2022, Definition 8 (Gaussian: Lemma 15; ReLU NTK: Lemma 16)",
+        params: &[
+            KERNEL,
+            SIGMA,
+            DEPTH,
+            ParamDoc {
+                name: "degree",
+                kind: ParamKind::Int { min: 0, max: rfx_gzk::MAX_DEGREE as i64 },
+                default: "15",
+                about: "truncation degree q",
+            },
+            ParamDoc {
+                name: "radial_terms",
+                kind: ParamKind::Int { min: 1, max: 64 },
+                default: "4",
+                about: "radial terms s for the Gaussian (directions = floor(m/s)); 1 for the NTK and with unit_norm",
+            },
+            ParamDoc {
+                name: "unit_norm",
+                kind: ParamKind::Choice(&["false", "true"]),
+                default: "false",
+                about: "unit-norm fast path (every input row must have norm 1)",
+            },
+            BIAS,
+        ],
+        data_dependent: false,
+        table: true,
+        dim_rule: "floor(m/s) * s",
+        out_dim: |m, _, p| {
+            let s = gegenbauer_radial(p).unwrap_or(1).max(1);
+            m / s * s
+        },
+        exact_dim: true,
+        build: |m, p, data, rng| {
+            let g = table_gzk(p)?;
+            let q = p.int("degree")?;
+            let params = if p.flag("unit_norm")? {
+                RandomGegenbauerParams::unit_norm(g, m, q)
+            } else {
+                let s = gegenbauer_radial(p)?;
+                RandomGegenbauerParams::new(g, m / s, q, s)
+            };
+            Ok(Box::new(params.fit_map(data, rng)?))
+        },
+    },
+    MethodSpec {
+        name: "nystrom",
+        about: "Nystrom features K(x, S) U r^{-1/2} with m landmarks S from the fitting rows by recursive ridge-leverage-score sampling",
+        paper: "Williams & Seeger 2001; Musco & Musco 2017 (recursive RLS); baseline of the Gegenbauer paper Tables 2-4",
+        params: &[KERNEL, SIGMA, DEPTH],
+        data_dependent: true,
+        table: true,
+        dim_rule: "rank of K_SS <= min(m, fitting rows)",
+        out_dim: |m, n, _| m.min(n),
+        exact_dim: false,
+        build: |m, p, data, rng| {
+            NystromFit {
+                kernel: table_gzk(p)?,
+                params: NystromParams::new(m),
+            }
+            .fit_boxed(data, rng)
+        },
+    },
+    MethodSpec {
+        name: "arccos",
+        about: "arc-cosine features sqrt(2/m) act(Wx), act = Step (order 0) or ReLU (order 1); kappa(1) = 1 normalisation",
+        paper: "Cho & Saul 2009; Han et al. 2021 (NTK random features) Eq. 11, leverage-score sampler Eq. 16 / Alg. 2",
+        params: &[
+            ParamDoc {
+                name: "order",
+                kind: ParamKind::Int { min: 0, max: 1 },
+                default: "1",
+                about: "arc-cosine order",
+            },
+            ParamDoc {
+                name: "sampler",
+                kind: ParamKind::Choice(&["gaussian", "gs", "exact-leverage"]),
+                default: "gaussian",
+                about: "weights: Gaussian, leverage scores by one Gibbs sweep (GS), or exact leverage sampling (order 1 only)",
+            },
+        ],
+        data_dependent: false,
+        table: false,
+        dim_rule: "m",
+        out_dim: |m, _, _| m,
+        exact_dim: true,
+        build: |m, p, data, rng| {
+            let sampler = match p.choice("sampler")? {
+                "gs" => Sampler::GS,
+                "exact-leverage" => Sampler::LeverageExact,
+                _ => Sampler::Gaussian,
+            };
+            Ok(Box::new(
+                ArcCosineFeatures::params()
+                    .order(ArcCosineOrder::from_int(p.int("order")?)?)
+                    .dim(m)
+                    .sampler(sampler)
+                    .fit_map(data, rng)?,
+            ))
+        },
+    },
+    MethodSpec {
+        name: "ntk-rf",
+        about: "NTK random features: arc-cosine features per layer combined by a degree-2 sketch (m1 = m - mcs ReLU features, mcs sketch)",
+        paper: "Han et al. 2021 (NTK random features) Algorithm 1; Zandieh et al. NeurIPS 2021 (NTKRF, TensorSRHT)",
+        params: &[
+            ParamDoc {
+                name: "depth",
+                kind: ParamKind::Int { min: 1, max: 8 },
+                default: "1",
+                about: "NTK depth L",
+            },
+            ParamDoc {
+                name: "sketch_share",
+                kind: ParamKind::Float { min: 0.05, max: 0.95 },
+                default: "0.5",
+                about: "fraction of m given to the sketch: mcs = even round(share * m)",
+            },
+            ParamDoc {
+                name: "sketch",
+                kind: ParamKind::Choice(&["tensorsketch", "tensorsrht"]),
+                default: "tensorsketch",
+                about: "degree-2 sketch of each layer",
+            },
+            ParamDoc {
+                name: "sampler",
+                kind: ParamKind::Choice(&["gaussian", "gs"]),
+                default: "gaussian",
+                about: "ReLU weights: Gaussian or leverage scores by Gibbs sampling (GS)",
+            },
+            BIAS,
+        ],
+        data_dependent: false,
+        table: true,
+        dim_rule: "m (m >= 4)",
+        out_dim: |m, _, _| m,
+        exact_dim: true,
+        build: |m, p, data, rng| {
+            if m < 4 {
+                return Err(RfxError::invalid("dim", m, "an integer >= 4"));
+            }
+            let share = p.float("sketch_share")?;
+            let mcs = even_floor(((share * m as f64).round() as usize).clamp(2, m - 2));
+            let mut params = NtkRfParams::han2021(p.int("depth")?, m, mcs);
+            if p.choice("sketch")? == "tensorsrht" {
+                params = params.sketch(PairSketch::TensorSrht);
+            }
+            if p.choice("sampler")? == "gs" {
+                params = params.sampler(Sampler::GS);
+            }
+            Ok(Box::new(params.fit_map(data, rng)?))
+        },
+    },
+    MethodSpec {
+        name: "ntk-sketch",
+        about: "NTKSketch: polynomial fit of the NTK's arc-cosine chain, sketched by PolySketch and compressed by SRHT",
+        paper: "Zandieh et al. NeurIPS 2021, Algorithm 1 and Theorem 2",
+        params: &[
+            ParamDoc {
+                name: "depth",
+                kind: ParamKind::Int { min: 1, max: 8 },
+                default: "1",
+                about: "NTK depth L",
+            },
+            ParamDoc {
+                name: "degree",
+                kind: ParamKind::Int { min: 1, max: rfx_ntk::MAX_POLY_DEGREE as i64 },
+                default: "4",
+                about: "degree q of the polynomial fit of the arc-cosine functions",
+            },
+            BIAS,
+        ],
+        data_dependent: false,
+        table: true,
+        dim_rule: "m - 1 (m even, >= 4)",
+        out_dim: |m, _, _| m.saturating_sub(1),
+        exact_dim: true,
+        build: |m, p, data, rng| {
+            Ok(Box::new(
+                NtkSketch::params()
+                    .depth(p.int("depth")?)
+                    .degree(p.int("degree")?)
+                    .dim(m)
+                    .fit_map(data, rng)?,
+            ))
+        },
+    },
+    MethodSpec {
+        name: "grad-rf",
+        about: "gradient features: the gradient of a random ReLU network's scalar output w.r.t. all its parameters (NTK parametrisation), widest network with at most m parameters",
+        paper: "Arora et al. 2019 (finite-width NTK), the Grad-RF baseline of Han et al. 2021 (Fig. 2) and Zandieh et al. NeurIPS 2021 (Fig. 2a)",
+        params: &[ParamDoc {
+            name: "depth",
+            kind: ParamKind::Int { min: 1, max: 8 },
+            default: "1",
+            about: "hidden layers L",
+        }],
+        data_dependent: false,
+        table: false,
+        dim_rule: "dw + (L-1)w^2 + w <= m for the largest width w >= 1",
+        out_dim: |m, _, _| m,
+        exact_dim: false,
+        build: |m, p, data, rng| {
+            let depth = p.int("depth")?;
+            let d = data.dim();
+            let width = GradRf::widest_within(m, d, depth).ok_or_else(|| {
+                RfxError::invalid(
+                    "dim",
+                    m,
+                    format!("at least d + 1 = {} (the parameters of a width-1 network)", d + 1),
+                )
+            })?;
+            Ok(Box::new(
+                GradRf::params().depth(depth).width(width).fit_map(data, rng)?,
+            ))
+        },
+    },
+    MethodSpec {
+        name: "lp-rff",
+        about: "low-precision random Fourier features: cos(Wx + b) sqrt(2/m), W ~ N(0, I/sigma^2), b ~ U[0, 2 pi), each value stochastically rounded to a b-bit grid on [-sqrt(2/m), sqrt(2/m)] (unbiased; noise keyed by the row's content)",
+        paper: "Zhang et al. AISTATS 2019 (LP-RFF), as the baseline of Tiomoko Ali, Liao & Couillet ICLR 2022, Figs. 1, 4",
+        params: &[
+            SIGMA,
+            ParamDoc {
+                name: "bits",
+                kind: ParamKind::Int { min: 1, max: 16 },
+                default: "8",
+                about: "bits per feature value b",
+            },
+        ],
+        data_dependent: false,
+        table: false,
+        dim_rule: "m",
+        out_dim: |m, _, _| m,
+        exact_dim: true,
+        build: |m, p, data, rng| {
+            let rff = rfx_ternary::Rff::fit(data.dim(), m, p.float("sigma")?, rng)?;
+            let noise_seed = rand::Rng::gen::<u64>(rng);
+            let bits = p.int("bits")? as u32; // 1..=16, checked when the parameters were parsed
+            Ok(Box::new(rfx_ternary::LpRff::new(rff, bits, noise_seed)?))
+        },
+    },
+    MethodSpec {
+        name: "ternary",
+        about: "ternary random features sigma_ter(W_ter x)/sqrt(m), thresholds matched to an activation's Gaussian moments at tau estimated from the fitting rows",
+        paper: "Tiomoko Ali, Liao & Couillet ICLR 2022, Algorithm 1 (eqs. 4-6, 10)",
+        params: &[
+            ParamDoc {
+                name: "activation",
+                kind: ParamKind::Choice(&["relu", "abs", "cos", "exp", "erf", "gauss-bump"]),
+                default: "relu",
+                about: "activation whose kernel is matched (d0, d1, d2 of Table 1)",
+            },
+            ParamDoc {
+                name: "sparsity",
+                kind: ParamKind::Float { min: 0.0, max: 0.99 },
+                default: "0",
+                about: "fraction epsilon of zero weights",
+            },
+        ],
+        data_dependent: true,
+        table: false,
+        dim_rule: "m",
+        out_dim: |m, _, _| m,
+        exact_dim: true,
+        build: |m, p, data, rng| {
+            let target = match p.choice("activation")? {
+                "abs" => Activation::Abs,
+                "cos" => Activation::Cos,
+                "exp" => Activation::Exp,
+                "erf" => Activation::Erf,
+                "gauss-bump" => Activation::GaussBump,
+                _ => Activation::Relu,
+            };
+            TernaryFit {
+                params: TernaryParams::new(m).sparsity(p.float("sparsity")?),
+                target,
+            }
+            .fit_boxed(data, rng)
+        },
+    },
+];
+
+/// Every feature map, in the order `rfx methods` lists them.
+pub fn methods() -> &'static [MethodSpec] {
+    METHODS
+}
+
+/// The method called `name`; the error lists the allowed names.
+pub fn method(name: &str) -> Result<&'static MethodSpec, String> {
+    METHODS.iter().find(|m| m.name == name).ok_or_else(|| {
+        format!(
+            "unknown method \"{name}\"; allowed: {} (see rfx methods)",
+            names(METHODS.iter().map(|m| m.name))
+        )
+    })
+}
+
+pub(crate) fn names<'a>(it: impl Iterator<Item = &'a str>) -> String {
+    it.collect::<Vec<_>>().join(", ")
+}
+
+/// The methods the table kinds accept (Gaussian or ReLU-NTK kernel), in registry order.
+pub fn table_methods() -> Vec<&'static str> {
+    METHODS.iter().filter(|m| m.table).map(|m| m.name).collect()
+}
+
+/// The table kernels (`gaussian`, `relu-ntk`) a table method approximates, read from the parameters it
+/// declares: a `kernel` parameter means both, a bandwidth `sigma` alone the Gaussian kernel (RFF,
+/// Fastfood), a `depth` alone the ReLU NTK (NTK random features, NTKSketch); methods outside the tables
+/// have none.
+pub fn table_kernels(spec: &MethodSpec) -> &'static [&'static str] {
+    let has = |k: &str| spec.params.iter().any(|d| d.name == k);
+    if !spec.table {
+        &[]
+    } else if has("kernel") {
+        &["gaussian", "relu-ntk"]
+    } else if has("sigma") {
+        &["gaussian"]
+    } else if has("depth") {
+        &["relu-ntk"]
+    } else {
+        &[]
+    }
+}
+
+/// A `method` value of a table sweep: a name, optionally followed by parameters in parentheses that
+/// override the table's settings for that method, e.g. `ntk-rf(sampler=gs, sketch=tensorsrht)` or
+/// `exact(kernel=gaussian)`. Parameters are `name=value` pairs separated by commas.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MethodChoice {
+    /// The method name.
+    pub name: String,
+    /// The parameters written in parentheses, in order.
+    pub params: Vec<(String, String)>,
+}
+
+impl MethodChoice {
+    /// Parses `name` or `name(k=v, ...)`; the syntax alone is checked here, names and values by the
+    /// kind (against the registry).
+    pub fn parse(v: &str) -> Result<Self, String> {
+        let v = v.trim();
+        let bad = || {
+            format!(
+                "method \"{v}\": expected a name or name(param=value, ...), e.g. ntk-rf(sampler=gs)"
+            )
+        };
+        let (name, rest) = match v.find('(') {
+            None => (v, None),
+            Some(i) => {
+                let inner = v[i + 1..].strip_suffix(')').ok_or_else(bad)?;
+                (v[..i].trim(), Some(inner))
+            }
+        };
+        if name.is_empty() || name.contains(|c: char| c.is_whitespace() || c == ')') {
+            return Err(bad());
+        }
+        let mut params = Vec::new();
+        if let Some(inner) = rest {
+            for pair in inner.split(',') {
+                let (k, val) = pair.split_once('=').ok_or_else(bad)?;
+                let (k, val) = (k.trim(), val.trim());
+                if k.is_empty() || val.is_empty() || val.contains(['(', ')', '=']) {
+                    return Err(bad());
+                }
+                params.push((k.to_string(), val.to_string()));
+            }
+        }
+        Ok(MethodChoice {
+            name: name.to_string(),
+            params,
+        })
+    }
+
+    /// The value of parameter `k`, if written.
+    pub fn param(&self, k: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Checks a registry table method and its parameters (unknown names and out-of-range values are
+    /// errors that list what is allowed).
+    pub fn check_table_method(&self) -> Result<&'static MethodSpec, String> {
+        let spec = method(&self.name)?;
+        if !spec.table {
+            return Err(format!(
+                "method {} is not available in the table kinds; allowed: {}",
+                self.name,
+                table_methods().join(", ")
+            ));
+        }
+        spec.parse_params(&self.params)?;
+        Ok(spec)
+    }
+}
+
+/// Fits method `name` with typed or text parameters (`name`, value) on the fitting rows `fit` — the entry
+/// point of the TOML table kinds. Parameters a method does not declare are dropped (so a table can pass its
+/// kernel settings to every method); a kernel the method cannot approximate is an error.
+pub fn build_method(
+    name: &str,
+    m: usize,
+    given: &[(&str, RawValue)],
+    fit: ArrayView2<'_, f64>,
+    rng: &mut RfxRng,
+) -> Result<BoxedMap, String> {
+    let spec = method(name)?;
+    let has = |k: &str| spec.params.iter().any(|d| d.name == k);
+    if let Some((_, k)) = given.iter().find(|(k, _)| *k == "kernel") {
+        let k = k.to_string();
+        if !table_kernels(spec).contains(&k.as_str()) {
+            return Err(format!(
+                "method {name} is not available for the kernel {k}; allowed for it: {}",
+                names(
+                    METHODS
+                        .iter()
+                        .filter(|m| table_kernels(m).contains(&k.as_str()))
+                        .map(|m| m.name)
+                )
+            ));
+        }
+    }
+    let declared: Vec<(&str, RawValue)> = given
+        .iter()
+        .filter(|(k, _)| has(k))
+        .map(|(k, v)| (*k, v.clone()))
+        .collect();
+    let p = spec.params_from(&declared)?;
+    spec.fit(m, &p, FitData::Rows(fit), rng)
+        .map_err(|e| format!("method {name}: {e}"))
+}

@@ -1,0 +1,307 @@
+//! Tests of the registry: parameter checking, the table methods against their exact kernels, biases.
+
+use crate::*;
+use ndarray::Array2;
+use rfx_core::{FeatureMap, Kernel};
+use rfx_gzk::zonal::Gzk;
+use rfx_ntk::{ReluNngp, ReluNtk};
+
+#[test]
+fn params_check_names_ranges_and_defaults() {
+    let spec = method("gegenbauer").unwrap();
+    let p = spec.parse_params(&[("degree".into(), "7".into())]).unwrap();
+    assert_eq!(p.int("degree").unwrap(), 7);
+    assert_eq!(p.int("radial_terms").unwrap(), 4);
+    let e = spec
+        .parse_params(&[("degre".into(), "7".into())])
+        .unwrap_err();
+    assert!(
+        e.contains("unknown parameter \"degre\"") && e.contains("radial_terms"),
+        "{e}"
+    );
+    let e = spec
+        .parse_params(&[("degree".into(), "61".into())])
+        .unwrap_err();
+    assert!(e.contains("0..=60"), "{e}");
+    let e = spec
+        .parse_params(&[("kernel".into(), "laplace".into())])
+        .unwrap_err();
+    assert!(e.contains("gaussian | relu-ntk"), "{e}");
+}
+
+#[test]
+fn registry_names_are_unique_and_defaults_valid() {
+    let mut seen = std::collections::HashSet::new();
+    for m in methods() {
+        assert!(seen.insert(m.name), "duplicate {}", m.name);
+        for d in m.params {
+            d.check(&RawValue::from(d.default))
+                .unwrap_or_else(|e| panic!("{}.{}: {e}", m.name, d.name));
+        }
+    }
+    for k in kernels() {
+        for d in k.params {
+            d.check(&RawValue::from(d.default))
+                .unwrap_or_else(|e| panic!("{}.{}: {e}", k.name, d.name));
+        }
+    }
+    assert_eq!(
+        table_methods(),
+        [
+            "rff",
+            "fastfood",
+            "maclaurin",
+            "polysketch",
+            "gegenbauer",
+            "nystrom",
+            "ntk-rf",
+            "ntk-sketch"
+        ]
+    );
+    let kernels_of = |n: &str| table_kernels(method(n).unwrap());
+    assert_eq!(kernels_of("rff"), ["gaussian"]);
+    assert_eq!(kernels_of("ntk-rf"), ["relu-ntk"]);
+    assert_eq!(kernels_of("nystrom"), ["gaussian", "relu-ntk"]);
+    assert!(kernels_of("arccos").is_empty());
+}
+
+#[test]
+fn method_choice_syntax() {
+    let c = MethodChoice::parse("ntk-rf( sampler=gs, sketch = tensorsrht )").unwrap();
+    assert_eq!(c.name, "ntk-rf");
+    assert_eq!(c.param("sampler"), Some("gs"));
+    assert_eq!(c.param("sketch"), Some("tensorsrht"));
+    assert!(c.check_table_method().is_ok());
+    assert_eq!(MethodChoice::parse("rff").unwrap().params, vec![]);
+    for bad in [
+        "",
+        "ntk-rf(",
+        "ntk-rf(sampler)",
+        "ntk-rf(sampler=gs",
+        "a b",
+        "x(k=)",
+    ] {
+        assert!(MethodChoice::parse(bad).is_err(), "{bad}");
+    }
+    // names and values are checked against the registry
+    let e = MethodChoice::parse("ntk-rf(sampler=bogus)")
+        .unwrap()
+        .check_table_method()
+        .unwrap_err();
+    assert!(e.contains("sampler") && e.contains("gs"), "{e}");
+    assert!(MethodChoice::parse("arccos")
+        .unwrap()
+        .check_table_method()
+        .is_err());
+}
+
+/// Every table method of the ReLU NTK, built as the table kinds build it, approximates the exact
+/// kernel on inputs of unequal norms (the NTK is positively homogeneous; each map normalises and
+/// rescales): relative Frobenius error of $ZZ^\top$ below 0.05 at $m = 2\cdot 10^4$ (Monte Carlo
+/// error $\approx c/\sqrt{m/2} \approx 0.01c$ per entry; measured 0.026–0.031 for the unbiased maps),
+/// plus, for NTKSketch, its polynomial fit's sup error relative to $K(1) = 2$.
+#[test]
+fn table_ntk_methods_approximate_the_exact_ntk_off_the_sphere() {
+    use rand::Rng;
+    let mut rng = rfx_core::rng_stream(7, "ntk-table-check");
+    let x = Array2::from_shape_fn((12, 5), |(i, _)| {
+        (0.3 + 0.4 * i as f64) * (rng.gen::<f64>() - 0.5)
+    });
+    let exact = Gzk::relu_ntk(1).unwrap().gram(x.view(), x.view()).unwrap();
+    let given = [
+        ("kernel", RawValue::from("relu-ntk")),
+        ("depth", RawValue::from("1")),
+        ("radial_terms", RawValue::from("1")),
+    ];
+    for name in ["ntk-rf", "ntk-sketch", "gegenbauer", "nystrom"] {
+        let mut rng = rfx_core::rng_stream(11, name);
+        let map = build_method(name, 20_000, &given, x.view(), &mut rng).unwrap();
+        let z = map.transform(x.view()).unwrap();
+        let g = z.dot(&z.t());
+        let err = (&g - &exact).mapv(|v| v * v).sum().sqrt() / exact.mapv(|v| v * v).sum().sqrt();
+        // NTKSketch is unbiased for its polynomial P, not for K: add the fit's sup error relative
+        // to K(1) = 2 (entries are |x||y|K(cos), the diagonal dominates the Frobenius norm)
+        let bias = if name == "ntk-sketch" {
+            rfx_ntk::fit_ntk_polynomial(1, 4).unwrap().max_error() / 2.0
+        } else {
+            0.0
+        };
+        assert!(err < 0.05 + bias, "{name}: relative error {err}");
+    }
+    // a method of the other kernel is refused
+    let mut rng = rfx_core::rng_stream(11, "rff");
+    assert!(build_method("rff", 64, &given, x.view(), &mut rng).is_err());
+}
+
+/// Rows of unequal norms in 5 dimensions and the same rows with the column β appended, written out.
+fn rows_and_augmented(beta: f64) -> (Array2<f64>, Array2<f64>) {
+    use rand::Rng;
+    let mut rng = rfx_core::rng_stream(7, "ntk-bias-check");
+    let x = Array2::from_shape_fn((12, 5), |(i, _)| {
+        (0.3 + 0.4 * i as f64) * (rng.gen::<f64>() - 0.5)
+    });
+    let aug = Array2::from_shape_fn((12, 6), |(i, j)| if j < 5 { x[[i, j]] } else { beta });
+    (x, aug)
+}
+
+/// The exact kernels with `bias = β` are the NTK (NNGP) of the rows [x, β], for `rfx gram` and for the
+/// table kinds' wrapper; the result is not positively homogeneous, unlike the NTK without bias.
+#[test]
+fn ntk_with_bias_is_the_ntk_of_the_augmented_rows() {
+    let beta = 1.5;
+    let (x, aug) = rows_and_augmented(beta);
+    let x2 = x.mapv(|v| 2.0 * v);
+    for (name, direct) in [
+        ("ntk", Box::new(ReluNtk::new(2).unwrap()) as Box<dyn Kernel>),
+        ("nngp", Box::new(ReluNngp::new(2).unwrap())),
+    ] {
+        let spec = kernel(name).unwrap();
+        let given = [
+            ("depth".to_string(), "2".to_string()),
+            ("bias".into(), "1.5".into()),
+        ];
+        let k = spec.build(&spec.parse_params(&given).unwrap()).unwrap();
+        let want = direct.gram(aug.view(), aug.view()).unwrap();
+        let got = k.gram(x.view(), x.view()).unwrap();
+        let err = (&got - &want)
+            .mapv(f64::abs)
+            .fold(0.0, |a: f64, &b| a.max(b));
+        assert!(err < 1e-12, "{name}: {err}");
+        // entry by entry and against other rows, too
+        let e = k.eval(x.row(3), x.row(7));
+        assert!(
+            (e - direct.eval(aug.row(3), aug.row(7))).abs() < 1e-12,
+            "{name}"
+        );
+        let cross = k.gram(x2.view(), x.view()).unwrap();
+        let homogeneous = got.mapv(|v| 2.0 * v);
+        let gap = (&cross - &homogeneous).mapv(f64::abs).sum() / homogeneous.mapv(f64::abs).sum();
+        assert!(gap > 0.05, "{name}: Θ(2x, y) = 2Θ(x, y) within {gap}");
+        // without bias the kernel is positively homogeneous
+        let plain = spec
+            .build(&spec.parse_params(&given[..1]).unwrap())
+            .unwrap();
+        let c = plain.gram(x2.view(), x.view()).unwrap();
+        let h = plain.gram(x.view(), x.view()).unwrap().mapv(|v| 2.0 * v);
+        assert!((&c - &h).mapv(f64::abs).sum() / h.mapv(f64::abs).sum() < 1e-12);
+    }
+    // the wrapper of the table kinds (a Gzk of the ReLU NTK)
+    let gzk = Gzk::relu_ntk(1).unwrap();
+    let want = gzk.gram(aug.view(), aug.view()).unwrap();
+    let k = with_bias(Box::new(gzk), beta).unwrap();
+    let got = k.gram(x.view(), x.view()).unwrap();
+    assert!((&got - &want).mapv(f64::abs).sum() < 1e-10);
+}
+
+/// Every NTK map with `bias = 1` approximates the exact NTK with bias: relative Frobenius error of
+/// $ZZ^\top$ below 0.05 at $m = 2\cdot 10^4$ (Monte Carlo error $\approx c/\sqrt{m/2} \approx 0.01c$ per
+/// entry, as for the maps without bias), plus NTKSketch's polynomial-fit error. The error against the
+/// kernel without bias is large, so the test sees which kernel a map approximates.
+#[test]
+fn ntk_maps_with_bias_approximate_the_ntk_with_bias() {
+    let (x, aug) = rows_and_augmented(1.0);
+    let exact = Gzk::relu_ntk(1)
+        .unwrap()
+        .gram(aug.view(), aug.view())
+        .unwrap();
+    let plain = Gzk::relu_ntk(1).unwrap().gram(x.view(), x.view()).unwrap();
+    let rel = |a: &Array2<f64>, b: &Array2<f64>| {
+        (a - b).mapv(|v| v * v).sum().sqrt() / b.mapv(|v| v * v).sum().sqrt()
+    };
+    assert!(rel(&plain, &exact) > 0.2, "{}", rel(&plain, &exact));
+    for (name, extra) in [
+        ("ntk-rf", None),
+        ("ntk-rf", Some(("sampler", "gs"))),
+        ("ntk-rf", Some(("sketch", "tensorsrht"))),
+        ("ntk-sketch", None),
+        ("gegenbauer", None),
+    ] {
+        let mut given = vec![
+            ("kernel", RawValue::from("relu-ntk")),
+            ("depth", RawValue::from("1")),
+            ("radial_terms", RawValue::from("1")),
+            ("bias", RawValue::from("1")),
+        ];
+        if let Some((k, v)) = extra {
+            given.push((k, RawValue::from(v)));
+        }
+        let mut rng = rfx_core::rng_stream(11, name);
+        let map = build_method(name, 20_000, &given, x.view(), &mut rng).unwrap();
+        assert_eq!(map.input_dim(), 5);
+        let z = map.transform(x.view()).unwrap();
+        let err = rel(&z.dot(&z.t()), &exact);
+        let fit = if name == "ntk-sketch" {
+            rfx_ntk::fit_ntk_polynomial(1, 4).unwrap().max_error() / 2.0
+        } else {
+            0.0
+        };
+        assert!(err < 0.05 + fit, "{name} {extra:?}: relative error {err}");
+    }
+}
+
+/// `bias = 0` is the method without the parameter, bit for bit (same stream, same features); bad values
+/// are refused with the parameter's range.
+#[test]
+fn bias_zero_changes_nothing_and_bad_values_are_refused() {
+    let (x, _) = rows_and_augmented(0.0);
+    for name in ["ntk-rf", "ntk-sketch", "gegenbauer"] {
+        let base = vec![
+            ("kernel", RawValue::from("relu-ntk")),
+            ("depth", RawValue::from("1")),
+            ("radial_terms", RawValue::from("1")),
+        ];
+        let mut zero = base.clone();
+        zero.push(("bias", RawValue::from("0")));
+        let z = |given: &[(&str, RawValue)]| {
+            let mut rng = rfx_core::rng_stream(3, name);
+            build_method(name, 64, given, x.view(), &mut rng)
+                .unwrap()
+                .transform(x.view())
+                .unwrap()
+        };
+        assert_eq!(z(&base), z(&zero), "{name}");
+        let spec = method(name).unwrap();
+        for bad in ["-1", "abc", "inf", "NaN", "1e7"] {
+            let e = spec
+                .parse_params(&[("bias".into(), bad.into())])
+                .unwrap_err();
+            assert!(e.contains("bias") && e.contains("[0, 1000000]"), "{e}");
+        }
+    }
+    let spec = kernel("ntk").unwrap();
+    let k0 = spec
+        .build(&spec.parse_params(&[("bias".into(), "0".into())]).unwrap())
+        .unwrap();
+    let k = spec.build(&spec.parse_params(&[]).unwrap()).unwrap();
+    assert_eq!(
+        k0.gram(x.view(), x.view()).unwrap(),
+        k.gram(x.view(), x.view()).unwrap()
+    );
+    // the unit-norm fast path cannot take a bias
+    let mut rng = rfx_core::rng_stream(3, "unit");
+    let given = [
+        ("unit_norm", RawValue::from("true")),
+        ("bias", RawValue::from("1")),
+    ];
+    let e = build_method("gegenbauer", 64, &given, x.view(), &mut rng)
+        .err()
+        .expect("refused");
+    assert!(e.contains("bias") && e.contains("unit_norm"), "{e}");
+}
+
+/// `grad-rf` with budget $m$ is the widest network with at most $m$ parameters
+/// ([`rfx_ntk::GradRf::widest_within`]): $10w + w^2 + w$ is 80 at $w = 5$ and 102 at $w = 6$.
+#[test]
+fn grad_rf_takes_the_widest_network_within_the_budget() {
+    let mut rng = rfx_core::rng_stream(1, "grad-rf");
+    let x = Array2::from_elem((3, 10), 0.1);
+    let map = build_method(
+        "grad-rf",
+        100,
+        &[("depth", RawValue::from(2usize))],
+        x.view(),
+        &mut rng,
+    )
+    .unwrap();
+    assert_eq!(map.dim(), 80);
+}

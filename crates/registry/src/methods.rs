@@ -9,7 +9,9 @@ use rfx_gzk::RandomGegenbauerParams;
 use rfx_ntk::{
     ArcCosineFeatures, ArcCosineOrder, GradRf, NtkRfParams, NtkSketch, PairSketch, Sampler,
 };
-use rfx_sampling::{FourierMethod, GaussianFeatureParams};
+use rfx_sampling::{
+    FourierMethod, GaussianFeatureParams, Sampler as Sampler_, SurveyKernel, SurveyParams,
+};
 use rfx_sketches::{PolynomialSketch, RandomMaclaurin};
 use rfx_solvers::nystrom::{NystromFit, NystromParams};
 use rfx_ternary::{Activation, TernaryFit, TernaryParams};
@@ -213,6 +215,70 @@ fn gegenbauer_radial(p: &Params) -> rfx_core::Result<usize> {
         p.int("radial_terms")?
     })
 }
+
+// ---------------------------------------------------------------- the survey's samplers
+
+const SURVEY_KERNEL: ParamDoc = ParamDoc {
+    name: "kernel",
+    kind: ParamKind::Choice(&["gaussian", "arccos0", "arccos1"]),
+    default: "gaussian",
+    about: "kernel approximated: Gaussian (uses sigma; features [cos, sin], m even) or arc-cosine of order 0/1 (kappa(1) = 1; m features)",
+};
+
+/// The survey kernel of parameters with [`SURVEY_KERNEL`] and [`SIGMA`].
+fn survey_kernel(p: &Params) -> rfx_core::Result<SurveyKernel> {
+    Ok(match p.choice("kernel")? {
+        "arccos0" => SurveyKernel::ArcCos0,
+        "arccos1" => SurveyKernel::ArcCos1,
+        _ => SurveyKernel::Gaussian {
+            sigma: p.float("sigma")?,
+        },
+    })
+}
+
+/// Frequencies $s$ for a budget of $m$ features: $\lfloor m/2\rfloor$ for the paired Gaussian features
+/// ($2s$ columns), $m$ for the arc-cosine ones.
+fn survey_frequencies(m: usize, p: &Params) -> rfx_core::Result<usize> {
+    Ok(match survey_kernel(p)? {
+        SurveyKernel::Gaussian { .. } => m / 2,
+        _ => m,
+    })
+}
+
+/// A sampler of the survey's benchmark ([`rfx_sampling::survey`]) with the knobs its parameters declare.
+fn survey_map(
+    sampler: Sampler_,
+    m: usize,
+    p: &Params,
+    data: FitData<'_>,
+    rng: &mut RfxRng,
+) -> rfx_core::Result<BoxedMap> {
+    let mut sp =
+        SurveyParams::new(sampler, survey_kernel(p)?).frequencies(survey_frequencies(m, p)?);
+    if p.has("rom_blocks") {
+        sp = sp.rom_blocks(p.int("rom_blocks")?);
+    }
+    if p.has("ssf_sweeps") {
+        sp = sp.ssf_sweeps(p.int("ssf_sweeps")?);
+    }
+    if p.has("pool_factor") {
+        sp = sp.leverage(
+            p.int("pool_factor")?,
+            p.int("ls_rows")?,
+            p.float("ls_lambda")?,
+        );
+    }
+    sp.fit_boxed(data, rng)
+}
+
+fn survey_out_dim(m: usize, p: &Params) -> usize {
+    match p.choice("kernel") {
+        Ok("arccos0" | "arccos1") => m,
+        _ => even_floor(m),
+    }
+}
+
+const SURVEY_DIM_RULE: &str = "m (Gaussian: even floor of m)";
 
 const RANDOM_FOURIER_PAPER: &str =
     "Rahimi & Recht 2007 (random Fourier features), paired [cos, sin]; survey (Liu et al. TPAMI 2021) Sec. 3.1";
@@ -641,6 +707,93 @@ static METHODS: &[MethodSpec] = &[
             }
             .fit_boxed(data, rng)
         },
+    },
+    MethodSpec {
+        name: "rom",
+        about: "random orthogonal matrices: t products H D_i (Hadamard, Rademacher diagonals) with rows rescaled to chi norms",
+        paper: "Choromanski et al. 2017 (ROM); survey (Liu et al. TPAMI 2021) Sec. 3.4",
+        params: &[
+            SURVEY_KERNEL,
+            SIGMA,
+            ParamDoc {
+                name: "rom_blocks",
+                kind: ParamKind::Int { min: 1, max: 16 },
+                default: "3",
+                about: "number t of HD blocks",
+            },
+        ],
+        data_dependent: false,
+        table: false,
+        dim_rule: SURVEY_DIM_RULE,
+        out_dim: |m, _, p| survey_out_dim(m, p),
+        exact_dim: true,
+        build: |m, p, data, rng| survey_map(Sampler_::Rom, m, p, data, rng),
+    },
+    MethodSpec {
+        name: "ssf",
+        about: "spherical structured features: chi radii on a shifted lattice times directions from DFT rows chosen by a Riesz-energy search, randomly rotated",
+        paper: "Lyu 2017 (SSF); survey (Liu et al. TPAMI 2021) Sec. 3.11",
+        params: &[
+            SURVEY_KERNEL,
+            SIGMA,
+            ParamDoc {
+                name: "ssf_sweeps",
+                kind: ParamKind::Int { min: 0, max: 100 },
+                default: "3",
+                about: "greedy swap sweeps of the Riesz-energy search (0: random DFT rows)",
+            },
+        ],
+        data_dependent: false,
+        table: false,
+        dim_rule: SURVEY_DIM_RULE,
+        out_dim: |m, _, p| survey_out_dim(m, p),
+        exact_dim: true,
+        build: |m, p, data, rng| survey_map(Sampler_::Ssf, m, p, data, rng),
+    },
+    MethodSpec {
+        name: "gq",
+        about: "Gaussian quadrature features: i.i.d. entries +-sqrt(3)/sigma with probability 1/6 each, 0 with 2/3 (three-point rule; biased at 6th order)",
+        paper: "Dao, De Sa & Re 2017; survey (Liu et al. TPAMI 2021) Sec. 3.13, Eqs. 16-17",
+        params: &[SURVEY_KERNEL, SIGMA],
+        data_dependent: false,
+        table: false,
+        dim_rule: SURVEY_DIM_RULE,
+        out_dim: |m, _, p| survey_out_dim(m, p),
+        exact_dim: true,
+        build: |m, p, data, rng| survey_map(Sampler_::Gq, m, p, data, rng),
+    },
+    MethodSpec {
+        name: "ls-rff",
+        about: "leverage-score RFF: s frequencies drawn from a pool of l = factor * s by their ridge leverage on the fitting rows, importance-weighted (unbiased)",
+        paper: "Li, Ton, Oglic & Sejdinovic 2019, Alg. 1; survey (Liu et al. TPAMI 2021) Sec. 3.15, Eqs. 19-22",
+        params: &[
+            SURVEY_KERNEL,
+            SIGMA,
+            ParamDoc {
+                name: "pool_factor",
+                kind: ParamKind::Int { min: 1, max: 64 },
+                default: "4",
+                about: "pool size l = pool_factor * s",
+            },
+            ParamDoc {
+                name: "ls_rows",
+                kind: ParamKind::Int { min: 2, max: 1_000_000 },
+                default: "1000",
+                about: "fitting rows n' for the leverage scores (a seeded random subset; all rows when fewer)",
+            },
+            ParamDoc {
+                name: "ls_lambda",
+                kind: ParamKind::Float { min: 1e-12, max: 1e6 },
+                default: "0.001",
+                about: "ridge parameter lambda of the leverage scores (n' lambda I)",
+            },
+        ],
+        data_dependent: true,
+        table: false,
+        dim_rule: SURVEY_DIM_RULE,
+        out_dim: |m, _, p| survey_out_dim(m, p),
+        exact_dim: true,
+        build: |m, p, data, rng| survey_map(Sampler_::LsRff, m, p, data, rng),
     },
 ];
 

@@ -305,3 +305,55 @@ fn grad_rf_takes_the_widest_network_within_the_budget() {
     .unwrap();
     assert_eq!(map.dim(), 80);
 }
+
+/// The survey's samplers in the registry are the maps of `rfx_sampling::survey` with s = ⌊m/2⌋
+/// frequencies (Gaussian, 2s columns) or s = m (arc-cosine), bit for bit from the same stream; ls-rff needs
+/// rows and refuses the input dimension alone.
+#[test]
+fn survey_samplers_are_the_survey_maps() {
+    use rfx_core::{Fit, FitData};
+    use rfx_sampling::{Sampler, SurveyKernel, SurveyParams};
+    let x = Array2::from_shape_fn((40, 6), |(i, j)| ((i * 7 + j * 3) % 11) as f64 / 11.0 - 0.4);
+    for (name, sampler) in [
+        ("rom", Sampler::Rom),
+        ("ssf", Sampler::Ssf),
+        ("gq", Sampler::Gq),
+        ("ls-rff", Sampler::LsRff),
+    ] {
+        let spec = method(name).unwrap();
+        for (kernel, survey, m, width) in [
+            ("gaussian", SurveyKernel::Gaussian { sigma: 1.5 }, 33, 32),
+            ("arccos1", SurveyKernel::ArcCos1, 33, 33),
+        ] {
+            let p = spec
+                .params_from(&[
+                    ("kernel", RawValue::from(kernel)),
+                    ("sigma", RawValue::from(1.5)),
+                ])
+                .unwrap();
+            assert_eq!((spec.out_dim)(m, x.nrows(), &p), width, "{name} {kernel}");
+            let mut rng = rfx_core::rng_stream(5, name);
+            let z = spec.fit(m, &p, FitData::Rows(x.view()), &mut rng).unwrap();
+            let s = if kernel == "gaussian" { m / 2 } else { m };
+            let mut rng = rfx_core::rng_stream(5, name);
+            let direct = SurveyParams::new(sampler, survey)
+                .frequencies(s)
+                .fit_map(FitData::Rows(x.view()), &mut rng)
+                .unwrap();
+            let (a, b) = (
+                z.transform(x.view()).unwrap(),
+                direct.transform(x.view()).unwrap(),
+            );
+            assert_eq!(a.ncols(), width, "{name} {kernel}");
+            assert_eq!(a, b, "{name} {kernel}");
+        }
+    }
+    let spec = method("ls-rff").unwrap();
+    let p = spec.parse_params(&[]).unwrap();
+    let mut rng = rfx_core::rng_stream(5, "ls-rff");
+    let e = spec
+        .fit(64, &p, FitData::Dim(6), &mut rng)
+        .err()
+        .expect("needs rows");
+    assert!(e.to_string().contains("ls-rff"), "{e}");
+}

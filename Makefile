@@ -72,8 +72,13 @@ fmt:
 clippy: setup
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
+## Rustdoc of every crate, warnings as errors, with the KaTeX header (katex-header.html) that typesets the $…$
+## equations. RUSTDOCFLAGS replaces .cargo/config.toml's rustdocflags, so the header is passed here too; the check
+## after the build fails if a page came out without it.
 doc: setup
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked
+	RUSTDOCFLAGS="-D warnings --html-in-header $(CURDIR)/katex-header.html" $(CARGO) doc --workspace --no-deps --locked
+	@grep -q 'katex.min.js' $(TARGET_DIR)/doc/rfx_gzk/index.html || \
+	  { echo "make doc: $(TARGET_DIR)/doc/rfx_gzk/index.html lacks the KaTeX header"; exit 1; }
 
 ## Every experiment with its [quick] settings, into results/quick (not committed).
 # The build step is `cargo test --no-run`: it builds $(TARGET_DIR)/debug/rfx with the same feature set as `make test`'s

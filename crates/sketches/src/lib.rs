@@ -9,7 +9,7 @@
 //! | [`CountSketch`] | $\mathbb R^d \to \mathbb R^m$ | $\langle x, y\rangle$ | Charikar et al.; NTK-RF Eq. 7 |
 //! | [`TensorSketch`] | $x_1 \otimes \dots \otimes x_p \to \mathbb R^m$ (FFT) | $\prod_j \langle x_j, y_j\rangle$ | Pham & Pagh 2013; NTK-RF Eq. 8 |
 //! | [`Srht`] | $\mathbb R^d \to \mathbb R^m$, Hadamard or complex-FFT form | $\langle x, y\rangle$ | Ailon & Chazelle; NTK-sketching Lemma 2 |
-//! | [`TensorSrht`] | $x \otimes y \to \mathbb R^m$, Hadamard or complex-FFT form | $\langle x, x'\rangle\langle y, y'\rangle$ | Ahle et al. 2020 |
+//! | [`TensorSrht`] | $x \otimes y \to \mathbb R^m$, Hadamard or complex-FFT form | $\langle x, x^\prime\rangle\langle y, y^\prime\rangle$ | Ahle et al. 2020 |
 //! | [`Osnap`] | $\mathbb R^d \to \mathbb R^m$, $s$ nonzeros per column | $\langle x, y\rangle$ | Nelson & Nguyen 2013 |
 //! | [`PolySketch`] | $x^{\otimes p} \to \mathbb R^m$ for all $p \le 2^k$ | $\langle x, y\rangle^p$ | Ahle et al. 2020; NTK-sketching Lemma 1 |
 //! | [`PolynomialSketch`] | $\sum_j c_j \langle x, y\rangle^j$ (or the Gaussian kernel) | the kernel | NTK-sketching §3.4; RGF §8 |
@@ -18,9 +18,9 @@
 //!
 //! **Complex-FFT forms.** Following the reference code of the NTK-sketching paper, the `Fourier` variants of
 //! SRHT / TensorSRHT use the *unnormalised* DFT $F$ ($F_{ak} = e^{-2\pi i ak/d}$) instead of the Hadamard
-//! matrix, sample $m' = m/2$ complex coordinates with replacement, scale by $1/\sqrt{m'}$ and return
+//! matrix, sample $m^\prime = m/2$ complex coordinates with replacement, scale by $1/\sqrt{m^\prime}$ and return
 //! $[\operatorname{Re} u; \operatorname{Im} u] \in \mathbb R^{m}$, so that the real inner product equals
-//! $\operatorname{Re}\langle u, u'\rangle_{\mathbb C}$, whose expectation is the target. No power-of-two padding.
+//! $\operatorname{Re}\langle u, u^\prime\rangle_{\mathbb C}$, whose expectation is the target. No power-of-two padding.
 
 // ndarray's `blas` feature is on workspace-wide; link OpenBLAS for `.dot()` (dependencies.md, pitfall 3).
 extern crate openblas_src as _;

@@ -21,6 +21,36 @@
 //! matrix, sample $m^\prime = m/2$ complex coordinates with replacement, scale by $1/\sqrt{m^\prime}$ and return
 //! $[\operatorname{Re} u; \operatorname{Im} u] \in \mathbb R^{m}$, so that the real inner product equals
 //! $\operatorname{Re}\langle u, u^\prime\rangle_{\mathbb C}$, whose expectation is the target. No power-of-two padding.
+//!
+//! TensorSketch of degree 2 is exactly the CountSketch of $x \otimes x$ (computed by FFTs without forming the
+//! $d^2$ vector), and its inner products estimate $\langle x, y\rangle^2$ with mean squared error at most
+//! $\frac{11}{m}\Vert x\Vert^4\Vert y\Vert^4$ (Avron et al. Lemma 2):
+//!
+//! ```
+//! use ndarray::{array, Array2};
+//! use rfx_core::{rng_stream, FeatureMap};
+//! use rfx_sketches::TensorSketch;
+//!
+//! let x = array![[0.6, -0.2, 0.3, 0.1], [0.2, 0.5, -0.4, 0.3]];
+//! let m = 4096;
+//! let ts = TensorSketch::params().dim(m).degree(2).fit(4, &mut rng_stream(3, "ts"))?;
+//! let z = ts.transform(x.view())?;
+//! assert_eq!(z.dim(), (2, m));
+//!
+//! // The same numbers from the CountSketch of the Kronecker products (row-major index i·d + j).
+//! let kron = Array2::from_shape_fn((2, 16), |(r, k)| x[[r, k / 4]] * x[[r, k % 4]]);
+//! let cs = ts.kronecker_count_sketch()?.transform(kron.view())?;
+//! assert!((&z - &cs).iter().all(|e| e.abs() < 1e-12));
+//!
+//! // Unbiased for the polynomial kernel; 5 root-mean-square errors is a > 96% bound (Chebyshev).
+//! let (x0, x1) = (x.row(0), x.row(1));
+//! let exact = x0.dot(&x1).powi(2);
+//! let rms = (11.0 / m as f64).sqrt() * x0.dot(&x0) * x1.dot(&x1);
+//! assert!((z.row(0).dot(&z.row(1)) - exact).abs() < 5.0 * rms);
+//! # Ok::<(), rfx_core::RfxError>(())
+//! ```
+
+#![warn(missing_docs)]
 
 // ndarray's `blas` feature is on workspace-wide; link OpenBLAS for `.dot()` (dependencies.md, pitfall 3).
 extern crate openblas_src as _;

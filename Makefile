@@ -26,7 +26,7 @@ export RFX_DATA_MIRROR RFX_DATA_DIR
 TARGET_DIR := $(if $(CARGO_TARGET_DIR),$(CARGO_TARGET_DIR),target)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all setup data build reproduce verify status report test quick fmt clippy doc bench clean
+.PHONY: all setup data build reproduce verify status report test quick fmt clippy doc architecture bench clean
 
 all: build
 
@@ -79,6 +79,11 @@ doc: setup
 	RUSTDOCFLAGS="-D warnings --html-in-header $(CURDIR)/katex-header.html" $(CARGO) doc --workspace --no-deps --locked
 	@grep -q 'katex.min.js' $(TARGET_DIR)/doc/rfx_gzk/index.html || \
 	  { echo "make doc: $(TARGET_DIR)/doc/rfx_gzk/index.html lacks the KaTeX header"; exit 1; }
+
+## Rewrites ARCHITECTURE.md's crate table (rows and "depends on" column) from `cargo metadata`; the test of the
+## same name (part of `cargo test`) fails while the table is stale.
+architecture:
+	UPDATE_ARCHITECTURE=1 $(CARGO) test -p rfx-tests --test architecture --locked
 
 ## Every experiment with its [quick] settings, into results/quick (not committed).
 # The build step is `cargo test --no-run`: it builds $(TARGET_DIR)/debug/rfx with the same feature set as `make test`'s

@@ -94,12 +94,16 @@ quick: setup
 	$(TARGET_DIR)/debug/rfx fetch --all
 	$(TARGET_DIR)/debug/rfx run --quick --no-progress --out results/quick $(EXPERIMENT_FILES)
 
+## The tests on real data (#[ignore]d in a plain `cargo test`) run after `quick` has fetched every data set, with
+## downloads forbidden: missing data fails them with the command that fetches it.
 ## The quick runs are repeated on one thread and must be identical to the default (all cores) run: results do not
 ## depend on the thread count. Then a sample of the committed cells is recomputed and compared (rfx verify).
+DATA_TESTS := --test real_data --test thread_determinism
 test: setup fmt clippy doc
 	$(CARGO) test --workspace --locked
 	rm -rf results/quick results/quick-t1
 	$(MAKE) --no-print-directory quick
+	RFX_DATA_NO_DOWNLOAD=1 $(CARGO) test --workspace --locked $(DATA_TESTS) -- --ignored
 	$(TARGET_DIR)/debug/rfx run --quick --no-progress --threads 1 --out results/quick-t1 $(EXPERIMENT_FILES) >/dev/null
 	$(TARGET_DIR)/debug/rfx compare --identical results/quick results/quick-t1
 	$(TARGET_DIR)/debug/rfx verify --budget $(VERIFY_CI_BUDGET)

@@ -79,7 +79,7 @@ pub mod registry;
 pub use dataset::{ClassificationData, Loaded, RegressionData, TrainTest, UciData};
 pub use fetch::{
     cache_dir_from_env, default_cache_dir, fetch, fetch_from_env, require, Source, ENV_DATA_DIR,
-    ENV_MIRROR,
+    ENV_MIRROR, ENV_NO_DOWNLOAD,
 };
 pub use load::{load, load_abalone, load_idx_set, load_keel, load_rdata, load_uci, load_uci_raw};
 pub use preprocess::{normalize_rows, one_hot, subsample, train_test_split, Split, Standardizer};

@@ -26,7 +26,7 @@ export RFX_DATA_MIRROR RFX_DATA_DIR
 TARGET_DIR := $(if $(CARGO_TARGET_DIR),$(CARGO_TARGET_DIR),target)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all setup data build reproduce verify status report test quick fmt clippy doc bench clean
+.PHONY: all setup data build reproduce verify status report test quick fmt clippy doc architecture bench clean
 
 all: build
 
@@ -72,8 +72,18 @@ fmt:
 clippy: setup
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
+## Rustdoc of every crate, warnings as errors, with the KaTeX header (katex-header.html) that typesets the $…$
+## equations. RUSTDOCFLAGS replaces .cargo/config.toml's rustdocflags, so the header is passed here too; the check
+## after the build fails if a page came out without it.
 doc: setup
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked
+	RUSTDOCFLAGS="-D warnings --html-in-header $(CURDIR)/katex-header.html" $(CARGO) doc --workspace --no-deps --locked
+	@grep -q 'katex.min.js' $(TARGET_DIR)/doc/rfx_gzk/index.html || \
+	  { echo "make doc: $(TARGET_DIR)/doc/rfx_gzk/index.html lacks the KaTeX header"; exit 1; }
+
+## Rewrites ARCHITECTURE.md's crate table (rows and "depends on" column) from `cargo metadata`; the test of the
+## same name (part of `cargo test`) fails while the table is stale.
+architecture:
+	UPDATE_ARCHITECTURE=1 $(CARGO) test -p rfx-tests --test architecture --locked
 
 ## Every experiment with its [quick] settings, into results/quick (not committed).
 # The build step is `cargo test --no-run`: it builds $(TARGET_DIR)/debug/rfx with the same feature set as `make test`'s
@@ -84,12 +94,16 @@ quick: setup
 	$(TARGET_DIR)/debug/rfx fetch --all
 	$(TARGET_DIR)/debug/rfx run --quick --no-progress --out results/quick $(EXPERIMENT_FILES)
 
+## The tests on real data (#[ignore]d in a plain `cargo test`) run after `quick` has fetched every data set, with
+## downloads forbidden: missing data fails them with the command that fetches it.
 ## The quick runs are repeated on one thread and must be identical to the default (all cores) run: results do not
 ## depend on the thread count. Then a sample of the committed cells is recomputed and compared (rfx verify).
+DATA_TESTS := --test real_data --test thread_determinism
 test: setup fmt clippy doc
 	$(CARGO) test --workspace --locked
 	rm -rf results/quick results/quick-t1
 	$(MAKE) --no-print-directory quick
+	RFX_DATA_NO_DOWNLOAD=1 $(CARGO) test --workspace --locked $(DATA_TESTS) -- --ignored
 	$(TARGET_DIR)/debug/rfx run --quick --no-progress --threads 1 --out results/quick-t1 $(EXPERIMENT_FILES) >/dev/null
 	$(TARGET_DIR)/debug/rfx compare --identical results/quick results/quick-t1
 	$(TARGET_DIR)/debug/rfx verify --budget $(VERIFY_CI_BUDGET)

@@ -2,8 +2,7 @@
 //! resumption after `kill -9`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
 
 fn rfx() -> Command {
     Command::new(env!("CARGO_BIN_EXE_rfx"))
@@ -80,7 +79,7 @@ fn unknown_key_is_rejected_with_line_and_allowed_keys() {
             "bad.toml:13:",
             "`selftest.draw`",
             "unknown key",
-            "allowed keys here: draws, offset, sleep_ms",
+            "allowed keys here: abort_after_cells, draws, offset, sleep_ms",
         ],
     );
     let toml = SELFTEST.replace("[sweep]", "[sweep]\nsize = [1]");
@@ -226,11 +225,14 @@ fn results_do_not_depend_on_thread_count() {
     assert_eq!(tables[0], tables[1]);
 }
 
+/// A run killed half-way resumes to the same cells as an uninterrupted run, computing only the missing ones.
+/// Deterministic: the selftest kind's `abort_after_cells = 9` ends the process (exit code 137, no outputs,
+/// no final rewrite) when its tenth cell starts, so on one thread exactly nine finished rows are on disk;
+/// the test then appends half a row, as a kill during a write leaves it.
 #[test]
 fn killed_run_resumes_without_recomputing() {
     let dir = tempfile::tempdir().unwrap();
-    let slow = SELFTEST.replace("draws = 2000", "draws = 2000\nsleep_ms = 60");
-    let f = write(dir.path(), "st.toml", &slow);
+    let f = write(dir.path(), "st.toml", SELFTEST);
     let reference = dir.path().join("reference");
     let o = run(&[
         "run",
@@ -242,48 +244,54 @@ fn killed_run_resumes_without_recomputing() {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 
+    // The same experiment (same fingerprint: `abort_after_cells` is not a setting of the results).
+    let aborting = write(
+        dir.path(),
+        "st-abort.toml",
+        &SELFTEST.replace("draws = 2000", "draws = 2000\nabort_after_cells = 9"),
+    );
     let out = dir.path().join("killed");
     let cells = out.join("st/cells.csv");
-    let mut child = rfx()
-        .args([
-            "run",
-            f.to_str().unwrap(),
-            "--threads",
-            "1",
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    loop {
-        let lines = std::fs::read_to_string(&cells)
-            .map(|t| t.lines().count())
-            .unwrap_or(0);
-        if lines > 8 {
-            break;
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "run did not progress"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    let o = run(&[
+        "run",
+        aborting.to_str().unwrap(),
+        "--threads",
+        "1",
+        "--no-progress",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(137),
+        "the run should end at its tenth cell: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        !out.join("st/summary.csv").exists(),
+        "a killed run writes no outputs"
+    );
     let before = std::fs::read_to_string(&cells).unwrap();
-    let finished: Vec<&str> = before
+    let finished: Vec<String> = before.lines().skip(1).map(String::from).collect();
+    assert_eq!(
+        finished.len(),
+        9,
+        "rows on disk when the tenth cell started:\n{before}"
+    );
+    assert!(
+        finished.iter().all(|l| l.split(',').count() == 7), // dim, seed, mean, scaled, note, time_s, commit
+        "{before}"
+    );
+    // A kill in the middle of writing the tenth row leaves part of it, without a newline.
+    let key = |row: &str| row.split(',').take(2).collect::<Vec<_>>().join(",");
+    let reference_rows = std::fs::read_to_string(reference.join("st/cells.csv")).unwrap();
+    let tenth = reference_rows
         .lines()
         .skip(1)
-        .filter(|l| l.split(',').count() == 7) // dim, seed, mean, scaled, note, time_s, commit
-        .collect();
-    assert!(
-        !finished.is_empty() && finished.len() < 24,
-        "killed half-way: {} rows",
-        finished.len()
-    );
+        .find(|r| !finished.iter().any(|f| key(f) == key(r)))
+        .expect("a cell the aborted run did not finish");
+    let cut = &tenth[..tenth.len() / 2];
+    std::fs::write(&cells, format!("{before}{cut}")).unwrap();
 
     let o = run(&[
         "run",
@@ -295,23 +303,19 @@ fn killed_run_resumes_without_recomputing() {
     ]);
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    // The rerun computes only the missing cells (a line cut off by the kill counts as missing)...
-    let reused = finished.len();
-    assert!(
-        stdout.contains(&format!("({} computed, {} reused", 24 - reused, reused))
-            || stdout.contains(&format!("({} computed, {} reused", 25 - reused, reused - 1)),
-        "{stdout} (had {reused} rows)"
-    );
+    // The rerun computes only the missing cells, the cut-off row among them...
+    assert!(stdout.contains("(15 computed, 9 reused"), "{stdout}");
     // ...keeps the finished rows as they were, timings included...
     let after = std::fs::read_to_string(&cells).unwrap();
-    let kept = finished
-        .iter()
-        .filter(|l| after.lines().any(|a| a == **l))
-        .count();
+    for row in &finished {
+        assert!(
+            after.lines().any(|a| a == row),
+            "finished row not kept verbatim: {row}\n{after}"
+        );
+    }
     assert!(
-        kept + 1 >= finished.len(),
-        "finished rows kept verbatim: {kept} of {}",
-        finished.len()
+        !after.lines().any(|a| a == cut),
+        "the cut-off row was kept:\n{after}"
     );
     // ...and ends with the same rows as the uninterrupted run.
     assert_eq!(

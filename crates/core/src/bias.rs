@@ -1,15 +1,15 @@
 //! A constant input coordinate (a "bias") in front of any kernel or feature map: $x \mapsto \tilde x =
 //! [x, \beta] \in \mathbb R^{d+1}$, so that $\tilde k(x, y) = k([x, \beta], [y, \beta])$.
 //!
-//! For a dot-product kernel in its norm form $k(x, y) = \|x\|\|y\|\,\kappa(\langle x, y\rangle / (\|x\|\|y\|))$
+//! For a dot-product kernel in its norm form $k(x, y) = \Vert x\Vert\Vert y\Vert\thinspace\kappa(\langle x, y\rangle / (\Vert x\Vert\Vert y\Vert))$
 //! — the depth-$L$ ReLU NTK $\Theta^{(L)}$ — this gives
-//! $$\tilde\Theta(x, y) = \sqrt{\|x\|^2 + \beta^2}\,\sqrt{\|y\|^2 + \beta^2}\;
-//!   K^{(L)}\!\left(\frac{\langle x, y\rangle + \beta^2}{\sqrt{\|x\|^2 + \beta^2}\,\sqrt{\|y\|^2 + \beta^2}}\right),$$
+//! $$\tilde\Theta(x, y) = \sqrt{\Vert x\Vert^2 + \beta^2}\thinspace\sqrt{\Vert y\Vert^2 + \beta^2}\thickspace
+//!   K^{(L)}\negthinspace\left(\frac{\langle x, y\rangle + \beta^2}{\sqrt{\Vert x\Vert^2 + \beta^2}\thinspace\sqrt{\Vert y\Vert^2 + \beta^2}}\right),$$
 //! the NTK of the same network whose first layer also has a bias, $W^{(1)}x + \beta b$ with $b \sim
 //! \mathcal N(0, I)$ trained like the weights (deeper layers stay bias-free). The kernel without bias is
-//! positively homogeneous, $\Theta(cx, y) = c\,\Theta(x, y)$ for $c > 0$, so its predictors have a constant
+//! positively homogeneous, $\Theta(cx, y) = c\thinspace\Theta(x, y)$ for $c > 0$, so its predictors have a constant
 //! sign along every ray from the origin; for $\beta > 0$ it is not. A translation-invariant kernel (the
-//! Gaussian) is unchanged, $\|\tilde x - \tilde y\| = \|x - y\|$. A feature map $z$ of $k$ on
+//! Gaussian) is unchanged, $\Vert\tilde x - \tilde y\Vert = \Vert x - y\Vert$. A feature map $z$ of $k$ on
 //! $\mathbb R^{d+1}$ gives $\tilde z(x) = z([x, \beta])$ with $\mathbb E\langle\tilde z(x), \tilde z(y)\rangle
 //! = \tilde k(x, y)$ whenever $z$ is unbiased for $k$.
 

@@ -4,6 +4,8 @@
 //!   ([`Source::Mirror`], set by `RFX_DATA_MIRROR`) or from its public URL ([`Source::Download`]). Each
 //!   file is written to a temporary name in the destination folder, its sha256 is checked, and only then
 //!   is it renamed into place: the cache never holds a partial or unverified file under its real name.
+//! * `RFX_DATA_NO_DOWNLOAD` ([`ENV_NO_DOWNLOAD`]) turns every download into an error that names the
+//!   fetch command (the tests on real data run with it).
 //! * [`require`] is what loaders call: it never fetches. A missing file is an error naming the file and
 //!   the command that fetches it (`rfx fetch <name>`); a file whose checksum is wrong is an error naming
 //!   the file, the expected and the actual hash.
@@ -34,6 +36,11 @@ use crate::registry::{dataset, FileSpec, Origin};
 pub const ENV_DATA_DIR: &str = "RFX_DATA_DIR";
 /// Environment variable naming a local mirror to copy from instead of downloading (e.g. `../shared/data`).
 pub const ENV_MIRROR: &str = "RFX_DATA_MIRROR";
+
+/// Environment variable that forbids downloads when set and non-empty: a file that is neither cached nor in
+/// the mirror is then an error naming the command that fetches it, instead of a download. The tests on real
+/// data run with it (`make test`), so that `cargo test` never downloads.
+pub const ENV_NO_DOWNLOAD: &str = "RFX_DATA_NO_DOWNLOAD";
 
 /// Suffix of the stamp file that records a successful verification.
 pub const STAMP_SUFFIX: &str = ".sha256-ok";
@@ -472,6 +479,17 @@ fn from_archive(
 }
 
 fn download(dataset_name: &str, spec: &FileSpec, out: &mut File) -> Result<()> {
+    // (an `Archive` file cannot be downloaded at all; its own error below says so)
+    if !matches!(spec.origin, Origin::Archive(_))
+        && std::env::var_os(ENV_NO_DOWNLOAD).is_some_and(|v| !v.is_empty())
+    {
+        return Err(RfxError::Data(format!(
+            "{} of `{dataset_name}` is neither in the cache nor in a mirror, and {ENV_NO_DOWNLOAD} forbids \
+             downloading it: run `{}` (or `make data`) first",
+            spec.path,
+            fetch_command(dataset_name)
+        )));
+    }
     let (urls, gzip_it) = match &spec.origin {
         Origin::Gzip(urls) => (urls.clone(), false),
         Origin::Plain(url) => (vec![url.clone()], true),

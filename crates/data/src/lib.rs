@@ -15,6 +15,44 @@
 //! # Ok::<(), rfx_core::RfxError>(())
 //! ```
 //!
+//! Everything after the download works on any file or matrix; this example needs no network:
+//!
+//! ```
+//! use ndarray::Axis;
+//! use rfx_data::csv::{read_csv, CsvOptions};
+//! use rfx_data::{dataset, train_test_split, Standardizer};
+//!
+//! // The registry knows each data set's files and the sha256 of their payloads.
+//! let mnist = dataset("mnist")?;
+//! assert_eq!(mnist.files.len(), 4);
+//! assert!(mnist.files.iter().all(|f| f.sha256.len() == 64));
+//! assert!(dataset("no-such-set").is_err());
+//!
+//! // A delimited text file with a header (detected because its fields are not numbers).
+//! let path = std::env::temp_dir().join(format!("rfx-data-doc-{}.csv", std::process::id()));
+//! std::fs::write(&path, "a,b\n1,10\n2,20\n3,60\n4,30\n")?;
+//! let table = read_csv(&path, &CsvOptions::default())?;
+//! std::fs::remove_file(&path)?;
+//! assert_eq!(table.header.as_deref(), Some(&["a".to_string(), "b".to_string()][..]));
+//! assert_eq!(table.data.dim(), (4, 2));
+//!
+//! // Standardised training columns have mean 0 and (population) standard deviation 1.
+//! let z = Standardizer::fit(table.data.view())?.transform(table.data.view())?;
+//! for col in z.axis_iter(Axis(1)) {
+//!     assert!(col.mean().unwrap().abs() < 1e-15);
+//!     assert!((col.std(0.0) - 1.0).abs() < 1e-15);
+//! }
+//!
+//! // A seeded split is a partition of the rows, the same for the same (seed, key).
+//! let split = train_test_split(10, 0.3, 7, "split")?;
+//! assert_eq!((split.train.len(), split.test.len()), (7, 3));
+//! let mut all = [split.train.clone(), split.test.clone()].concat();
+//! all.sort_unstable();
+//! assert_eq!(all, (0..10).collect::<Vec<_>>());
+//! assert_eq!(split, train_test_split(10, 0.3, 7, "split")?);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! * [`registry`]: data set names (`mnist`, `fashion-mnist`, `keel/<set>`, `uci/<set>`,
 //!   `uci-raw/<set>`), their files, payload sha256 checksums (`checksums.txt`) and public URLs.
 //! * [`mod@fetch`]: [`fetch()`] (the `rfx fetch <name>` command) and
@@ -24,6 +62,8 @@
 //!   for registered sets by name; all read gzip transparently.
 //! * [`preprocess`]: standardisation, row normalisation, seeded train/test splits and subsamples,
 //!   one-hot labels.
+
+#![warn(missing_docs)]
 
 pub mod csv;
 pub mod dataset;
@@ -39,7 +79,7 @@ pub mod registry;
 pub use dataset::{ClassificationData, Loaded, RegressionData, TrainTest, UciData};
 pub use fetch::{
     cache_dir_from_env, default_cache_dir, fetch, fetch_from_env, require, Source, ENV_DATA_DIR,
-    ENV_MIRROR,
+    ENV_MIRROR, ENV_NO_DOWNLOAD,
 };
 pub use load::{load, load_abalone, load_idx_set, load_keel, load_rdata, load_uci, load_uci_raw};
 pub use preprocess::{normalize_rows, one_hot, subsample, train_test_split, Split, Standardizer};

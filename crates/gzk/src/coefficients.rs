@@ -11,14 +11,14 @@ fn check_d(d: usize) -> Result<()> {
 }
 
 /// Gegenbauer coefficients $c_0, \dots, c_q$ of $f$ on $[-1,1]$ for dimension $d$ (paper Eq. 7):
-/// $$c_\ell = \alpha_{\ell,d}\,\frac{|\mathbb{S}^{d-2}|}{|\mathbb{S}^{d-1}|}\int_{-1}^{1} f(t)\,P_d^\ell(t)\,
-///   (1-t^2)^{\frac{d-3}{2}}\,dt,\qquad f(t) = \sum_{\ell \ge 0} c_\ell P_d^\ell(t),$$
+/// $$c_\ell = \alpha_{\ell,d}\thinspace\frac{|\mathbb{S}^{d-2}|}{|\mathbb{S}^{d-1}|}\int_{-1}^{1} f(t)\thinspace P_d^\ell(t)\thinspace
+///   (1-t^2)^{\frac{d-3}{2}}\thinspace dt,\qquad f(t) = \sum_{\ell \ge 0} c_\ell P_d^\ell(t),$$
 /// computed with the `nodes`-point Gauss–Jacobi rule for the weight $(1-t^2)^{(d-3)/2}$
-/// ([`gauss_gegenbauer`]), which is exact when $f$ is a polynomial of degree $\le 2\,\text{nodes} - 1 - q$.
+/// ([`gauss_gegenbauer`]), which is exact when $f$ is a polynomial of degree $\le 2\thinspace\text{nodes} - 1 - q$.
 /// For analytic $f$ the error decays geometrically in `nodes`; for $f$ with $\sqrt{1 \mp t}$ endpoint behaviour
 /// (the ReLU NTK) only algebraically (for $d = 2$ like $\text{nodes}^{-2}$); use
 /// [`gegenbauer_coefficients_angular`] for those. Rounding in the quadrature sum is amplified by
-/// $\alpha_{\ell,d}$: the absolute error is about $\varepsilon\,\|f\|\sqrt{\alpha_{\ell,d}}$ (weighted $L^2$ norm),
+/// $\alpha_{\ell,d}$: the absolute error is about $\varepsilon\thinspace\Vert f\Vert\sqrt{\alpha_{\ell,d}}$ (weighted $L^2$ norm),
 /// e.g. $\sim10^{-10}$ for $d = 32$, $\ell = 15$ — the instability App. J.3 reports for $d \ge 32$, $\ell \ge 16$.
 ///
 /// Errors (`InvalidParameter`): $d < 2$, `nodes == 0`, or $f$ not finite at a node.
@@ -78,8 +78,8 @@ pub fn gegenbauer_coefficients_with<F: Fn(f64) -> f64>(
 }
 
 /// Gegenbauer coefficients by Gauss–Legendre quadrature in the angle $\theta = \arccos t$:
-/// $$c_\ell = \alpha_{\ell,d}\,\frac{|\mathbb{S}^{d-2}|}{|\mathbb{S}^{d-1}|}\int_0^\pi f(\cos\theta)\,
-///   P_d^\ell(\cos\theta)\,\sin^{d-2}\theta\,d\theta,$$
+/// $$c_\ell = \alpha_{\ell,d}\thinspace\frac{|\mathbb{S}^{d-2}|}{|\mathbb{S}^{d-1}|}\int_0^\pi f(\cos\theta)\thinspace
+///   P_d^\ell(\cos\theta)\thinspace\sin^{d-2}\theta\thinspace d\theta,$$
 /// with the `nodes`-point Gauss–Legendre rule mapped to $[0, \pi]$.
 ///
 /// Use this for functions with $(1 \mp t)^{k+1/2}$ endpoint behaviour such as the ReLU NTK: in $\theta$ such
@@ -127,8 +127,8 @@ pub fn gegenbauer_coefficients_angular<F: Fn(f64) -> f64>(
 }
 
 /// Closed-form Gegenbauer coefficients of $f(t) = e^{\beta t}$ (research notes §2.5):
-/// $$c_\ell = \alpha_{\ell,d}\,\Gamma(d/2)\sum_{i \ge 0}\frac{\beta^{\ell+2i}}{2^\ell\,4^i\,i!\,\Gamma(i+\ell+d/2)}
-///   = \alpha_{\ell,d}\,\Gamma(d/2)\,(2/\beta)^{d/2-1} I_{\ell+d/2-1}(\beta).$$
+/// $$c_\ell = \alpha_{\ell,d}\thinspace\Gamma(d/2)\sum_{i \ge 0}\frac{\beta^{\ell+2i}}{2^\ell\thinspace4^i\thinspace i!\thinspace\Gamma(i+\ell+d/2)}
+///   = \alpha_{\ell,d}\thinspace\Gamma(d/2)\thinspace(2/\beta)^{d/2-1} I_{\ell+d/2-1}(\beta).$$
 /// (It follows from Eq. 29, $t^j = \sum_\ell \mu_\ell^j P_d^\ell$, with the Taylor coefficients $\beta^j/j!$;
 /// $d = 2$ gives the Chebyshev coefficients $I_0(\beta)$, $2I_\ell(\beta)$.)
 ///

@@ -2,31 +2,31 @@
 //!
 //! Draw $m$ directions $w_1,\dots,w_m$ i.i.d. uniform on $\mathbb{S}^{d-1}$ (normalised standard Gaussians).
 //! The feature vector of $x \in \mathbb{R}^d$ has $m \cdot s$ entries,
-//! $$z(x)_{k s + i} = \frac{1}{\sqrt m}\,[\phi_x(w_k)]_i,\qquad
-//!   \phi_x(w) = \sum_{\ell=0}^{q}\sqrt{\alpha_{\ell,d}}\;h_\ell(\|x\|)\;P_d^\ell\!\left(\Big\langle \frac{x}{\|x\|}, w\Big\rangle\right)
+//! $$z(x)\_{k s + i} = \frac{1}{\sqrt m}\thinspace[\phi_x(w_k)]\_i,\qquad
+//!   \phi_x(w) = \sum_{\ell=0}^{q}\sqrt{\alpha_{\ell,d}}\thickspace h_\ell(\Vert x\Vert)\thickspace P_d^\ell\negthinspace\left(\Big\langle \frac{x}{\Vert x\Vert}, w\Big\rangle\right)
 //!   \in \mathbb{R}^s$$
 //! (Lemma 5 with the truncated radial functions of Eqs. 22–23), so that by the reproducing property (Lemma 1)
-//! $\mathbb{E}\,\langle z(x), z(y)\rangle = k_{q,s}(x,y)$, the truncated GZK ([`TruncatedGzk`]) — unbiased for the
+//! $\mathbb{E}\thinspace\langle z(x), z(y)\rangle = k_{q,s}(x,y)$, the truncated GZK ([`TruncatedGzk`]) — unbiased for the
 //! truncated kernel, not for the exact one (research notes §12 item 21).
 //!
 //! Computation for $n$ rows: the cosines $T = \hat X W^\top$ by one GEMM (rows in blocks of 2048, written into
 //! the output block by block, no temporary of the output's size), then per row one fused pass: $P_d^0,\dots,
 //! P_d^q$ of the row's cosines by the three-term recurrence (the one of [`crate::gegenbauer_for_each`]) on
-//! L1-sized chunks of directions, each degree combined with the radial weights $\sqrt{\alpha_{\ell,d}}\,
-//! h_\ell(\|x_j\|)/\sqrt m$ (log space) into $s$ planar accumulators as it is produced, interleaved once at the
+//! L1-sized chunks of directions, each degree combined with the radial weights $\sqrt{\alpha_{\ell,d}}\thinspace
+//! h_\ell(\Vert x_j\Vert)/\sqrt m$ (log space) into $s$ planar accumulators as it is produced, interleaved once at the
 //! end. The loops vectorise (an AVX2 copy is chosen at run time, without fused multiply-add, so the values are
 //! bit-identical on every x86-64 CPU). Cost $O(nmd + nmqs)$ time, $O(m \cdot s)$ memory per row plus
 //! $2048 \times m$ doubles for the cosines. Rows run in parallel (rayon) and are computed independently:
 //! results do not depend on the thread count. Throughput: `experiments/benches/maps.rs` and
 //! `results/performance.md`.
 //!
-//! Variance: one direction's features are bounded by $B(\|x\|) = \sum_{\ell\le q}\sqrt{\alpha_{\ell,d}}
-//! \|h_\ell(\|x\|)\|$ ([`TruncatedGzk::feature_norm_bound`]) and $\alpha_{\ell,d}$ grows like $\ell^{d-2}$, so in
+//! Variance: one direction's features are bounded by $B(\Vert x\Vert) = \sum_{\ell\le q}\sqrt{\alpha_{\ell,d}}
+//! \Vert h_\ell(\Vert x\Vert)\Vert$ ([`TruncatedGzk::feature_norm_bound`]) and $\alpha_{\ell,d}$ grows like $\ell^{d-2}$, so in
 //! high dimension (or at large $q$) many directions are needed — the paper's losses for $d \ge 9$.
 //!
 //! Unit-norm fast path ([`RandomGegenbauerParams::unit_norm`]): for inputs on the sphere $s = 1$ and
 //! $h_\ell \equiv \sqrt{c_\ell}$ with $c_\ell$ the Gegenbauer coefficients of the kernel on the sphere (Lemma 2),
-//! $z_k(x) = m^{-1/2}\sum_{\ell\le q}\sqrt{c_\ell\,\alpha_{\ell,d}}\,P_d^\ell(\langle x, w_k\rangle)$.
+//! $z_k(x) = m^{-1/2}\sum_{\ell\le q}\sqrt{c_\ell\thinspace\alpha_{\ell,d}}\thinspace P_d^\ell(\langle x, w_k\rangle)$.
 
 use ndarray::{s, Array2, ArrayView1, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis};
 use rand::Rng;
@@ -62,7 +62,7 @@ pub struct RandomGegenbauerParams {
     pub degree: usize,
     /// Radial terms $s \ge 1$ (1 for the ReLU NTK and on the unit-norm fast path).
     pub radial_terms: usize,
-    /// The unit-norm fast path ([`Gzk::zonal`]): inputs must have $\|x\| = 1$ (within
+    /// The unit-norm fast path ([`Gzk::zonal`]): inputs must have $\Vert x\Vert = 1$ (within
     /// [`UNIT_NORM_TOLERANCE`]) and $s = 1$.
     pub unit_norm: bool,
 }
@@ -128,7 +128,7 @@ impl RandomGegenbauerParams {
     }
 
     /// Validates (including $d \ge 2$), builds the truncated kernel and draws the $m$ directions from `rng`:
-    /// $w = g/\|g\|$, $g \sim \mathcal N(0, I_d)$.
+    /// $w = g/\Vert g\Vert$, $g \sim \mathcal N(0, I_d)$.
     pub fn fit(&self, d: usize, rng: &mut RfxRng) -> Result<RandomGegenbauerFeatures> {
         self.validate()?;
         let kernel = if self.unit_norm {
@@ -150,7 +150,7 @@ pub struct RandomGegenbauerFeatures {
 
 impl RandomGegenbauerFeatures {
     /// Draws $m$ = `directions` $\ge 1$ directions for an already truncated kernel ([`Gzk::truncate`] or
-    /// [`Gzk::zonal`]): $w = g/\|g\|$, $g \sim \mathcal N(0, I_d)$. Use it to refit many seeds without
+    /// [`Gzk::zonal`]): $w = g/\Vert g\Vert$, $g \sim \mathcal N(0, I_d)$. Use it to refit many seeds without
     /// recomputing the radial coefficients (for the NTK they need a quadrature).
     pub fn sample(kernel: TruncatedGzk, directions: usize, rng: &mut RfxRng) -> Result<Self> {
         if directions == 0 {
@@ -306,7 +306,7 @@ impl RowWork<'_> {
         self.run_portable(z, prev, cur, acc);
     }
 
-    /// $z_{ks+i} = \sum_{\ell=0}^{q} h_{\ell s+i}\,P_\ell(t_k)$, on chunks of [`DIRECTION_CHUNK`] directions
+    /// $z_{ks+i} = \sum_{\ell=0}^{q} h_{\ell s+i}\thinspace P_\ell(t_k)$, on chunks of [`DIRECTION_CHUNK`] directions
     /// (so that the work arrays stay in the L1 cache): the recurrence in the two work arrays `prev`, `cur`
     /// (length ≥ the chunk); each degree added into $s$ planar accumulators (`z` itself when $s = 1$, else
     /// `acc`, of length $ms$), interleaved into `z` at the end.
@@ -422,11 +422,11 @@ mod tests {
 
     /// Largest standardised deviation $\max_{ij}|\bar K_{ij} - K_{ij}|/\sigma_{ij}$ of the mean Gram `mean`
     /// (over `count` = $Rm$ i.i.d. directions) from `k`, with the standard error
-    /// $\sigma_{ij} = \sqrt{\min(B_i^2 K_{jj}, B_j^2 K_{ii})/(Rm)}$. Here $B_i$ bounds $\|\phi_{x_i}(w)\|$
+    /// $\sigma_{ij} = \sqrt{\min(B_i^2 K_{jj}, B_j^2 K_{ii})/(Rm)}$. Here $B_i$ bounds $\Vert\phi_{x_i}(w)\Vert$
     /// uniformly in $w$ ([`TruncatedGzk::feature_norm_bound`], from $|P_d^\ell| \le 1$) and
-    /// $K_{jj} = \mathbb E_w\|\phi_{x_j}(w)\|^2$ (Lemma 5): one direction contributes
+    /// $K_{jj} = \mathbb E_w\Vert\phi_{x_j}(w)\Vert^2$ (Lemma 5): one direction contributes
     /// $Y = \langle\phi_{x_i}(w),\phi_{x_j}(w)\rangle$ with $\operatorname{Var} Y \le \mathbb E Y^2 \le
-    /// B_i^2\,\mathbb E\|\phi_{x_j}\|^2$. Also returns the largest $\sigma_{ij}$ and deviation.
+    /// B_i^2\thinspace\mathbb E\Vert\phi_{x_j}\Vert^2$. Also returns the largest $\sigma_{ij}$ and deviation.
     fn max_z(
         kernel: &TruncatedGzk,
         x: &Array2<f64>,

@@ -2,7 +2,7 @@
 //!
 //! All evaluation uses the three-term recurrence (corrected, see [`gegenbauer_all`])
 //! $$P_d^{0} = 1,\quad P_d^{1} = t,\quad
-//!   P_d^{\ell+1}(t) = \frac{(2\ell+d-2)\,t\,P_d^{\ell}(t) - \ell\,P_d^{\ell-1}(t)}{\ell+d-2}\quad(\ell \ge 1),$$
+//!   P_d^{\ell+1}(t) = \frac{(2\ell+d-2)\thinspace t\thinspace P_d^{\ell}(t) - \ell\thinspace P_d^{\ell-1}(t)}{\ell+d-2}\quad(\ell \ge 1),$$
 //! whose forward evaluation is stable on $[-1,1]$: every solution of the recurrence stays bounded there
 //! (no dominant solution swamps $P_d^\ell$), so rounding errors grow at most linearly in $\ell$. In terms of the classical Gegenbauer polynomials,
 //! $P_d^\ell = C_\ell^{(\nu)}/C_\ell^{(\nu)}(1)$ with $\nu = d/2 - 1$.
@@ -61,7 +61,7 @@ impl Basis {
         }
     }
 
-    /// Coefficients $(A_\ell, B_\ell)$ of $P^{\ell+1}(t) = A_\ell\,t\,P^\ell(t) - B_\ell\,P^{\ell-1}(t)$:
+    /// Coefficients $(A_\ell, B_\ell)$ of $P^{\ell+1}(t) = A_\ell\thinspace t\thinspace P^\ell(t) - B_\ell\thinspace P^{\ell-1}(t)$:
     /// $A_0 = 1, B_0 = 0$; for $\ell \ge 1$, $A_\ell = \frac{2\ell+d-2}{\ell+d-2}$, $B_\ell = \frac{\ell}{\ell+d-2}$
     /// (monomials: $A_\ell = 1$, $B_\ell = 0$). NaN for an invalid `d`.
     #[inline]
@@ -136,7 +136,7 @@ pub fn gegenbauer(d: usize, l: usize, t: f64) -> f64 {
 /// Fills `out[ℓ]` $= P_d^\ell(t)$ for $\ell = 0,\dots,q$ with $q = $ `out.len()` − 1, in one pass.
 ///
 /// Uses the three-term recurrence
-/// $$P_d^{\ell+1}(t) = \frac{(2\ell+d-2)\,t\,P_d^{\ell}(t) - \ell\,P_d^{\ell-1}(t)}{\ell+d-2},$$
+/// $$P_d^{\ell+1}(t) = \frac{(2\ell+d-2)\thinspace t\thinspace P_d^{\ell}(t) - \ell\thinspace P_d^{\ell-1}(t)}{\ell+d-2},$$
 /// i.e. the classical Gegenbauer recurrence $(\ell+1)C_{\ell+1}^{(\nu)} = 2(\ell+\nu)tC_\ell^{(\nu)} -
 /// (\ell+2\nu-1)C_{\ell-1}^{(\nu)}$ rescaled by $C_\ell^{(\nu)}(1) = \binom{\ell+2\nu-1}{\ell}$, $\nu = d/2-1$.
 /// **The recurrence printed in the paper's App. J.3,**
@@ -148,8 +148,8 @@ pub fn gegenbauer_all(d: usize, t: f64, out: &mut [f64]) {
 }
 
 /// Reference implementation of the explicit sum (paper Eq. 2):
-/// $$P_d^{\ell}(t) = \sum_{j=0}^{\lfloor \ell/2 \rfloor} c_j\, t^{\ell-2j} (1-t^2)^j,\qquad c_0 = 1,\quad
-///   c_{j+1} = -\frac{(\ell-2j)(\ell-2j-1)}{2(j+1)(d-1+2j)}\,c_j .$$
+/// $$P_d^{\ell}(t) = \sum_{j=0}^{\lfloor \ell/2 \rfloor} c_j\thinspace t^{\ell-2j} (1-t^2)^j,\qquad c_0 = 1,\quad
+///   c_{j+1} = -\frac{(\ell-2j)(\ell-2j-1)}{2(j+1)(d-1+2j)}\thinspace c_j .$$
 /// Slower than the recurrence and subject to cancellation for large $\ell$; meant for cross-checks.
 /// NaN for $d < 2$.
 pub fn gegenbauer_explicit(d: usize, l: usize, t: f64) -> f64 {
@@ -173,7 +173,7 @@ pub fn gegenbauer_explicit(d: usize, l: usize, t: f64) -> f64 {
 ///
 /// Only two work arrays of the shape of `t` are allocated, whatever $q$ is; large arrays are updated in
 /// parallel. This is the building block of random Gegenbauer features (Definition 8), whose features are
-/// $\sum_{\ell \le q} \sqrt{\alpha_{\ell,d}}\,h_\ell(\|x\|)\,P_d^\ell(\langle x, w\rangle/\|x\|)$: accumulate
+/// $\sum_{\ell \le q} \sqrt{\alpha_{\ell,d}}\thinspace h_\ell(\Vert x\Vert)\thinspace P_d^\ell(\langle x, w\rangle/\Vert x\Vert)$: accumulate
 /// inside `f` instead of storing every degree. Errors only for an invalid basis.
 pub fn gegenbauer_for_each<D, F>(
     basis: Basis,

@@ -5,7 +5,7 @@ use statrs::function::gamma::ln_gamma;
 
 /// Exact binomial coefficient $\binom{n}{k}$ in `u128`, or `None` if an intermediate product overflows.
 ///
-/// The multiplicative formula $\binom{n-k+i}{i} = \binom{n-k+i-1}{i-1}\,(n-k+i)/i$ keeps every partial
+/// The multiplicative formula $\binom{n-k+i}{i} = \binom{n-k+i-1}{i-1}\thinspace(n-k+i)/i$ keeps every partial
 /// result an integer, so the division is exact.
 fn binomial_u128(n: usize, k: usize) -> Option<u128> {
     if k > n {
@@ -77,10 +77,10 @@ pub fn ln_alpha(l: usize, d: usize) -> f64 {
 }
 
 /// The ratio of sphere areas
-/// $$\frac{|\mathbb{S}^{d-2}|}{|\mathbb{S}^{d-1}|} = \frac{\Gamma(d/2)}{\sqrt{\pi}\,\Gamma\!\left(\frac{d-1}{2}\right)},
+/// $$\frac{|\mathbb{S}^{d-2}|}{|\mathbb{S}^{d-1}|} = \frac{\Gamma(d/2)}{\sqrt{\pi}\thinspace\Gamma\negthinspace\left(\frac{d-1}{2}\right)},
 ///   \qquad |\mathbb{S}^{d-1}| = \frac{2\pi^{d/2}}{\Gamma(d/2)},$$
-/// which normalises the Gegenbauer weight: $\int_{-1}^1 (1-t^2)^{(d-3)/2}\,dt = |\mathbb{S}^{d-1}|/|\mathbb{S}^{d-2}|$
-/// (Eq. 3 with $\ell = \ell' = 0$). Values: $1/\pi$ for $d=2$, $1/2$ for $d=3$, $2/\pi$ for $d=4$.
+/// which normalises the Gegenbauer weight: $\int_{-1}^1 (1-t^2)^{(d-3)/2}\thinspace dt = |\mathbb{S}^{d-1}|/|\mathbb{S}^{d-2}|$
+/// (Eq. 3 with $\ell = \ell^\prime = 0$). Values: $1/\pi$ for $d=2$, $1/2$ for $d=3$, $2/\pi$ for $d=4$.
 ///
 /// For $d \le 4096$ it is computed by the exact recurrence $r_{d+2} = r_d \cdot d/(d-1)$ from $r_2 = 1/\pi$,
 /// $r_3 = 1/2$ (error $\lesssim \sqrt{d}$ ulps), beyond that by log-gamma. Returns NaN for $d < 2$.

@@ -5,15 +5,15 @@
 //! generalized zonal kernels as exact kernels, and random Gegenbauer features as a feature map.
 //!
 //! * [`zonal`]: generalized zonal kernels (Definition 3),
-//!   $k(x,y) = \sum_\ell \langle h_\ell(\|x\|), h_\ell(\|y\|)\rangle P_d^\ell(\langle x,y\rangle/\|x\|\|y\|)$.
+//!   $k(x,y) = \sum_\ell \langle h_\ell(\Vert x\Vert), h_\ell(\Vert y\Vert)\rangle P_d^\ell(\langle x,y\rangle/\Vert x\Vert\Vert y\Vert)$.
 //!   [`Gzk`] is the exact kernel ([`rfx_core::Kernel`], GEMM-based Gram): the Gaussian
-//!   $e^{-\|x-y\|^2/(2\sigma^2)}$ (Lemma 15 on $x/\sigma$), the depth-$L$ ReLU NTK
-//!   $\|x\|\|y\|K^{(L)}(\cos)$ (Lemma 16, $h_\ell(t) = \sqrt{c_\ell}\,t$), and dot-product kernels from their Taylor
+//!   $e^{-\Vert x-y\Vert^2/(2\sigma^2)}$ (Lemma 15 on $x/\sigma$), the depth-$L$ ReLU NTK
+//!   $\Vert x\Vert\Vert y\Vert K^{(L)}(\cos)$ (Lemma 16, $h_\ell(t) = \sqrt{c_\ell}\thinspace t$), and dot-product kernels from their Taylor
 //!   coefficients (Lemma 4, Eqs. 12/22). [`Gzk::truncate`] gives the truncated kernel $k_{q,s}$ ([`TruncatedGzk`],
 //!   also a `Kernel`), [`Gzk::zonal`] the unit-norm fast path $\sum_{\ell\le q} c_\ell P_d^\ell$ (Lemma 2).
 //! * [`features`]: random Gegenbauer features (Definition 8), [`RandomGegenbauerParams`] →
 //!   [`RandomGegenbauerFeatures`] ([`rfx_core::FeatureMap`], dimension $m\cdot s$): $m$ uniform directions,
-//!   $z(x)_{ks+i} = m^{-1/2}\sum_{\ell\le q}\sqrt{\alpha_{\ell,d}}[h_\ell(\|x\|)]_i P_d^\ell(\langle\hat x, w_k\rangle)$,
+//!   $z(x)\_{ks+i} = m^{-1/2}\sum_{\ell\le q}\sqrt{\alpha_{\ell,d}}[h_\ell(\Vert x\Vert)]\_i P_d^\ell(\langle\hat x, w_k\rangle)$,
 //!   unbiased for $k_{q,s}$; one GEMM plus one pass of the recurrence, cost $O(nmd + nmqs)$.
 //! * [`harmonics`]: $\alpha_{\ell,d}$, the dimension of degree-$\ell$ spherical harmonics in $\mathbb{R}^d$
 //!   (Eq. 4), exact in integers where possible; the area ratio $|\mathbb{S}^{d-2}|/|\mathbb{S}^{d-1}|$.

@@ -1,14 +1,14 @@
-//! Gauss–Jacobi quadrature $\int_{-1}^{1} f(t)\,(1-t)^a(1+t)^b\,dt \approx \sum_i w_i f(t_i)$.
+//! Gauss–Jacobi quadrature $\int_{-1}^{1} f(t)\thinspace(1-t)^a(1+t)^b\thinspace dt \approx \sum_i w_i f(t_i)$.
 //!
 //! Nodes are the zeros of the degree-$n$ Jacobi polynomial $P_n^{(a,b)}$, equivalently the eigenvalues of
 //! the symmetric tridiagonal Jacobi matrix $J_n$ of the orthonormal three-term recurrence
-//! $$\sqrt{\beta_{k+1}}\,p_{k+1}(t) = (t-\alpha_k)\,p_k(t) - \sqrt{\beta_k}\,p_{k-1}(t),\qquad
-//!   p_0 = 1/\sqrt{\mu_0},\quad \mu_0 = \int_{-1}^1 (1-t)^a(1+t)^b\,dt = 2^{a+b+1}B(a+1,b+1),$$
+//! $$\sqrt{\beta_{k+1}}\thinspace p_{k+1}(t) = (t-\alpha_k)\thinspace p_k(t) - \sqrt{\beta_k}\thinspace p_{k-1}(t),\qquad
+//!   p_0 = 1/\sqrt{\mu_0},\quad \mu_0 = \int_{-1}^1 (1-t)^a(1+t)^b\thinspace dt = 2^{a+b+1}B(a+1,b+1),$$
 //! with (monic Jacobi recurrence coefficients)
 //! $$\alpha_k = \frac{b^2-a^2}{(2k+a+b)(2k+a+b+2)},\qquad
 //!   \beta_k = \frac{4k(k+a)(k+b)(k+a+b)}{(2k+a+b)^2(2k+a+b+1)(2k+a+b-1)}\ (k \ge 1),$$
 //! ($\alpha_0 = \frac{b-a}{a+b+2}$, $\beta_1 = \frac{4(1+a)(1+b)}{(2+a+b)^2(3+a+b)}$ taken in the limit form so that
-//! $a+b \in \{0,-1\}$ needs no special case).
+//! $a+b \in \lbrace0,-1\rbrace$ needs no special case).
 //!
 //! **Algorithm.** (1) Newton's method on $p_n$ (values and derivatives by the recurrence, $O(n)$ each) from the
 //! asymptotic initial guesses of Hale & Townsend (2013),
@@ -95,13 +95,13 @@ struct Recurrence {
     inv_sqrt_beta: Vec<f64>,
 }
 
-/// Result of running the recurrence at one point. Stored values equal true values times $2^{\text{scale\_exp}}$.
+/// Result of running the recurrence at one point. Stored values equal true values times $2^{s}$, $s$ = `scale_exp`.
 struct Eval {
     p: f64,
     dp: f64,
     /// $\sum_{k<n} p_k^2$ in stored scale.
     sum_sq: f64,
-    /// $\sum_{k<n} p_k p_k'$ in stored scale.
+    /// $\sum_{k<n} p_k p_k^\prime$ in stored scale.
     sum_pdp: f64,
     /// Base-2 exponent of the stored scale (≤ 0).
     scale_exp: i32,
@@ -149,7 +149,7 @@ impl Recurrence {
         self.alpha.len()
     }
 
-    /// $p_n(x)$, $p_n'(x)$ and $\sum_{k<n} p_k(x)^2$, all in a common power-of-two scale.
+    /// $p_n(x)$, $p_n^\prime(x)$ and $\sum_{k<n} p_k(x)^2$, all in a common power-of-two scale.
     fn eval(&self, x: f64) -> Eval {
         let n = self.n();
         let (mut pm, mut p) = (0.0, self.inv_sqrt_beta[0]);
@@ -188,14 +188,14 @@ impl Recurrence {
         }
     }
 
-    /// Christoffel number $1/K(x^*)$, $K(x) = \sum_{k<n} p_k(x)^2$, at the zero $x^*$ of $p_n$ nearest to the
+    /// Christoffel number $1/K(x^\ast )$, $K(x) = \sum_{k<n} p_k(x)^2$, at the zero $x^*$ of $p_n$ nearest to the
     /// floating-point node `x`.
     ///
     /// Near $\pm1$ the relative sensitivity of $K$ to its argument is of order $n^2$, so evaluating $K$ at the
     /// rounded node $x$ (off by up to half an ulp) would cost ~$n^2\varepsilon$ relative accuracy (8e−11 for
     /// the outermost Gauss–Chebyshev weight at $n = 3000$). The sub-ulp offset $\delta = x - x^* \approx
-    /// p_n(x)/p_n'(x)$ is known from the same recurrence run, so we use the first-order correction
-    /// $K(x^*) \approx K(x) - 2\delta\sum_{k<n} p_k(x)p_k'(x)$.
+    /// p_n(x)/p_n^\prime(x)$ is known from the same recurrence run, so we use the first-order correction
+    /// $K(x^*) \approx K(x) - 2\delta\sum_{k<n} p_k(x)p_k^\prime(x)$.
     fn christoffel(&self, x: f64) -> f64 {
         Self::weight_from(&self.eval(x))
     }
@@ -312,7 +312,7 @@ fn initial_guess(k: usize, n: usize, a: f64, b: f64) -> f64 {
     x.clamp(-1.0 + 1e-15, 1.0 - 1e-15)
 }
 
-/// $\mu_0 = \int_{-1}^1 (1-t)^a (1+t)^b\,dt = 2^{a+b+1}\Gamma(a+1)\Gamma(b+1)/\Gamma(a+b+2)$.
+/// $\mu_0 = \int_{-1}^1 (1-t)^a (1+t)^b\thinspace dt = 2^{a+b+1}\Gamma(a+1)\Gamma(b+1)/\Gamma(a+b+2)$.
 fn jacobi_mass(a: f64, b: f64) -> f64 {
     // Gegenbauer weights a = b = (d−3)/2: use the exact sphere-area recurrence (more accurate than lgamma).
     let d = 2.0 * a + 3.0;

@@ -1,4 +1,4 @@
-//! Truncated series $\sum_{\ell \le q} c_\ell\,\phi_\ell(t)$ in a [`Basis`], the named scalar functions of
+//! Truncated series $\sum_{\ell \le q} c_\ell\thinspace\phi_\ell(t)$ in a [`Basis`], the named scalar functions of
 //! the Figure-1 experiment, and the sup-norm error on an equispaced grid.
 
 use rayon::prelude::*;
@@ -18,7 +18,7 @@ pub const SUP_GRID_POINTS: usize = 20_001;
 /// [`ScalarFunction::gegenbauer_coefficients`]); 100 already reach rounding level.
 pub const NTK_QUADRATURE_NODES: usize = 1000;
 
-/// A truncated series $s(t) = \sum_{\ell=0}^{q} c_\ell\,\phi_\ell(t)$ with $\phi_\ell$ from a [`Basis`]
+/// A truncated series $s(t) = \sum_{\ell=0}^{q} c_\ell\thinspace\phi_\ell(t)$ with $\phi_\ell$ from a [`Basis`]
 /// ($t^\ell$ or $P_d^\ell$).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Series {
@@ -86,7 +86,7 @@ impl Series {
     }
 
     /// $s(t)$ by Clenshaw's algorithm for $\phi_{\ell+1} = A_\ell t\phi_\ell - B_\ell\phi_{\ell-1}$:
-    /// $b_{q+1} = b_{q+2} = 0$, $b_\ell = c_\ell + A_\ell t\,b_{\ell+1} - B_{\ell+1} b_{\ell+2}$, $s(t) = b_0$
+    /// $b_{q+1} = b_{q+2} = 0$, $b_\ell = c_\ell + A_\ell t\thinspace b_{\ell+1} - B_{\ell+1} b_{\ell+2}$, $s(t) = b_0$
     /// (with $\phi_0 = 1$, $A_0 = 1$). For monomials this is Horner's rule. Backward stable; the error is a few
     /// ulps times $\sum_\ell |c_\ell|$ on $[-1,1]$.
     pub fn eval(&self, t: f64) -> f64 {
@@ -103,7 +103,7 @@ impl Series {
 /// The functions of the Figure-1 experiment, as functions of the cosine $t \in [-1, 1]$.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ScalarFunction {
-    /// $e^{\beta t}$; $\beta = 2$ is the Gaussian kernel $e^{-\|x-y\|^2} = e^{-2}e^{2\langle x,y\rangle}$ on the
+    /// $e^{\beta t}$; $\beta = 2$ is the Gaussian kernel $e^{-\Vert x-y\Vert^2} = e^{-2}e^{2\langle x,y\rangle}$ on the
     /// unit sphere (Fig. 1a).
     Exp {
         /// The rate $\beta$ (finite).

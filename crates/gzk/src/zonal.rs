@@ -1,18 +1,18 @@
 //! Generalized zonal kernels (GZK, paper Section 3.2): exact kernels and their truncated $(q, s)$ versions.
 //!
 //! A GZK of order $s$ (Definition 3) is
-//! $$k(x,y) = \sum_{\ell=0}^{\infty} \big\langle h_\ell(\|x\|), h_\ell(\|y\|)\big\rangle\,
-//!   P_d^{\ell}\!\left(\frac{\langle x, y\rangle}{\|x\|\|y\|}\right),\qquad h_\ell : \mathbb{R} \to \mathbb{R}^s .$$
+//! $$k(x,y) = \sum_{\ell=0}^{\infty} \big\langle h_\ell(\Vert x\Vert), h_\ell(\Vert y\Vert)\big\rangle\thinspace
+//!   P_d^{\ell}\negthinspace\left(\frac{\langle x, y\rangle}{\Vert x\Vert\Vert y\Vert}\right),\qquad h_\ell : \mathbb{R} \to \mathbb{R}^s .$$
 //! [`Gzk`] holds the exact kernels of the paper written in this form:
 //!
-//! * the Gaussian kernel $e^{-\|x-y\|^2/(2\sigma^2)}$ (Lemma 15, Eq. 23, with bandwidth $\sigma$: everything is
+//! * the Gaussian kernel $e^{-\Vert x-y\Vert^2/(2\sigma^2)}$ (Lemma 15, Eq. 23, with bandwidth $\sigma$: everything is
 //!   applied to $x/\sigma$),
-//! * the depth-$L$ ReLU NTK $\Theta^{(L)}(x,y) = \|x\|\|y\|\,K^{(L)}(\cos)$ (Lemma 16),
+//! * the depth-$L$ ReLU NTK $\Theta^{(L)}(x,y) = \Vert x\Vert\Vert y\Vert\thinspace K^{(L)}(\cos)$ (Lemma 16),
 //! * dot-product kernels $\kappa(\langle x,y\rangle)$ with non-negative Taylor coefficients
 //!   $\kappa^{(j)}(0)/j!$ (Lemma 4, Eqs. 12 and 22), e.g. $e^{\beta\langle x,y\rangle}$ and $(\langle x,y\rangle+c)^p$.
 //!
 //! [`Gzk::truncate`] gives the truncated kernel $k_{q,s}$ ([`TruncatedGzk`]): degrees $\ell \le q$ and radial terms
-//! $i = 0,\dots,s-1$ (the paper's "$i \in [s]$", research notes §12 item 4), for which random Gegenbauer features
+//! $i = 0,\dots,s-1$ (the paper's "$i \in \[s\]$", research notes §12 item 4), for which random Gegenbauer features
 //! are unbiased (Definition 8). [`Gzk::zonal`] gives the unit-norm fast path: the zonal kernel
 //! $\sum_{\ell\le q} c_\ell P_d^\ell(\langle \hat x, \hat y\rangle)$ whose coefficients $c_\ell$ are the Gegenbauer
 //! coefficients (Eq. 7) of the kernel restricted to the unit sphere, a GZK of order 1 with $h_\ell \equiv \sqrt{c_\ell}$.
@@ -32,7 +32,7 @@ use crate::series::ScalarFunction;
 /// Largest truncation degree $q$ accepted by [`Gzk::truncate`], [`Gzk::zonal`] and random Gegenbauer features.
 ///
 /// The recurrence is stable far beyond this, but the feature variance grows like $\alpha_{q,d}$ and the paper
-/// itself stops at 15 (App. J.3); 60 leaves room for large $\|x\|/\sigma$ (Theorem 12 needs $q \gtrsim 3.7r^2$).
+/// itself stops at 15 (App. J.3); 60 leaves room for large $\Vert x\Vert/\sigma$ (Theorem 12 needs $q \gtrsim 3.7r^2$).
 pub const MAX_DEGREE: usize = 60;
 
 /// Largest number of radial terms $s$ accepted by [`Gzk::truncate`] (a guard against absurd allocations; the
@@ -70,12 +70,12 @@ fn check_finite(name: &str, v: f64, allowed: &str, ok: bool) -> Result<()> {
 }
 
 impl Gzk {
-    /// The Gaussian kernel $k(x,y) = e^{-\|x-y\|^2/(2\sigma^2)}$ with bandwidth $\sigma > 0$.
+    /// The Gaussian kernel $k(x,y) = e^{-\Vert x-y\Vert^2/(2\sigma^2)}$ with bandwidth $\sigma > 0$.
     ///
-    /// As a GZK (Lemma 15 applied to $x/\sigma$): $k(x,y) = e^{-\|x\|^2/2\sigma^2}e^{-\|y\|^2/2\sigma^2}
+    /// As a GZK (Lemma 15 applied to $x/\sigma$): $k(x,y) = e^{-\Vert x\Vert^2/2\sigma^2}e^{-\Vert y\Vert^2/2\sigma^2}
     /// e^{\langle x,y\rangle/\sigma^2}$, with radial terms, for $\rho = t/\sigma$,
-    /// $$[h_\ell(t)]_i = \sqrt{\frac{\alpha_{\ell,d}\,\Gamma(\frac d2)}{2^\ell\,4^i\,i!\,\Gamma(i+\ell+\frac d2)}}\;
-    ///   \rho^{\ell+2i}\,e^{-\rho^2/2},\qquad i = 0, 1, \dots$$
+    /// $$[h_\ell(t)]\_i = \sqrt{\frac{\alpha_{\ell,d}\thinspace\Gamma(\frac d2)}{2^\ell\thinspace4^i\thinspace i!\thinspace\Gamma(i+\ell+\frac d2)}}\thickspace
+    ///   \rho^{\ell+2i}\thinspace e^{-\rho^2/2},\qquad i = 0, 1, \dots$$
     /// (the factor $\rho^{\ell+2i}e^{-\rho^2/2}$ lies outside the root, as in Lemma 15; Eq. 23 misprints it;
     /// $\Gamma(i+\frac12)/(\sqrt\pi(2i)!) = 1/(4^i i!)$). The paper's experiments imply $\sigma^2 = 1/2$.
     pub fn gaussian(sigma: f64) -> Result<Self> {
@@ -85,11 +85,11 @@ impl Gzk {
         })
     }
 
-    /// The depth-$L$ ReLU neural tangent kernel $\Theta^{(L)}(x,y) = \|x\|\|y\|\,K^{(L)}\big(\frac{\langle
-    /// x,y\rangle}{\|x\|\|y\|}\big)$ with $K^{(L)}$ = [`crate::relu_ntk`] ($\Theta = 0$ if $x = 0$ or $y = 0$).
+    /// The depth-$L$ ReLU neural tangent kernel $\Theta^{(L)}(x,y) = \Vert x\Vert\Vert y\Vert\thinspace K^{(L)}\big(\frac{\langle
+    /// x,y\rangle}{\Vert x\Vert\Vert y\Vert}\big)$ with $K^{(L)}$ = [`crate::relu_ntk`] ($\Theta = 0$ if $x = 0$ or $y = 0$).
     ///
     /// As a GZK of order $s = 1$ (Lemma 16, corrected square-root placement, research notes §12 item 2):
-    /// $h_\ell(t) = \sqrt{c_\ell}\,t$ with $c_\ell$ the Gegenbauer coefficients (Eq. 7) of $K^{(L)}$, computed by
+    /// $h_\ell(t) = \sqrt{c_\ell}\thinspace t$ with $c_\ell$ the Gegenbauer coefficients (Eq. 7) of $K^{(L)}$, computed by
     /// Gauss–Legendre quadrature in the angle ([`ScalarFunction::gegenbauer_coefficients`]).
     /// `depth = 0` is the linear kernel $\langle x, y\rangle$; `depth = 2` is the paper's "two-layer" NTK.
     pub fn relu_ntk(depth: usize) -> Result<Self> {
@@ -142,8 +142,8 @@ impl Gzk {
     /// Taylor coefficients $a_j = \kappa^{(j)}(0)/j! \ge 0$ (finitely many: a polynomial).
     ///
     /// As a GZK (Lemma 4, Eq. 12; truncated: Eq. 22), with $i = 0, 1, \dots$:
-    /// $$[h_\ell(t)]_i = \sqrt{\frac{\alpha_{\ell,d}\,\Gamma(\frac d2)\,\kappa^{(\ell+2i)}(0)}{2^\ell\,4^i\,i!\,
-    ///   \Gamma(i+\ell+\frac d2)}}\;t^{\ell+2i}.$$
+    /// $$[h_\ell(t)]\_i = \sqrt{\frac{\alpha_{\ell,d}\thinspace\Gamma(\frac d2)\thinspace\kappa^{(\ell+2i)}(0)}{2^\ell\thinspace4^i\thinspace i!\thinspace
+    ///   \Gamma(i+\ell+\frac d2)}}\thickspace t^{\ell+2i}.$$
     /// Errors: empty list, or a coefficient that is negative or not finite (positive definiteness on every
     /// sphere needs $\kappa^{(j)}(0) \ge 0$, Schoenberg).
     pub fn dot_product(taylor: Vec<f64>) -> Result<Self> {
@@ -186,7 +186,7 @@ impl Gzk {
     }
 
     /// The kernel on the unit sphere as a function of the cosine, $\kappa_{\mathbb S}(t) = k(x,y)$ for
-    /// $\|x\| = \|y\| = 1$, $\langle x,y\rangle = t$: $e^{(t-1)/\sigma^2}$, $K^{(L)}(t)$ or $\kappa(t)$.
+    /// $\Vert x\Vert = \Vert y\Vert = 1$, $\langle x,y\rangle = t$: $e^{(t-1)/\sigma^2}$, $K^{(L)}(t)$ or $\kappa(t)$.
     pub fn on_sphere(&self, t: f64) -> f64 {
         match &self.kind {
             Kind::Gaussian { sigma } => ((t - 1.0) / (sigma * sigma)).exp(),
@@ -214,7 +214,7 @@ impl Gzk {
 
     /// Gegenbauer coefficients $c_0,\dots,c_q$ (Eq. 7) of the kernel restricted to the unit sphere,
     /// $\kappa_{\mathbb S}(t) = \sum_\ell c_\ell P_d^\ell(t)$ (see [`Gzk::on_sphere`]); they equal
-    /// $\|h_\ell(1)\|^2$ of the untruncated radial functions.
+    /// $\Vert h_\ell(1)\Vert^2$ of the untruncated radial functions.
     ///
     /// * Gaussian: $e^{-1/\sigma^2}$ times the closed form for $e^{t/\sigma^2}$
     ///   ([`crate::exp_gegenbauer_coefficients`]); exponential: that closed form;
@@ -524,8 +524,8 @@ fn mirror_upper(g: &mut Array2<f64>) {
     }
 }
 
-/// How the radial functions depend on $\rho = \|x\|/\sigma$: $[h_\ell(\rho)]_i = \sqrt{C_{\ell,i}}\,
-/// \rho^{p_{\ell,i}}\,e^{-\delta\rho^2/2}$.
+/// How the radial functions depend on $\rho = \Vert x\Vert/\sigma$: $[h_\ell(\rho)]\_i = \sqrt{C_{\ell,i}}\thinspace
+/// \rho^{p_{\ell,i}}\thinspace e^{-\delta\rho^2/2}$.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum RadialPower {
     /// $p = \ell + 2i$ (dot-product and Gaussian kernels, Eqs. 22–23).
@@ -538,8 +538,8 @@ enum RadialPower {
 
 /// A truncated generalized zonal kernel $k_{q,s}$ (Eqs. 22–23), the kernel that random Gegenbauer features
 /// estimate without bias (Definition 8):
-/// $$k_{q,s}(x,y) = \sum_{\ell=0}^{q}\sum_{i=0}^{s-1}[h_\ell(\|x\|)]_i\,[h_\ell(\|y\|)]_i\;
-///   P_d^\ell\!\left(\frac{\langle x,y\rangle}{\|x\|\|y\|}\right).$$
+/// $$k_{q,s}(x,y) = \sum_{\ell=0}^{q}\sum_{i=0}^{s-1}[h_\ell(\Vert x\Vert)]\_i\thinspace[h_\ell(\Vert y\Vert)]_i\thickspace
+///   P_d^\ell\negthinspace\left(\frac{\langle x,y\rangle}{\Vert x\Vert\Vert y\Vert}\right).$$
 /// Obtained from [`Gzk::truncate`] or [`Gzk::zonal`]; it is a positive-definite [`Kernel`] in its own right,
 /// tied to the dimension $d$ (its `eval` returns NaN for vectors of another length, its `gram` an error).
 #[derive(Clone, Debug, PartialEq)]
@@ -592,7 +592,7 @@ impl TruncatedGzk {
         }
     }
 
-    /// Fills `out[ℓ·s + i]` with $\sqrt{\alpha_{\ell,d}}^{\,w}\,[h_\ell(r)]_i \cdot \text{factor}$ where `w` is 0 or 1,
+    /// Fills `out[ℓ·s + i]` with $\sqrt{\alpha_{\ell,d}}^{\thinspace w}\thinspace[h_\ell(r)]_i \cdot \text{factor}$ where `w` is 0 or 1,
     /// all in log space; `ln_factor` is added to the exponent.
     pub(crate) fn radial_into(&self, r: f64, with_alpha: bool, ln_factor: f64, out: &mut [f64]) {
         let rho = r * self.scale;
@@ -629,10 +629,10 @@ impl TruncatedGzk {
     }
 
     /// An upper bound on the feature norm of Lemma 5 for every direction $w$:
-    /// $$\sup_w \|\phi_x(w)\| \le B(r) = \sum_{\ell=0}^q \sqrt{\alpha_{\ell,d}}\,\|h_\ell(r)\|,\qquad r = \|x\|,$$
-    /// from $|P_d^\ell| \le 1$ on $[-1,1]$. With $\mathbb E_w\|\phi_y(w)\|^2 = k_{q,s}(y,y)$ (Lemma 5) it bounds
+    /// $$\sup_w \Vert\phi_x(w)\Vert \le B(r) = \sum_{\ell=0}^q \sqrt{\alpha_{\ell,d}}\thinspace\Vert h_\ell(r)\Vert,\qquad r = \Vert x\Vert,$$
+    /// from $|P_d^\ell| \le 1$ on $[-1,1]$. With $\mathbb E_w\Vert\phi_y(w)\Vert^2 = k_{q,s}(y,y)$ (Lemma 5) it bounds
     /// the variance of one direction's contribution to $\langle z(x), z(y)\rangle$ by
-    /// $\min\{B(\|x\|)^2 k_{q,s}(y,y),\,B(\|y\|)^2 k_{q,s}(x,x)\}$.
+    /// $\min\lbrace B(\Vert x\Vert)^2 k_{q,s}(y,y),\thinspace B(\Vert y\Vert)^2 k_{q,s}(x,x)\rbrace$.
     pub fn feature_norm_bound(&self, r: f64) -> f64 {
         let mut out = vec![0.0; (self.q + 1) * self.s];
         self.radial_into(r, true, 0.0, &mut out);
@@ -644,8 +644,8 @@ impl TruncatedGzk {
     /// The uniform upper bound of Lemma 7 on the ridge leverage scores $\tau_\lambda(w) =
     /// \operatorname{Tr}(\Phi_w^\top(K+\lambda I)^{-1}\Phi_w)$ (Definition 6) of this kernel on data with row
     /// norms `norms`:
-    /// $$\tau_\lambda(w) \le \sum_{\ell=0}^{q}\alpha_{\ell,d}\,\min\Big\{\frac{\pi^2(\ell+1)^2}{6\lambda}
-    ///   \sum_{j}\|h_\ell(\|x_j\|)\|^2,\; s\Big\}\quad\text{for every } w \in \mathbb{S}^{d-1}$$
+    /// $$\tau_\lambda(w) \le \sum_{\ell=0}^{q}\alpha_{\ell,d}\thinspace\min\Big\lbrace\frac{\pi^2(\ell+1)^2}{6\lambda}
+    ///   \sum_{j}\Vert h_\ell(\Vert x_j\Vert)\Vert^2,\thickspace s\Big\rbrace\quad\text{for every } w \in \mathbb{S}^{d-1}$$
     /// ($h_\ell = 0$ for $\ell > q$). Theorem 9 multiplies it by $\frac{8}{3\varepsilon^2}\log\frac{16s_\lambda}
     /// {\delta}$ to get the number of directions. Errors: $\lambda$ not finite and positive.
     pub fn leverage_bound(&self, norms: &[f64], lambda: f64) -> Result<f64> {
@@ -672,7 +672,7 @@ impl TruncatedGzk {
             .sum())
     }
 
-    /// Radial values $\sqrt{\alpha_{\ell,d}}^{\,w}[h_\ell(r_j)]_i e^{\text{ln\_factor}}$ for all rows: $n \times (q+1)s$.
+    /// Radial values $\sqrt{\alpha_{\ell,d}}^{\thinspace w}[h_\ell(r_j)]_i e^{f}$ ($f$ = `ln_factor`) for all rows: $n \times (q+1)s$.
     pub(crate) fn radial_matrix(
         &self,
         norms: &Array1<f64>,
@@ -724,7 +724,7 @@ impl Kernel for TruncatedGzk {
     }
 
     /// $K = \sum_{\ell\le q} (H_\ell^x H_\ell^{y\top}) \circ P_d^\ell(C)$ where $C = \hat X\hat Y^\top$ (one GEMM),
-    /// $H^x_\ell$ holds the radial vectors $h_\ell(\|x_i\|)$ as rows, and the $P_d^\ell(C)$ come from one pass of
+    /// $H^x_\ell$ holds the radial vectors $h_\ell(\Vert x_i\Vert)$ as rows, and the $P_d^\ell(C)$ come from one pass of
     /// the recurrence ([`gegenbauer_for_each`]). Cost $O(nmd + nmqs)$.
     fn gram(&self, x: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
         rfx_core::check_gram_columns(x, y)?;

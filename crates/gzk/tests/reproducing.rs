@@ -1,6 +1,6 @@
 //! Monte Carlo check of the reproducing property of Gegenbauer polynomials (paper Lemma 1):
-//! $P_d^\ell(\langle x,y\rangle) = \alpha_{\ell,d}\,\mathbb{E}_w[P_d^\ell(\langle x,w\rangle)P_d^\ell(\langle y,w\rangle)]$
-//! and $\mathbb{E}_w[P_d^\ell(\langle x,w\rangle)P_d^{\ell'}(\langle y,w\rangle)] = 0$ for $\ell \ne \ell'$, with $w$
+//! $P_d^\ell(\langle x,y\rangle) = \alpha_{\ell,d}\thinspace\mathbb{E}_w[P_d^\ell(\langle x,w\rangle)P_d^\ell(\langle y,w\rangle)]$
+//! and $\mathbb{E}_w[P_d^\ell(\langle x,w\rangle)P_d^{\ell^\prime}(\langle y,w\rangle)] = 0$ for $\ell \ne \ell^\prime$, with $w$
 //! uniform on $\mathbb{S}^{d-1}$.
 
 use rand::Rng;

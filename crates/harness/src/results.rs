@@ -193,7 +193,9 @@ pub fn parse_cells(text: &str) -> (Option<Vec<String>>, Vec<Row>, usize) {
     let mut header: Option<Vec<String>> = None;
     let mut rows = Vec::new();
     let mut dropped = 0;
+    let mut last_is_row = false;
     for rec in rdr.records() {
+        last_is_row = false;
         let Ok(rec) = rec else {
             dropped += 1;
             continue;
@@ -201,13 +203,16 @@ pub fn parse_cells(text: &str) -> (Option<Vec<String>>, Vec<Row>, usize) {
         let fields: Vec<String> = rec.iter().map(str::to_string).collect();
         match &header {
             None => header = Some(fields),
-            Some(h) if h.len() == fields.len() => rows.push(Row(fields)),
+            Some(h) if h.len() == fields.len() => {
+                rows.push(Row(fields));
+                last_is_row = true;
+            }
             Some(_) => dropped += 1,
         }
     }
     // A final line without its newline was cut off mid-write: the fields may look complete but the last
-    // number may be truncated, so it is dropped too.
-    if !text.is_empty() && !text.ends_with('\n') && !rows.is_empty() {
+    // number may be truncated, so it is dropped too (unless it was already dropped for its field count).
+    if !text.is_empty() && !text.ends_with('\n') && last_is_row {
         rows.pop();
         dropped += 1;
     }
@@ -365,6 +370,9 @@ mod tests {
         // A cut-off line that happens to have the right number of fields is dropped too.
         let (_, rows, dropped) = parse_cells("a,b\n1,2\n3,4");
         assert_eq!((rows.len(), dropped), (1, 1));
+        // One cut off with fewer fields is dropped once, and the complete row before it is kept.
+        let (_, rows, dropped) = parse_cells("a,b\n1,2\n3,4\n5");
+        assert_eq!((rows.len(), dropped), (2, 1));
     }
 
     #[test]

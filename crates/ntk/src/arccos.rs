@@ -2,22 +2,22 @@
 //! Eqs. 11, 15) and the leverage-score ("GS") order-1 features.
 //!
 //! With $W = [w_1, \dots, w_m]$, $w_j \sim \mathcal N(0, I_d)$ i.i.d. (the [`Sampler::Gaussian`] default):
-//! $$a_0(x) = \sqrt{2/m}\,\mathrm{Step}(W^\top x),\qquad a_1(x) = \sqrt{2/m}\,\mathrm{ReLU}(W^\top x),$$
+//! $$a_0(x) = \sqrt{2/m}\thinspace\mathrm{Step}(W^\top x),\qquad a_1(x) = \sqrt{2/m}\thinspace\mathrm{ReLU}(W^\top x),$$
 //! $\mathbb E\langle a_0(x), a_0(y)\rangle = A_0(x,y) = \kappa_0(\rho)$ and $\mathbb E\langle a_1(x), a_1(y)\rangle = A_1(x,y)$, with
-//! $\mathrm{Step}(t) = \mathbf 1_{\{t > 0\}}$ (the papers leave $\mathrm{Step}(0)$ undefined; it has probability 0 except
+//! $\mathrm{Step}(t) = \mathbf 1_{\lbrace t > 0\rbrace}$ (the papers leave $\mathrm{Step}(0)$ undefined; it has probability 0 except
 //! at $x = 0$, whose features are then all zero).
 //!
 //! **Leverage-score (GS) features, order 1 only** (Han et al. Eq. 15–16, Algorithm 2; Zandieh et al. Eq. 15,
-//! Algorithm 3): draw $v_j \sim q(v) = \frac{\|v\|^2}{d}\mathcal N(v; 0, I_d)$ and weight each feature by
-//! $\sqrt{p(v_j)/q(v_j)} = \sqrt d/\|v_j\|$:
-//! $$\tilde a_1(x) = \sqrt{2d/m}\,\Big[\frac{\mathrm{ReLU}(v_j^\top x)}{\|v_j\|}\Big]_{j=1}^m,$$
+//! Algorithm 3): draw $v_j \sim q(v) = \frac{\Vert v\Vert^2}{d}\mathcal N(v; 0, I_d)$ and weight each feature by
+//! $\sqrt{p(v_j)/q(v_j)} = \sqrt d/\Vert v_j\Vert$:
+//! $$\tilde a_1(x) = \sqrt{2d/m}\thinspace\Big[\frac{\mathrm{ReLU}(v_j^\top x)}{\Vert v_j\Vert}\Big]_{j=1}^m,$$
 //! unbiased for $A_1$ for any $q$ whose support covers that of $p$. [`Sampler::LeverageGibbs`] draws $v_j$ with
 //! the papers' Gibbs sampler ([`rfx_sampling::leverage::leverage_gibbs`], $T$ sweeps from a Gaussian start;
 //! the papers use $T = 1$); [`Sampler::LeverageExact`] samples $q$ exactly
-//! ([`rfx_sampling::leverage::leverage_exact`]). Since $\tilde a_1$ only depends on $v_j/\|v_j\|$, which is
+//! ([`rfx_sampling::leverage::leverage_exact`]). Since $\tilde a_1$ only depends on $v_j/\Vert v_j\Vert$, which is
 //! uniform on the sphere under $q$, the exact sampler gives the plain features with the $\chi_d$ radius
 //! replaced by $\sqrt d$ (research notes §3.5). The importance weight is applied as written (division by
-//! $\|v_j\|$), so a finite-$T$ Gibbs chain gives exactly the paper's features.
+//! $\Vert v_j\Vert$), so a finite-$T$ Gibbs chain gives exactly the paper's features.
 //!
 //! **Batch form.** The weights are stored as one $d \times m$ matrix with the importance weights folded into
 //! its columns; a batch costs one GEMM $XW$ ($n d m$ flops) and one parallel elementwise pass.
@@ -36,7 +36,7 @@ pub enum Sampler {
     /// $w_j \sim \mathcal N(0, I_d)$, feature scale $\sqrt{2/m}$ (Eq. 11).
     Gaussian,
     /// $v_j \sim q$ by the Gibbs sampler with this many sweeps (Algorithm 2; the papers use 1), features
-    /// $\sqrt{2d/m}\,\mathrm{ReLU}(v_j^\top x)/\|v_j\|$ (Eq. 16).
+    /// $\sqrt{2d/m}\thinspace\mathrm{ReLU}(v_j^\top x)/\Vert v_j\Vert$ (Eq. 16).
     LeverageGibbs {
         /// Number of full Gibbs sweeps $T$.
         sweeps: usize,
@@ -50,7 +50,7 @@ impl Sampler {
     ///
     /// One sweep from a Gaussian start has not mixed: the sampled directions are not uniform, so these
     /// importance-weighted features are slightly **biased** for $A_1$ (measured at $d = 5$: entries off by up
-    /// to 5% of $\|x\|^2$; $T = 3$ is unbiased within Monte Carlo error, `tests/features.rs`). The bias shrinks
+    /// to 5% of $\Vert x\Vert^2$; $T = 3$ is unbiased within Monte Carlo error, `tests/features.rs`). The bias shrinks
     /// with $d$ because the conditional approaches $\mathcal N(0, 1)$ when $\sum_{k \ne j} v_k^2$ is large. Use
     /// [`Sampler::LeverageExact`] for the exact distribution.
     pub const GS: Sampler = Sampler::LeverageGibbs { sweeps: 1 };
@@ -68,7 +68,7 @@ pub(crate) enum Act {
     Relu,
 }
 
-/// One random layer $x \mapsto c\,\sigma(x^\top W)$ with $W$ of shape $d_{\rm in} \times m$ (importance weights
+/// One random layer $x \mapsto c\thinspace\sigma(x^\top W)$ with $W$ of shape $d_{\rm in} \times m$ (importance weights
 /// folded into the columns).
 #[derive(Clone, Debug)]
 pub(crate) struct RandomLayer {
@@ -142,7 +142,7 @@ impl RandomLayer {
         self.w.ncols()
     }
 
-    /// $c\,\sigma(XW)$ for the rows of `x` (one GEMM, then a parallel elementwise pass).
+    /// $c\thinspace\sigma(XW)$ for the rows of `x` (one GEMM, then a parallel elementwise pass).
     pub(crate) fn apply(&self, x: ArrayView2<'_, f64>) -> Array2<f64> {
         let mut z = x.dot(&self.w);
         self.activate(z.view_mut());
@@ -156,7 +156,7 @@ impl RandomLayer {
         self.activate(out);
     }
 
-    /// $z \mapsto c\,\sigma(z)$ in place, in parallel.
+    /// $z \mapsto c\thinspace\sigma(z)$ in place, in parallel.
     fn activate(&self, mut z: ArrayViewMut2<'_, f64>) {
         let c = self.scale;
         match self.act {

@@ -15,11 +15,11 @@
 //! is unbiased for $\Theta^{(1)}$; for $L \ge 2$ it is biased like Algorithm 1.
 //!
 //! **Grad-RF** ([`GradRf`]): the network of Han et al. Eq. 1 with $L$ hidden layers of width $w$ and no biases,
-//! $h_0 = x$, $h_\ell = \sqrt{2/w}\,\mathrm{ReLU}(W_\ell^\top h_{\ell-1})$, $f = v^\top h_L$, all parameters i.i.d.
+//! $h_0 = x$, $h_\ell = \sqrt{2/w}\thinspace\mathrm{ReLU}(W_\ell^\top h_{\ell-1})$, $f = v^\top h_L$, all parameters i.i.d.
 //! $\mathcal N(0, 1)$. Features are $\partial f/\partial\theta$ for $\theta = (W_1, \dots, W_L, v)$, dimension
 //! $P = dw + (L-1)w^2 + w$ (the paper reports this "expected dimension"; its example "127,040 for a two-layer,
 //! 16-width network on MNIST" matches width 160 with 10 outputs, not Eq. 1, research notes §7.10). By
-//! backpropagation, $g_L = v$, $\delta_\ell = \sqrt{2/w}\,\mathrm{Step}(z_\ell) \odot g_\ell$, $g_{\ell-1} = W_\ell\delta_\ell$,
+//! backpropagation, $g_L = v$, $\delta_\ell = \sqrt{2/w}\thinspace\mathrm{Step}(z_\ell) \odot g_\ell$, $g_{\ell-1} = W_\ell\delta_\ell$,
 //! $\partial f/\partial W_\ell = h_{\ell-1}\delta_\ell^\top$, $\partial f/\partial v = h_L$, so the empirical NTK is
 //! $$\hat K = H_L H_L^\top + \sum_{\ell=1}^L (H_{\ell-1}H_{\ell-1}^\top) \odot (\Delta_\ell\Delta_\ell^\top)$$
 //! ([`GradRf::gram`], $O(n^2(d + Lw))$, never forming $P$-dimensional gradients). As $w \to \infty$, $\hat K \to \Theta^{(L)}$
@@ -43,7 +43,7 @@ fn check_pos(name: &str, v: usize) -> Result<()> {
 }
 
 /// Parameters of [`NaiveRf`]: `depth` $L \ge 1$ (default 1), `m0`, `m1` (default 16 each; the paper uses
-/// $m_0 = m_1 \in \{2, \dots, 128\}$), `memory_cap` for [`FeatureMap::transform`] (default 8 GiB).
+/// $m_0 = m_1 \in \lbrace2, \dots, 128\rbrace$), `memory_cap` for [`FeatureMap::transform`] (default 8 GiB).
 #[derive(Clone, Debug)]
 pub struct NaiveRfParams {
     depth: usize,
@@ -299,7 +299,7 @@ impl GradRf {
         Some(lo)
     }
 
-    /// The parameters $\theta = (\mathrm{vec}\,W_1, \dots, \mathrm{vec}\,W_L, v)$ flattened row-major (the feature
+    /// The parameters $\theta = (\mathrm{vec}\thinspace W_1, \dots, \mathrm{vec}\thinspace W_L, v)$ flattened row-major (the feature
     /// order of [`FeatureMap::transform`]).
     pub fn theta(&self) -> Vec<f64> {
         let mut t: Vec<f64> = Vec::with_capacity(self.dim());

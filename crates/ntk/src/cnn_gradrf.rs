@@ -4,21 +4,21 @@
 //! **Network.** Images $x \in \mathbb R^{d_1 \times d_2 \times c}$ (rows in height–width–channel order), $K$
 //! convolutional layers with $q \times q$ filters (odd $q$, same padding), width $w$, no biases, ReLU, global
 //! average pooling and a linear scalar output, all parameters i.i.d. $\mathcal N(0, 1)$:
-//! $$h^{(0)} = x,\quad u^{(l)}_p = \sum_{a,b} W^{(l)\top}_{ab}\, h^{(l-1)}_{p+(a,b)},\quad
-//!   h^{(l)} = \sqrt{\tfrac{2}{q^2 w}}\,\mathrm{ReLU}(u^{(l)}),\quad f(x) = v^\top \tfrac{1}{d_1 d_2}\sum_p h^{(K)}_p .$$
-//! With this scaling $\langle h^{(l)}_p(y), h^{(l)}_{p'}(z)\rangle \to \Gamma^{(l)}_{pp'}$ of Definition 2 as $w \to \infty$
-//! (the variance of $u^{(l)}_p$ is $\mathrm{conv}(\Gamma^{(l-1)})_{pp} = N^{(l)}_p$ and
-//! $2\,\mathbb E[\mathrm{ReLU}(u)\mathrm{ReLU}(u')] = \sqrt{NN'}\kappa_1(\rho)$). The features are
+//! $$h^{(0)} = x,\quad u^{(l)}\_p = \sum_{a,b} W^{(l)\top}\_{ab}\thinspace h^{(l-1)}\_{p+(a,b)},\quad
+//!   h^{(l)} = \sqrt{\tfrac{2}{q^2 w}}\thinspace\mathrm{ReLU}(u^{(l)}),\quad f(x) = v^\top \tfrac{1}{d_1 d_2}\sum_p h^{(K)}\_p .$$
+//! With this scaling $\langle h^{(l)}\_p(y), h^{(l)}\_{p^\prime}(z)\rangle \to \Gamma^{(l)}\_{pp^\prime}$ of Definition 2 as $w \to \infty$
+//! (the variance of $u^{(l)}\_p$ is $\mathrm{conv}(\Gamma^{(l-1)})\_{pp} = N^{(l)}\_p$ and
+//! $2\thinspace\mathbb E[\mathrm{ReLU}(u)\mathrm{ReLU}(u^\prime)] = \sqrt{NN^\prime}\kappa_1(\rho)$). The features are
 //! $\nabla_\theta f(x)$ for $\theta = (W^{(1)}, \dots, W^{(K)}, v)$, of dimension
 //! $q^2 c w + (K-1) q^2 w^2 + w$ ($= 18w^2 + (9c+1)w$ for $K = 3$, $q = 3$: the dimensions 9,328 / 17,040 /
 //! 42,816 of Table 1 are $w = 22, 30, 48$ with $c = 3$). Their inner products converge to the CNTK with
 //! every layer trained (Definition 2 plus the first-layer and output terms).
 //!
 //! **Gradients** (backpropagation with im2col): $A^{(l-1)}$ = the window direct sums of $h^{(l-1)}$
-//! ($P \times q^2 c_{l-1}$), $U^{(l)} = A^{(l-1)}W^{(l)}$; $g^{(K)}_p = v/P$,
-//! $\delta^{(l)} = \sqrt{2/(q^2 w)}\,\mathrm{Step}(U^{(l)}) \odot g^{(l)}$, $\partial f/\partial W^{(l)} = A^{(l-1)\top}\delta^{(l)}$,
+//! ($P \times q^2 c_{l-1}$), $U^{(l)} = A^{(l-1)}W^{(l)}$; $g^{(K)}\_p = v/P$,
+//! $\delta^{(l)} = \sqrt{2/(q^2 w)}\thinspace\mathrm{Step}(U^{(l)}) \odot g^{(l)}$, $\partial f/\partial W^{(l)} = A^{(l-1)\top}\delta^{(l)}$,
 //! $g^{(l-1)} = \mathrm{col2im}(\delta^{(l)} W^{(l)\top})$ (the adjoint of the window direct sum),
-//! $\partial f/\partial v = \frac1P\sum_p h^{(K)}_p$. Tested against central finite differences of $f$.
+//! $\partial f/\partial v = \frac1P\sum_p h^{(K)}\_p$. Tested against central finite differences of $f$.
 //! Images are independent (rayon over images); the small matrix products are plain loops, so the features
 //! do not depend on the thread count.
 
@@ -150,8 +150,8 @@ impl CnnGradRf {
         window_concat(h, (d1, d2), self.params.filter, None)
     }
 
-    /// The adjoint of [`CnnGradRf::im2col`]: pixel $p'$ receives block $(a, b)$ of row $p$ whenever
-    /// $p + (a, b) = p'$.
+    /// The adjoint of [`CnnGradRf::im2col`]: pixel $p^\prime$ receives block $(a, b)$ of row $p$ whenever
+    /// $p + (a, b) = p^\prime$.
     fn col2im(&self, g: ArrayView2<'_, f64>, k: usize) -> Array2<f64> {
         let (d1, d2, _) = self.params.shape;
         let (h, w) = (d1 as isize, d2 as isize);

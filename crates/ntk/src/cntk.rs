@@ -4,16 +4,16 @@
 //!
 //! Images $y, z \in \mathbb R^{d_1 \times d_2 \times c}$ are rows of length $d_1 d_2 c$ in height–width–channel
 //! order (index $(i d_2 + j) c + l$). The filter is $q \times q$ ($q$ odd), with zero padding ("same"
-//! convolution). With $\mathrm{conv}(T)_{i,j,i',j'} = \sum_{a,b} T_{i+a,j+b,i'+a,j'+b}$ over
-//! $a, b \in \{-\tfrac{q-1}2, \dots, \tfrac{q-1}2\}$:
+//! convolution). With $\mathrm{conv}(T)\_{i,j,i^\prime,j^\prime} = \sum_{a,b} T_{i+a,j+b,i^\prime+a,j^\prime+b}$ over
+//! $a, b \in \lbrace-\tfrac{q-1}2, \dots, \tfrac{q-1}2\rbrace$:
 //!
-//! * $N^{(0)}_{ij}(x) = q^2\|x_{ij:}\|^2$, $N^{(h)}_{ij} = q^{-2}\sum_{a,b} N^{(h-1)}_{i+a,j+b}$ (Eq. 103);
-//! * $\Gamma^{(0)}_{iji'j'} = \langle y_{ij:}, z_{i'j':}\rangle$; for $h = 1..L$, with
-//!   $D = \sqrt{N^{(h)}_{ij}(y) N^{(h)}_{i'j'}(z)}$ and $\rho = \mathrm{conv}(\Gamma^{(h-1)})/D$:
+//! * $N^{(0)}\_{ij}(x) = q^2\Vert x_{ij:}\Vert^2$, $N^{(h)}\_{ij} = q^{-2}\sum_{a,b} N^{(h-1)}_{i+a,j+b}$ (Eq. 103);
+//! * $\Gamma^{(0)}\_{iji^\prime j^\prime} = \langle y_{ij:}, z_{i^\prime j^\prime:}\rangle$; for $h = 1..L$, with
+//!   $D = \sqrt{N^{(h)}\_{ij}(y) N^{(h)}_{i^\prime j^\prime}(z)}$ and $\rho = \mathrm{conv}(\Gamma^{(h-1)})/D$:
 //!   $\Gamma^{(h)} = \frac{D}{q^2}\kappa_1(\rho)$ (Eq. 104), $\dot\Gamma^{(h)} = \frac1{q^2}\kappa_0(\rho)$ (Eq. 105);
 //! * $\Pi^{(0)} = 0$, $\Pi^{(h)} = \mathrm{conv}(\Pi^{(h-1)} \odot \dot\Gamma^{(h)} + \Gamma^{(h)})$ for $h < L$
 //!   (Eq. 106), $\Pi^{(L)} = \Pi^{(L-1)} \odot \dot\Gamma^{(L)}$ (Eq. 107);
-//! * $\Theta^{(L)}_{\mathrm{cntk}}(y, z) = (d_1 d_2)^{-2} \sum_{i,j,i',j'} \Pi^{(L)}_{iji'j'}$ (Eq. 108).
+//! * $\Theta^{(L)}\_{\mathrm{cntk}}(y, z) = (d_1 d_2)^{-2} \sum_{i,j,i^\prime,j^\prime} \Pi^{(L)}_{iji^\prime j^\prime}$ (Eq. 108).
 //!
 //! $\kappa_0, \kappa_1$ are normalised so that $\kappa(1) = 1$, as everywhere in this crate. Where a patch is
 //! all zeros ($D = 0$) we set $\rho = 0$: then $\Gamma^{(h)} = 0$ there and the value of $\dot\Gamma^{(h)}$ does
@@ -24,8 +24,8 @@
 //! collapses to the fully connected one with a factor $q^{-2}$ per layer and without the two fixed layers:
 //! $q^{2L}\Theta_{\mathrm{cntk}}^{(L)}(y, z) = \Theta^{(L)}(y,z) - \Sigma^{(L)}(y,z) - \langle y, z\rangle
 //! \prod_{h=1}^{L}\dot\Sigma^{(h)}(y,z)$, where $\Theta^{(L)}$ is the depth-$L$ ReLU NTK of
-//! [`crate::ReluNtk`] and $\Sigma^{(h)}$ the NNGP. On the diagonal that is $(L-1)\|x\|^2$ (Lemma 13:
-//! $\Pi^{(L)}_{ijij}(y,y) = \frac{L-1}{q^2}N^{(L)}_{ij}(y)$). So $L = 1$ gives the zero kernel; Arora et al.'s
+//! [`crate::ReluNtk`] and $\Sigma^{(h)}$ the NNGP. On the diagonal that is $(L-1)\Vert x\Vert^2$ (Lemma 13:
+//! $\Pi^{(L)}\_{ijij}(y,y) = \frac{L-1}{q^2}N^{(L)}_{ij}(y)$). So $L = 1$ gives the zero kernel; Arora et al.'s
 //! "depth $d$" is $L = d - 1$.
 //!
 //! Cost per pair: $O(L q^2 (d_1 d_2)^2)$ (tensors of $(d_1 d_2)^2$ entries); a Gram matrix of $n$ images costs
@@ -137,8 +137,8 @@ impl Cntk {
         all
     }
 
-    /// $\mathrm{conv}(T)_{iji'j'} = \sum_{a,b} T_{i+a,j+b,i'+a,j'+b}$ for $T$ stored as $P \times P$ with
-    /// $P = d_1 d_2$ (row $= (i, j)$, column $= (i', j')$), zero padding. The window is a product of a
+    /// $\mathrm{conv}(T)\_{iji^\prime j^\prime} = \sum_{a,b} T_{i+a,j+b,i^\prime+a,j^\prime+b}$ for $T$ stored as $P \times P$ with
+    /// $P = d_1 d_2$ (row $= (i, j)$, column $= (i^\prime, j^\prime)$), zero padding. The window is a product of a
     /// range of $a$ and a range of $b$ (both shifts must keep both indices inside the image), so the sum is
     /// done as two one-dimensional passes, over $b$ then over $a$: $2q$ instead of $q^2$ terms per entry.
     fn conv(&self, t: &[f64], tmp: &mut [f64], out: &mut [f64]) {
@@ -210,7 +210,7 @@ impl Cntk {
     }
 
     /// One layer $h$ of Definition 2 on the $P \times P$ tensors ($P = d_1 d_2$, row $(i, j)$, column
-    /// $(i', j')$): on entry `g` $= \Gamma^{(h-1)}$ and `pi` $= \Pi^{(h-1)}$, on return `g` $= \Gamma^{(h)}$ and
+    /// $(i^\prime, j^\prime)$): on entry `g` $= \Gamma^{(h-1)}$ and `pi` $= \Pi^{(h-1)}$, on return `g` $= \Gamma^{(h)}$ and
     /// `pi` $= \Pi^{(h)}$ (Eqs. 104–107, with the layer's dual activations from `duals`). `ny_h`, `nz_h` are
     /// $N^{(h)}$ of the two images. `s`, `gd`, `tmp` are scratch of length $P^2$.
     #[allow(clippy::too_many_arguments)]

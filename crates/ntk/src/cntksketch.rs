@@ -9,32 +9,32 @@
 //! plus 20 nodes clustered near 1, unit weights for $\kappa_1$ and $t^2 + \frac12$ ($t$ = linspace(0, 1)) for
 //! $\kappa_0$. Domain: $[-1, 1]$ at layer 1 (pixel correlations of standardised images have either sign) and
 //! $[0, 1]$ at layers $h \ge 2$, where the exact correlation
-//! $\rho^{(h)} = \mathrm{conv}(\Gamma^{(h-1)})/\sqrt{N N'}$ is $\ge 0$ because $\Gamma^{(h-1)} \ge 0$ ($\kappa_1 \ge 0$).
+//! $\rho^{(h)} = \mathrm{conv}(\Gamma^{(h-1)})/\sqrt{N N^\prime}$ is $\ge 0$ because $\Gamma^{(h-1)} \ge 0$ ($\kappa_1 \ge 0$).
 //! (The reference code shrinks the domain by a heuristic recursion; $[0, 1]$ is the provable range.)
 //! The domain only affects the approximation quality, never the expectation identity below.
 //!
 //! **Features** ([`CntkSketch`]). All sketches are shared by all pixels and images and independent across
-//! layers; $\phi^{(0)}_{ij} = x_{ij:}$ (the SRHT $S$ of Eq. 109 is dropped for dense inputs, $r_0 = c$). For
+//! layers; $\phi^{(0)}\_{ij} = x_{ij:}$ (the SRHT $S$ of Eq. 109 is dropped for dense inputs, $r_0 = c$). For
 //! $h = 1..L$, with $N^{(h)}$ of Eq. 103 and the window direct sum (zero vectors outside the image):
 //!
-//! * $\mu_{ij} = \bigoplus_{a,b}\phi^{(h-1)}_{i+a,j+b} / \sqrt{N^{(h)}_{ij}}$, so
-//!   $\langle\mu_{ij}(y), \mu_{i'j'}(z)\rangle = \mathrm{conv}(\langle\phi^{(h-1)}, \phi^{(h-1)}\rangle)/\sqrt{N N'}$;
-//! * $\phi^{(h)}_{ij} = \frac{\sqrt{N^{(h)}_{ij}}}{q}\, T\big[\sqrt{\beta_0}, \sqrt{\beta_1}Q_1(\mu_{ij}), \dots\big]$ (Eq. 110),
+//! * $\mu_{ij} = \bigoplus_{a,b}\phi^{(h-1)}\_{i+a,j+b} / \sqrt{N^{(h)}\_{ij}}$, so
+//!   $\langle\mu_{ij}(y), \mu_{i^\prime j^\prime}(z)\rangle = \mathrm{conv}(\langle\phi^{(h-1)}, \phi^{(h-1)}\rangle)/\sqrt{N N^\prime}$;
+//! * $\phi^{(h)}\_{ij} = \frac{\sqrt{N^{(h)}\_{ij}}}{q}\thinspace T\big[\sqrt{\beta_0}, \sqrt{\beta_1}Q_1(\mu_{ij}), \dots\big]$ (Eq. 110),
 //!   $Q_j$ the degree-$j$ outputs of one PolySketch tree ([`PolynomialSketch`], complex TensorSRHT nodes,
 //!   `width` reals per degree), $\beta$ the coefficients of $P_1^{(h)}$, $T$ a Hadamard SRHT to `width`;
-//! * $\dot\phi^{(h)}_{ij} = \frac1q\, W\big[\dots\big]$ likewise with $P_0^{(h)}$ and an independent tree (Eq. 111);
-//! * $h < L$: $\eta_{ij} = Q^2(\psi^{(h-1)}_{ij} \otimes \dot\phi^{(h)}_{ij}) \oplus \phi^{(h)}_{ij}$ ($\psi^{(0)} = 0$, so
-//!   $\eta = \phi^{(1)}$ at $h = 1$) and $\psi^{(h)}_{ij} = R \bigoplus_{a,b}\eta_{i+a,j+b}$ (Eq. 112), $Q^2$ a complex
+//! * $\dot\phi^{(h)}\_{ij} = \frac1q\thinspace W\big[\dots\big]$ likewise with $P_0^{(h)}$ and an independent tree (Eq. 111);
+//! * $h < L$: $\eta_{ij} = Q^2(\psi^{(h-1)}\_{ij} \otimes \dot\phi^{(h)}\_{ij}) \oplus \phi^{(h)}\_{ij}$ ($\psi^{(0)} = 0$, so
+//!   $\eta = \phi^{(1)}$ at $h = 1$) and $\psi^{(h)}\_{ij} = R \bigoplus_{a,b}\eta_{i+a,j+b}$ (Eq. 112), $Q^2$ a complex
 //!   TensorSRHT and $R$ a complex SRHT, both to `width`;
-//! * $h = L$: $\psi^{(L)}_{ij} = Q^2(\psi^{(L-1)}_{ij} \otimes \dot\phi^{(L)}_{ij})$ to `dim` $= m$ (Eq. 113, with
+//! * $h = L$: $\psi^{(L)}\_{ij} = Q^2(\psi^{(L-1)}\_{ij} \otimes \dot\phi^{(L)}\_{ij})$ to `dim` $= m$ (Eq. 113, with
 //!   $\dot\phi$: the printed $\phi$ is a typo); $\phi^{(L)}$ is not needed and not computed;
-//! * $\Psi(x) = \frac1{d_1 d_2}\sum_{ij}\psi^{(L)}_{ij}$ (Eq. 114 without the final JL matrix $G$: $m$ is the
+//! * $\Psi(x) = \frac1{d_1 d_2}\sum_{ij}\psi^{(L)}\_{ij}$ (Eq. 114 without the final JL matrix $G$: $m$ is the
 //!   output dimension).
 //!
 //! **What is unbiased.** Every sketch is unbiased for inner products given its inputs, and the two trees of a
 //! layer are independent of each other and of $Q^2$, $R$. So *conditionally on the layer's inputs*,
-//! $\mathbb E\langle\phi^{(h)}(y)_{ij}, \phi^{(h)}(z)_{i'j'}\rangle = \frac{\sqrt{N N'}}{q^2}P_1^{(h)}(\hat\rho)$ and
-//! $\mathbb E\langle\psi^{(h)}(y)_{ij}, \psi^{(h)}(z)_{i'j'}\rangle$ is one step of the Definition-2 recursion (Eqs. 104–107)
+//! $\mathbb E\langle\phi^{(h)}(y)\_{ij}, \phi^{(h)}(z)\_{i^\prime j^\prime}\rangle = \frac{\sqrt{N N^\prime}}{q^2}P_1^{(h)}(\hat\rho)$ and
+//! $\mathbb E\langle\psi^{(h)}(y)\_{ij}, \psi^{(h)}(z)\_{i^\prime j^\prime}\rangle$ is one step of the Definition-2 recursion (Eqs. 104–107)
 //! with $(\kappa_1, \kappa_0) \to (P_1^{(h)}, P_0^{(h)})$ applied to the input inner products $\hat\Gamma^{(h-1)}$,
 //! $\hat\Pi^{(h-1)}$ — tested exactly. Layer 1's inputs are the pixels, so for $L = 2$ only the last layer
 //! receives sketched inputs; a polynomial of a sketched inner product is not unbiased for the polynomial of
@@ -42,12 +42,12 @@
 //! only up to a bias of the order of the inner layers' sketch variance, $O(1/\text{width})$, which the Monte
 //! Carlo test bounds below its standard error.
 //!
-//! **Cost.** Per pixel and layer $O(p\,q^2 w \log(q^2 w))$ (FFTs of the direct sums, $w$ = `width`), i.e.
+//! **Cost.** Per pixel and layer $O(p\thinspace q^2 w \log(q^2 w))$ (FFTs of the direct sums, $w$ = `width`), i.e.
 //! linear in the number of pixels and images, against $O(L q^2 (d_1 d_2)^2)$ per *pair* of images for the
 //! exact CNTK. Images are processed in chunks of `batch`; within a chunk every sketch runs over all pixels
 //! of all images in parallel (rayon over rows). Each row's computation is independent of the others, so the
 //! output does not depend on the thread count or the chunking. (FFT-based SRHT/TensorSRHT need
-//! $O(d \log d)$ per row instead of the $O(d\,w)$ of a dense GEMM projection, so no GEMM is used.)
+//! $O(d \log d)$ per row instead of the $O(d\thinspace w)$ of a dense GEMM projection, so no GEMM is used.)
 
 use crate::cntk::{Cntk, Duals};
 use crate::ntksketch::{fit_monotone_polynomial, linspace};
@@ -400,7 +400,7 @@ pub(crate) struct LayerState {
 
 /// Row-wise direct sum over the $q \times q$ window (im2col): rows of `mat` are (image, pixel) with
 /// `shape` $= (d_1, d_2)$ pixels per image, and output row $(b, i, j)$ is
-/// $\bigoplus_{a,b'} \text{mat}_{(b, i+a, j+b')} \cdot \text{scale}_{(b,i,j)}$ (offsets $a$ outer, $b'$ inner, both in
+/// $\bigoplus_{a,b^\prime} \text{mat}\_{(b, i+a, j+b^\prime)} \cdot \text{scale}_{(b,i,j)}$ (offsets $a$ outer, $b^\prime$ inner, both in
 /// $-\frac{q-1}2..\frac{q-1}2$; zero blocks outside the image, i.e. same padding). Parallel over rows.
 pub(crate) fn window_concat(
     mat: ArrayView2<'_, f64>,
@@ -659,7 +659,7 @@ mod tests {
         assert!(prev.0 < 1e-2 && prev.1 < 0.1, "{prev:?}");
     }
 
-    /// $\max_{|t| \le s} |P'(t)|$ and $\max_{|t| \le s}|P(t)|$ for nonnegative coefficients: both at $t = s$.
+    /// $\max_{|t| \le s} |P^\prime(t)|$ and $\max_{|t| \le s}|P(t)|$ for nonnegative coefficients: both at $t = s$.
     fn value_and_slope_at(c: &[f64], s: f64) -> (f64, f64) {
         let d: Vec<f64> = c
             .iter()

@@ -11,7 +11,7 @@
 //!   deterministic once fitted, so this is exact). Cost: $n^2 m$ flops for the products plus
 //!   $\lceil n/P\rceil(\lceil n/P\rceil+1)/2$ panel transforms ($\approx n/(2P)$ full transforms); with
 //!   $P \ge n$ it is one transform and one `dsyrk`.
-//! * [`feature_gram_error`]: $\|\Phi\Phi^\top - K\|_F^2$ and $\|K\|_F^2$ against a given $K$ by the same row panels,
+//! * [`feature_gram_error`]: $\Vert\Phi\Phi^\top - K\Vert_F^2$ and $\Vert K\Vert_F^2$ against a given $K$ by the same row panels,
 //!   each tile of $\Phi\Phi^\top$ (at most $1024 \times 1024$, by GEMM) compared with $K$ as soon as it is
 //!   formed: the same $n^2 m$ flops as [`feature_gram`] without its $n \times n$ output, its symmetrisation
 //!   and a second pass over $n^2$ entries (which dominate for small $m$).
@@ -51,7 +51,7 @@ impl GramAccumulator {
         Ok(())
     }
 
-    /// Adds $s\,Z Z^\top$ (e.g. $s = 1/C$ for an average of chunks).
+    /// Adds $s\thinspace Z Z^\top$ (e.g. $s = 1/C$ for an average of chunks).
     pub fn add_scaled(&mut self, z: ArrayView2<'_, f64>, s: f64) -> Result<()> {
         if !(s.is_finite() && s >= 0.0) {
             return Err(RfxError::invalid("scale", s, "a finite number >= 0"));
@@ -127,7 +127,7 @@ pub fn feature_gram<M: FeatureMap + ?Sized>(
     Ok(k)
 }
 
-/// $\big(\|\Phi\Phi^\top - K\|_F^2,\ \|K\|_F^2\big)$ for the features $\Phi$ of a fitted map on the rows of `x`
+/// $\big(\Vert\Phi\Phi^\top - K\Vert_F^2,\ \Vert K\Vert_F^2\big)$ for the features $\Phi$ of a fitted map on the rows of `x`
 /// and a symmetric $K$ ($n \times n$), without forming $\Phi\Phi^\top$: row panels as in [`feature_gram`]
 /// (within `memory_budget` bytes), tiles of at most $1024 \times 1024$ by GEMM, each compared with $K$ at once;
 /// only tiles on or above the diagonal are formed and those strictly above count twice (both sums use the

@@ -3,8 +3,8 @@
 //!
 //! For $\ell = 1, \dots, L$, with fresh independent weights and sketches per layer
 //! (Han et al. Algorithm 1, lines 3–8):
-//! $$\Lambda^{(\ell)} = \sqrt{2/m_0}\,\mathrm{Step}(W_0^{(\ell)\top}\Psi^{(\ell-1)}),\qquad
-//!   \Psi^{(\ell)} = \sqrt{2/m_1}\,\mathrm{ReLU}(W_1^{(\ell)\top}\Psi^{(\ell-1)}),$$
+//! $$\Lambda^{(\ell)} = \sqrt{2/m_0}\thinspace\mathrm{Step}(W_0^{(\ell)\top}\Psi^{(\ell-1)}),\qquad
+//!   \Psi^{(\ell)} = \sqrt{2/m_1}\thinspace\mathrm{ReLU}(W_1^{(\ell)\top}\Psi^{(\ell-1)}),$$
 //! $$\Gamma^{(\ell)} = S^{(\ell)}\big(\Lambda^{(\ell)} \otimes \Phi^{(\ell-1)}\big) \in \mathbb R^{m_{cs}},\qquad
 //!   \Phi^{(\ell)} = [\Psi^{(\ell)}, \Gamma^{(\ell)}],$$
 //! starting from $\Phi^{(0)} = \Psi^{(0)} = x$; the output is $\Phi^{(L)}$ and $\langle\Phi^{(L)}(x),\Phi^{(L)}(y)\rangle
@@ -18,10 +18,10 @@
 //! * [`PairSketch::TensorSrht`] (Zandieh et al. Algorithm 2, $\mathbf Q^2$): the complex-FFT TensorSRHT of the
 //!   reference code ([`rfx_sketches::TensorSrht`]), $m_{cs}$ even.
 //!
-//! Zandieh et al. normalise $x$ first and multiply the output by $\|x\|$; because ReLU features are
+//! Zandieh et al. normalise $x$ first and multiply the output by $\Vert x\Vert$; because ReLU features are
 //! 1-homogeneous, Step features 0-homogeneous and the sketches linear, that gives the identical map, so it is
 //! skipped (as in the reference code). With a leverage [`Sampler`], every layer's ReLU features are the GS
-//! features $\sqrt{2 d_{\ell-1}/m_1}\,\mathrm{ReLU}(v^\top\Psi^{(\ell-1)})/\|v\|$ (Han et al. §5: "Algorithm 1 with GS",
+//! features $\sqrt{2 d_{\ell-1}/m_1}\thinspace\mathrm{ReLU}(v^\top\Psi^{(\ell-1)})/\Vert v\Vert$ (Han et al. §5: "Algorithm 1 with GS",
 //! Zandieh et al. `do_leverage` on every ReLU map); the Step features are unchanged.
 //!
 //! **Dimension** $m_1 + m_{cs}$ (the paper's "$m$"; with the papers' choice $m_0 = m_1 = m - m_{cs}$).
@@ -32,7 +32,7 @@
 //! \Theta^{(1)}$. For $L \ge 2$ it is a nonlinear function of random features and has an $O(1/m)$ bias (not
 //! discussed in the papers; research notes §7.19).
 //!
-//! **Cost** per row $O(d(m_0 + m_1) + (L-1)m_1(m_0+m_1) + L\,m_{cs}\log m_{cs})$: one GEMM per random layer
+//! **Cost** per row $O(d(m_0 + m_1) + (L-1)m_1(m_0+m_1) + L\thinspace m_{cs}\log m_{cs})$: one GEMM per random layer
 //! and one FFT-based sketch per layer, all on row batches; with GS the Gibbs sampler costs $m_1 d_{\ell-1}$
 //! conditional inversions per layer at fit time. Measured throughput: see the crate documentation.
 

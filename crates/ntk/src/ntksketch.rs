@@ -6,7 +6,7 @@
 //! * nodes: 201 equispaced points on $[-1,1]$ together with $n = 15L + 5q$ points $\cos\frac{(2i+1)\pi}{4n}$,
 //!   $i = 0..n-1$ (clustered near 1), sorted;
 //! * weights $w_k = \mathrm{linspace}(0, 1)_k + 2/L$ on the sorted nodes (heavier near $t = 1$);
-//! * $\min_\beta \sum_k w_k^2 (P(t_k) - K^{(L)}(t_k))^2 + 10^{-5}\|\beta\|^2$ subject to $\beta \ge 0$ (so that
+//! * $\min_\beta \sum_k w_k^2 (P(t_k) - K^{(L)}(t_k))^2 + 10^{-5}\Vert\beta\Vert^2$ subject to $\beta \ge 0$ (so that
 //!   $\sqrt{\beta_j}$ is real and the kernel stays positive definite) and $P(t_k) \le P(t_{k+1})$ (monotone on
 //!   the sorted nodes); then $\beta_j < 10^{-5}$ is set to 0.
 //!
@@ -15,14 +15,14 @@
 //! entering as $\sqrt{10^{-5}}I$ rows. The stated error [`NtkPolynomial::max_error`] is the maximum of
 //! $|P - K^{(L)}|$ over the nodes and a 20,001-point equispaced grid.
 //!
-//! **Features** ([`NtkSketch`]). With $\hat x = x/\|x\|$ and a PolySketch tree of degree $2^{\lceil\log_2 q\rceil}$
+//! **Features** ([`NtkSketch`]). With $\hat x = x/\Vert x\Vert$ and a PolySketch tree of degree $2^{\lceil\log_2 q\rceil}$
 //! ([`rfx_sketches::PolynomialSketch`], complex TensorSRHT nodes, `tree_dim` real outputs per degree) giving
 //! $U_j(\hat x) \approx \hat x^{\otimes j}$ for $j = 1..q$:
-//! $$\Psi(x) = \|x\|\,\Big[\sqrt{\beta_0},\ S\big(\sqrt{\beta_1}U_1(\hat x) \oplus \dots \oplus \sqrt{\beta_q}U_q(\hat x)\big)\Big],$$
+//! $$\Psi(x) = \Vert x\Vert\thinspace\Big[\sqrt{\beta_0},\ S\big(\sqrt{\beta_1}U_1(\hat x) \oplus \dots \oplus \sqrt{\beta_q}U_q(\hat x)\big)\Big],$$
 //! where $S$ is one complex-FFT SRHT to $m - 2$ reals (the reference's final `SRHTCmplx_Stndrd` to $m/2 - 1$
 //! complex numbers), so the dimension is $m - 1$ as in the reference code; with `compress(false)` $S$ is
 //! dropped and the dimension is $1 + q\cdot$`tree_dim`. Every stage is an unbiased linear sketch, so
-//! $\mathbb E\langle\Psi(x),\Psi(y)\rangle = \|x\|\|y\|P(\rho)$ exactly; the only bias is the fit error. (The
+//! $\mathbb E\langle\Psi(x),\Psi(y)\rangle = \Vert x\Vert\Vert y\Vert P(\rho)$ exactly; the only bias is the fit error. (The
 //! theory-faithful Algorithm 1 of the paper, with Taylor polynomials of degree $\sim L^2/\varepsilon^{4/3}$ per
 //! layer, is not what the experiments run and is not implemented.)
 
@@ -133,7 +133,7 @@ pub fn fit_ntk_polynomial(depth: usize, degree: usize) -> Result<NtkPolynomial> 
 }
 
 /// The constrained fit shared by the NTK and the CNTK polynomials: $\min_\beta \sum_k w_k^2 (P(t_k) - y_k)^2 +
-/// 10^{-5}\|\beta\|^2$ over degree-`degree` polynomials $P = \sum_j \beta_j t^j$, subject to $\beta \ge 0$ and
+/// 10^{-5}\Vert\beta\Vert^2$ over degree-`degree` polynomials $P = \sum_j \beta_j t^j$, subject to $\beta \ge 0$ and
 /// $P(t_k) \le P(t_{k+1})$ on the **sorted** nodes $t_k$; coefficients below $10^{-5}$ are then set to 0
 /// (module docs). Solved exactly by [`crate::qp::lsi`].
 pub(crate) fn fit_monotone_polynomial(
@@ -313,7 +313,7 @@ impl NtkSketch {
         }
     }
 
-    /// The polynomial the map sketches: $\mathbb E\langle\Psi(x),\Psi(y)\rangle = \|x\|\|y\|P(\rho)$.
+    /// The polynomial the map sketches: $\mathbb E\langle\Psi(x),\Psi(y)\rangle = \Vert x\Vert\Vert y\Vert P(\rho)$.
     pub fn polynomial(&self) -> &NtkPolynomial {
         &self.poly
     }

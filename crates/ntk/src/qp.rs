@@ -8,7 +8,7 @@ use ndarray::{Array1, Array2, ArrayView2};
 use rfx_core::{Result, RfxError};
 
 /// Householder QR of `a` ($k \times p$, $k \ge p$) applied to `b`: returns $(R, c)$ with $R$ upper triangular
-/// $p \times p$ and $c = (Q^\top b)_{1..p}$, so that $\min_x \|Ax - b\|$ is solved by $Rx = c$.
+/// $p \times p$ and $c = (Q^\top b)_{1..p}$, so that $\min_x \Vert Ax - b\Vert$ is solved by $Rx = c$.
 pub(crate) fn householder(a: ArrayView2<'_, f64>, b: &[f64]) -> (Array2<f64>, Vec<f64>) {
     let (k, p) = a.dim();
     let mut a = a.to_owned();
@@ -77,7 +77,7 @@ fn lstsq_cols(e: ArrayView2<'_, f64>, cols: &[usize], f: &[f64]) -> Result<Vec<f
     Ok(solve_upper(&r, &c))
 }
 
-/// Nonnegative least squares $\min_{y \ge 0}\|Ey - f\|_2$ by the Lawson–Hanson active-set algorithm.
+/// Nonnegative least squares $\min_{y \ge 0}\Vert Ey - f\Vert_2$ by the Lawson–Hanson active-set algorithm.
 pub fn nnls(e: ArrayView2<'_, f64>, f: &[f64]) -> Result<Array1<f64>> {
     let (k, p) = e.dim();
     if f.len() != k {
@@ -157,8 +157,8 @@ pub fn nnls(e: ArrayView2<'_, f64>, f: &[f64]) -> Result<Array1<f64>> {
     Ok(Array1::from(x))
 }
 
-/// $\min_\beta \|R\beta - f\|_2$ subject to $G\beta \ge h$ ($R$ upper triangular and nonsingular), by the
-/// substitution $u = R\beta - f$ (a least-distance problem $\min\|u\|$ s.t. $GR^{-1}u \ge h - GR^{-1}f$) solved
+/// $\min_\beta \Vert R\beta - f\Vert_2$ subject to $G\beta \ge h$ ($R$ upper triangular and nonsingular), by the
+/// substitution $u = R\beta - f$ (a least-distance problem $\min\Vert u\Vert$ s.t. $GR^{-1}u \ge h - GR^{-1}f$) solved
 /// through NNLS on $E = [\hat G^\top; \hat h^\top]$, $e = (0, \dots, 0, 1)$ (Lawson & Hanson, Ch. 23).
 pub fn lsi(r: &Array2<f64>, f: &[f64], g: ArrayView2<'_, f64>, h: &[f64]) -> Result<Vec<f64>> {
     let n = r.nrows();

@@ -19,7 +19,7 @@ fn points(n: usize, d: usize, seed: u64) -> Array2<f64> {
 }
 
 /// Features whose columns are i.i.d. (one random weight each): the estimate is the mean of the per-feature
-/// terms $m\,\phi_k(x)\phi_k(y)$; asserts $|\hat K - K| \le 5\,\mathrm{SE} + 10^{-12}$ entrywise, SE from the terms.
+/// terms $m\thinspace\phi_k(x)\phi_k(y)$; asserts $|\hat K - K| \le 5\thinspace\mathrm{SE} + 10^{-12}$ entrywise, SE from the terms.
 fn assert_unbiased_iid(phi: ArrayView2<f64>, k: &Array2<f64>, what: &str) -> f64 {
     let (n, m) = phi.dim();
     let mut worst: f64 = 0.0;

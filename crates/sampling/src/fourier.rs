@@ -1,27 +1,27 @@
 //! Random Fourier-family feature maps for the Gaussian kernel (survey §2, §3.1–3.3, 3.5, 3.10).
 //!
-//! **Kernel and bandwidth.** $k(x, y) = \exp\!\big(-\|x-y\|^2/(2\sigma^2)\big) = \exp(-\gamma\|x-y\|^2)$ with
+//! **Kernel and bandwidth.** $k(x, y) = \exp\negthinspace\big(-\Vert x-y\Vert^2/(2\sigma^2)\big) = \exp(-\gamma\Vert x-y\Vert^2)$ with
 //! $\gamma = 1/(2\sigma^2)$; give either [`Bandwidth::Sigma`] ($\sigma$, the survey's $\varsigma$) or
 //! [`Bandwidth::Gamma`]. By Bochner, $k(x,y) = \mathbb E_{\omega}\cos(\omega^\top(x-y))$ with
 //! $\omega \sim \mathcal N(0, \sigma^{-2} I_d)$.
 //!
 //! **Output forms** (`dim` = $m$ is always the output width, so methods compare at equal memory):
-//! * [`Output::Paired`]: $s = m/2$ frequencies, $z(x) = s^{-1/2}\,[\cos(Wx); \sin(Wx)] \in \mathbb R^{m}$, so
+//! * [`Output::Paired`]: $s = m/2$ frequencies, $z(x) = s^{-1/2}\thinspace[\cos(Wx); \sin(Wx)] \in \mathbb R^{m}$, so
 //!   $\langle z(x), z(y)\rangle = \frac1s\sum_i \cos(\omega_i^\top(x-y))$ (survey §2, "real-valued
-//!   implementation"); $m$ must be even. Variance for i.i.d. rows: $(1-e^{-z^2})^2/(2s)$, $z = \|x-y\|/\sigma$.
-//! * [`Output::RandomPhase`]: $s = m$ frequencies, $z(x) = \sqrt{2/m}\,\cos(Wx + b)$, $b_i \sim U[0, 2\pi)$
+//!   implementation"); $m$ must be even. Variance for i.i.d. rows: $(1-e^{-z^2})^2/(2s)$, $z = \Vert x-y\Vert/\sigma$.
+//! * [`Output::RandomPhase`]: $s = m$ frequencies, $z(x) = \sqrt{2/m}\thinspace\cos(Wx + b)$, $b_i \sim U[0, 2\pi)$
 //!   (Rahimi & Recht); variance $(1 + (1-e^{-z^2})^2)/(2m)$ (survey §6.2).
 //!
 //! **Frequencies** $W \in \mathbb R^{s \times d}$ ([`FourierMethod`]):
 //! * `Rff` (§3.1, Eq. 8): $W = \sigma^{-1} G$, $G_{ij} \sim \mathcal N(0,1)$.
 //! * `Orf` (§3.2): $W = \sigma^{-1} S Q$ per $d \times d$ block, $Q$ Haar-orthogonal, $S = \operatorname{diag}(\chi_d)$;
 //!   $\lceil s/d\rceil$ independent blocks, first $s$ rows kept.
-//! * `Sorf` (§3.3, Eq. 12): $W = \frac{\sqrt{d'}}{\sigma} \bar H D_1 \bar H D_2 \bar H D_3$ per block, $\bar H = H/\sqrt{d'}$
-//!   the normalised Hadamard matrix, $D_i$ Rademacher diagonals, $x$ zero-padded to $d' = 2^{\lceil\log_2 d\rceil}$;
-//!   computed as $\frac{1}{\sigma d'} H D_1 H D_2 H D_3 x$ with three FWHTs. Biased: $|\mathbb E\hat k - k| \le 6z/\sqrt{d}$.
-//! * `Fastfood` (§3.5, corrected normalisation): $W = \frac{1}{\sigma\sqrt{d'}}\, S H G \Pi H B$ per block with
+//! * `Sorf` (§3.3, Eq. 12): $W = \frac{\sqrt{d^\prime}}{\sigma} \bar H D_1 \bar H D_2 \bar H D_3$ per block, $\bar H = H/\sqrt{d^\prime}$
+//!   the normalised Hadamard matrix, $D_i$ Rademacher diagonals, $x$ zero-padded to $d^\prime = 2^{\lceil\log_2 d\rceil}$;
+//!   computed as $\frac{1}{\sigma d^\prime} H D_1 H D_2 H D_3 x$ with three FWHTs. Biased: $|\mathbb E\hat k - k| \le 6z/\sqrt{d}$.
+//! * `Fastfood` (§3.5, corrected normalisation): $W = \frac{1}{\sigma\sqrt{d^\prime}}\thinspace S H G \Pi H B$ per block with
 //!   the unnormalised $H$, $B$ Rademacher, $\Pi$ a uniform permutation, $G = \operatorname{diag}(g)$,
-//!   $g \sim \mathcal N(0, I_{d'})$, $S_{ii} = r_i/\|g\|$, $r_i \sim \chi_{d'}$: every row has norm $r_i/\sigma$.
+//!   $g \sim \mathcal N(0, I_{d^\prime})$, $S_{ii} = r_i/\Vert g\Vert$, $r_i \sim \chi_{d^\prime}$: every row has norm $r_i/\sigma$.
 //! * `Qmc` (§3.10, Eq. 14): $W_{ij} = \Psi^{-1}(t_{ij})/\sigma$ for the scrambled Halton points $t_i$ (see
 //!   [`crate::qmc`]); randomised, hence unbiased.
 //!
@@ -39,7 +39,7 @@ use rayon::prelude::*;
 use rfx_core::{FeatureMap, Kernel, Result, RfxError, RfxRng};
 use statrs::distribution::{ContinuousCDF, Normal};
 
-/// Bandwidth of the Gaussian kernel: $k = \exp(-\|x-y\|^2/(2\sigma^2)) = \exp(-\gamma\|x-y\|^2)$.
+/// Bandwidth of the Gaussian kernel: $k = \exp(-\Vert x-y\Vert^2/(2\sigma^2)) = \exp(-\gamma\Vert x-y\Vert^2)$.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Bandwidth {
     /// Width $\sigma > 0$ (the survey's $\varsigma$).
@@ -78,7 +78,7 @@ impl Bandwidth {
     }
 }
 
-/// The exact Gaussian kernel $\exp(-\|x-y\|^2/(2\sigma^2))$ (the target of the maps in this module).
+/// The exact Gaussian kernel $\exp(-\Vert x-y\Vert^2/(2\sigma^2))$ (the target of the maps in this module).
 #[derive(Clone, Copy, Debug)]
 pub struct GaussianKernel {
     /// Its bandwidth.
@@ -311,7 +311,7 @@ struct FastfoodBlock {
     b: Vec<f64>,
     perm: Vec<usize>,
     g: Vec<f64>,
-    /// $S_{ii}/(\sigma\sqrt{d'})$
+    /// $S_{ii}/(\sigma\sqrt{d^\prime})$
     s: Vec<f64>,
 }
 
@@ -639,7 +639,7 @@ mod tests {
 
     /// In d = 2 SORF has no randomness left in its directions: with $\bar H = H/\sqrt2$,
     /// $\bar H D_1 \bar H$ is a signed permutation, so every row of $\bar HD_1\bar HD_2\bar HD_3$ is
-    /// $(\pm1, \pm1)/\sqrt2$ and every frequency (scaled by $\sqrt{d'}/\sigma = \sqrt2/\sigma$) is
+    /// $(\pm1, \pm1)/\sqrt2$ and every frequency (scaled by $\sqrt{d^\prime}/\sigma = \sqrt2/\sigma$) is
     /// $(\pm1, \pm1)/\sigma$, for every seed and every block. The estimate is then the deterministic
     /// $\cos(\tau_1/\sigma)\cos(\tau_2/\sigma)$, not the Gaussian kernel: the survey benchmark's constant
     /// SORF error on banana (d = 2) at every s comes from this, not from a bug.

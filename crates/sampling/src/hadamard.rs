@@ -1,9 +1,9 @@
 //! The fast Walsh–Hadamard transform.
 //!
 //! $H_{d}$ is the Sylvester–Hadamard matrix of order $d = 2^k$, $H_1 = \[1\]$,
-//! $H_{2d} = \begin{pmatrix} H_d & H_d \\ H_d & -H_d \end{pmatrix}$, with entries $\pm 1$ and
-//! $H_d^\top H_d = d\,I_d$. The *normalised* Hadamard matrix is $H_d/\sqrt d$ (orthogonal).
-//! [`fwht`] computes $y = H_d\,x$ in place in $O(d \log d)$ operations.
+//! $H_{2d} = \begin{pmatrix} H_d & H_d \cr H_d & -H_d \end{pmatrix}$, with entries $\pm 1$ and
+//! $H_d^\top H_d = d\thinspace I_d$. The *normalised* Hadamard matrix is $H_d/\sqrt d$ (orthogonal).
+//! [`fwht`] computes $y = H_d\thinspace x$ in place in $O(d \log d)$ operations.
 
 use rfx_core::{Result, RfxError};
 
@@ -12,7 +12,7 @@ pub fn next_pow2(n: usize) -> usize {
     n.max(1).next_power_of_two()
 }
 
-/// In-place unnormalised Walsh–Hadamard transform $a \leftarrow H_d\,a$, $d$ = `a.len()` a power of two.
+/// In-place unnormalised Walsh–Hadamard transform $a \leftarrow H_d\thinspace a$, $d$ = `a.len()` a power of two.
 ///
 /// Returns an error if the length is not a power of two. Apply $1/\sqrt d$ yourself for the orthogonal
 /// (normalised) transform.

@@ -1,15 +1,15 @@
 //! The leverage-score distribution of the NTK random-features papers.
 //!
-//! $$q(w) = \frac{\|w\|_2^2}{d}\,\mathcal N(w; 0, I_d) = \frac{1}{(2\pi)^{d/2} d}\,\|w\|_2^2\,e^{-\|w\|_2^2/2}$$
+//! $$q(w) = \frac{\Vert w\Vert_2^2}{d}\thinspace\mathcal N(w; 0, I_d) = \frac{1}{(2\pi)^{d/2} d}\thinspace\Vert w\Vert_2^2\thinspace e^{-\Vert w\Vert_2^2/2}$$
 //! (Han et al. 2021, Eq. 15; Zandieh et al. 2021, Eq. 86). Two samplers:
 //!
 //! * [`leverage_gibbs`]: the papers' Gibbs sampler (Algorithm 2 / Algorithm 3): start at
 //!   $w \sim \mathcal N(0, I_d)$; each sweep redraws every coordinate $j$ in turn from its conditional
-//!   $q(t \mid r) = \frac{(t^2 + r)\,\varphi(t)}{1 + r}$, $r = \sum_{k \ne j} w_k^2$, by inverting the conditional
-//!   CDF (footnote 2) $F_r(t) = \Phi(t) - \frac{t\,\varphi(t)}{1 + r}$ exactly (safeguarded Newton, not the
+//!   $q(t \mid r) = \frac{(t^2 + r)\thinspace\varphi(t)}{1 + r}$, $r = \sum_{k \ne j} w_k^2$, by inverting the conditional
+//!   CDF (footnote 2) $F_r(t) = \Phi(t) - \frac{t\thinspace\varphi(t)}{1 + r}$ exactly (safeguarded Newton, not the
 //!   reference code's 1001-point table). The number of sweeps $T$ is configurable (the papers use $T = 1$).
-//! * [`leverage_exact`]: $q$ is radially symmetric, so $w = R\,u$ with $u$ uniform on $\mathbb S^{d-1}$ and
-//!   $R \sim \chi_{d+2}$ (the density of $\|w\|$ is $\propto \rho^{d+1} e^{-\rho^2/2}$), an exact sampler.
+//! * [`leverage_exact`]: $q$ is radially symmetric, so $w = R\thinspace u$ with $u$ uniform on $\mathbb S^{d-1}$ and
+//!   $R \sim \chi_{d+2}$ (the density of $\Vert w\Vert$ is $\propto \rho^{d+1} e^{-\rho^2/2}$), an exact sampler.
 
 use crate::random::{chi, gaussian_matrix, uniform_sphere};
 use ndarray::{Array2, Axis};
@@ -27,12 +27,12 @@ fn std_normal_cdf(t: f64) -> f64 {
     0.5 * erfc(-t / std::f64::consts::SQRT_2)
 }
 
-/// The conditional CDF of one coordinate, $F_r(t) = \Phi(t) - t\,\varphi(t)/(1 + r)$, $r \ge 0$.
+/// The conditional CDF of one coordinate, $F_r(t) = \Phi(t) - t\thinspace\varphi(t)/(1 + r)$, $r \ge 0$.
 pub fn gibbs_conditional_cdf(t: f64, r: f64) -> f64 {
     std_normal_cdf(t) - t * std_normal_pdf(t) / (1.0 + r)
 }
 
-/// The conditional density $(t^2 + r)\,\varphi(t)/(1 + r)$.
+/// The conditional density $(t^2 + r)\thinspace\varphi(t)/(1 + r)$.
 pub fn gibbs_conditional_pdf(t: f64, r: f64) -> f64 {
     (t * t + r) * std_normal_pdf(t) / (1.0 + r)
 }
@@ -92,7 +92,7 @@ pub fn leverage_gibbs(n: usize, d: usize, sweeps: usize, rng: &mut RfxRng) -> Re
     Ok(w)
 }
 
-/// `n` exact draws from $q$: $w = R\,u$, $u$ uniform on $\mathbb S^{d-1}$, $R \sim \chi_{d+2}$.
+/// `n` exact draws from $q$: $w = R\thinspace u$, $u$ uniform on $\mathbb S^{d-1}$, $R \sim \chi_{d+2}$.
 pub fn leverage_exact(n: usize, d: usize, rng: &mut RfxRng) -> Result<Array2<f64>> {
     let mut u = uniform_sphere(n, d, rng)?;
     let r = chi((d + 2) as f64, n, rng)?;
@@ -102,7 +102,7 @@ pub fn leverage_exact(n: usize, d: usize, rng: &mut RfxRng) -> Result<Array2<f64
     Ok(u)
 }
 
-/// The importance weight $\sqrt{p(w)/q(w)} = \sqrt d/\|w\|$ that makes features drawn from $q$ unbiased
+/// The importance weight $\sqrt{p(w)/q(w)} = \sqrt d/\Vert w\Vert$ that makes features drawn from $q$ unbiased
 /// for the Gaussian-frequency expectation (Han et al. 2021, App. A.3).
 pub fn importance_weight(w: &[f64]) -> f64 {
     let n2: f64 = w.iter().map(|v| v * v).sum();

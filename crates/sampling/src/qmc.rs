@@ -1,10 +1,10 @@
 //! Randomised quasi-Monte Carlo: scrambled Halton points.
 //!
 //! The Halton point with index $i$ in dimension $j$ is the radical inverse of $i$ in the $j$-th prime base
-//! $b_j$: if $i = \sum_k a_k b_j^k$ then $t_{ij} = \sum_k a_k\, b_j^{-k-1}$. *Scrambling* (random digit
+//! $b_j$: if $i = \sum_k a_k b_j^k$ then $t_{ij} = \sum_k a_k\thinspace b_j^{-k-1}$. *Scrambling* (random digit
 //! permutation; Braaten–Weller / Matoušek): each digit position $k$ of each dimension $j$ gets an independent
-//! uniformly random permutation $\pi_{jk}$ of $\{0, \dots, b_j-1\}$, applied to every digit including the
-//! infinitely many leading zeros, $t_{ij} = \sum_{k \ge 0} \pi_{jk}(a_k)\, b_j^{-k-1}$ (truncated once
+//! uniformly random permutation $\pi_{jk}$ of $\lbrace0, \dots, b_j-1\rbrace$, applied to every digit including the
+//! infinitely many leading zeros, $t_{ij} = \sum_{k \ge 0} \pi_{jk}(a_k)\thinspace b_j^{-k-1}$ (truncated once
 //! $b_j^{-k-1} < 2^{-60}$). Each scrambled point is then uniform on $\[0,1\]^d$ (up to that truncation), so QMC
 //! estimates are unbiased, and the point set keeps Halton's low discrepancy. No point is exactly $0$ or
 //! $1$ after clamping to $[2^{-60}, 1-2^{-53}]$, so $\Psi^{-1}(t)$ is finite.

@@ -36,7 +36,7 @@ pub fn rademacher_matrix(rows: usize, cols: usize, rng: &mut RfxRng) -> Array2<f
     Array2::from_shape_simple_fn((rows, cols), || if rng.gen::<bool>() { 1.0 } else { -1.0 })
 }
 
-/// `n` points uniform on the unit sphere $\mathbb S^{d-1}$ (rows), as $g/\|g\|$ with $g \sim \mathcal N(0, I_d)$.
+/// `n` points uniform on the unit sphere $\mathbb S^{d-1}$ (rows), as $g/\Vert g\Vert$ with $g \sim \mathcal N(0, I_d)$.
 pub fn uniform_sphere(n: usize, d: usize, rng: &mut RfxRng) -> Result<Array2<f64>> {
     check_positive("d", d)?;
     let mut g = gaussian_matrix(n, d, rng);
@@ -53,7 +53,7 @@ pub fn uniform_sphere(n: usize, d: usize, rng: &mut RfxRng) -> Result<Array2<f64
 }
 
 /// `n` draws of a $\chi$ variable with `dof` degrees of freedom, $\sqrt{\chi^2_{\mathrm{dof}}}$: the law of
-/// $\|g\|$ for $g \sim \mathcal N(0, I_{\mathrm{dof}})$ when `dof` is an integer.
+/// $\Vert g\Vert$ for $g \sim \mathcal N(0, I_{\mathrm{dof}})$ when `dof` is an integer.
 pub fn chi(dof: f64, n: usize, rng: &mut RfxRng) -> Result<Array1<f64>> {
     if !(dof.is_finite() && dof > 0.0) {
         return Err(RfxError::invalid("dof", dof, "a finite number > 0"));
@@ -92,7 +92,7 @@ pub fn haar_orthogonal(d: usize, rng: &mut RfxRng) -> Result<Array2<f64>> {
     Ok(q)
 }
 
-/// One ORF block (Yu et al. 2016; survey §3.2), before the bandwidth: $S\,Q$ with $Q$ Haar-orthogonal
+/// One ORF block (Yu et al. 2016; survey §3.2), before the bandwidth: $S\thinspace Q$ with $Q$ Haar-orthogonal
 /// $d \times d$ and $S = \operatorname{diag}(s_1, \dots, s_d)$, $s_i \sim \chi_d$ i.i.d., so every row has the norm
 /// law of a $\mathcal N(0, I_d)$ row while distinct rows are exactly orthogonal.
 pub fn orf_block(d: usize, rng: &mut RfxRng) -> Result<Array2<f64>> {
@@ -121,7 +121,7 @@ pub fn orthogonal_gaussian(s_rows: usize, d: usize, rng: &mut RfxRng) -> Result<
     Ok(w)
 }
 
-/// Sparse ternary weights as integers $\{-1, 0, +1\}$ (Ternary Random Features, Eq. 4 without the scale):
+/// Sparse ternary weights as integers $\lbrace-1, 0, +1\rbrace$ (Ternary Random Features, Eq. 4 without the scale):
 /// $\Pr\[0\] = \epsilon$, $\Pr[\pm 1] = (1-\epsilon)/2$ each; $\epsilon \in [0, 1)$ is the sparsity level.
 pub fn sparse_ternary_int(
     rows: usize,

@@ -4,41 +4,41 @@
 //! **Feature maps** (survey Eq. 6–7). All samplers produce frequencies $W \in \mathbb R^{s\times d}$ (rows
 //! $\omega_i$) and optional per-frequency weights $a_i$ (1 except for LS-RFF); then, with the projections
 //! $P = XW^\top$ computed by **one GEMM** (SORF and Fastfood: the FWHT chains of [`crate::fourier`]),
-//! * Gaussian kernel $k = \exp(-\|x-y\|^2/(2\sigma^2))$: $\varphi(x) = s^{-1/2}[a\circ\cos(Wx);\ a\circ\sin(Wx)]
+//! * Gaussian kernel $k = \exp(-\Vert x-y\Vert^2/(2\sigma^2))$: $\varphi(x) = s^{-1/2}[a\circ\cos(Wx);\ a\circ\sin(Wx)]
 //!   \in\mathbb R^{2s}$ (the paired real form of Eq. 7), $\omega_i$ drawn for $\mathcal N(0,\sigma^{-2}I_d)$;
-//! * arc-cosine order $b\in\{0,1\}$ (Cho & Saul; survey §2 with the factor 2 that Eq. 6 omits):
-//!   $\varphi(x) = \sqrt{2/s}\,a\circ\sigma_b(Wx)\in\mathbb R^{s}$, $\sigma_0 = \mathbf 1_{t>0}$, $\sigma_1 = \max(t,0)$,
+//! * arc-cosine order $b\in\lbrace0,1\rbrace$ (Cho & Saul; survey §2 with the factor 2 that Eq. 6 omits):
+//!   $\varphi(x) = \sqrt{2/s}\thinspace a\circ\sigma_b(Wx)\in\mathbb R^{s}$, $\sigma_0 = \mathbf 1_{t>0}$, $\sigma_1 = \max(t,0)$,
 //!   $\omega_i$ drawn for $\mathcal N(0, I_d)$, so that $\mathbb E\langle\varphi(x),\varphi(y)\rangle$ equals
-//!   $\kappa_0(u) = 1-\theta/\pi$ and $\|x\|\|y\|\kappa_1(u)$, $\kappa_1(u) = (\sqrt{1-u^2}+u(\pi-\theta))/\pi$,
-//!   $u = \cos\theta = \langle x,y\rangle/(\|x\|\|y\|)$ (the normalisation $\kappa(1) = 1$ of `rfx-ntk`).
+//!   $\kappa_0(u) = 1-\theta/\pi$ and $\Vert x\Vert\Vert y\Vert\kappa_1(u)$, $\kappa_1(u) = (\sqrt{1-u^2}+u(\pi-\theta))/\pi$,
+//!   $u = \cos\theta = \langle x,y\rangle/(\Vert x\Vert\Vert y\Vert)$ (the normalisation $\kappa(1) = 1$ of `rfx-ntk`).
 //!
 //! **Samplers** ([`Sampler`]; $s$ = number of frequencies, stacked $d$-row blocks when $s > d$):
 //! * `Rff` (§3.1, Eq. 8): i.i.d. Gaussian rows. `Orf` (§3.2): $\sigma^{-1}\operatorname{diag}(\chi_d)Q$, $Q$ Haar.
-//!   `Sorf` (§3.3, Eq. 12): $\frac{\sqrt{d'}}{\sigma}\bar HD_1\bar HD_2\bar HD_3$. `Fastfood` (§3.5, corrected scale).
+//!   `Sorf` (§3.3, Eq. 12): $\frac{\sqrt{d^\prime}}{\sigma}\bar HD_1\bar HD_2\bar HD_3$. `Fastfood` (§3.5, corrected scale).
 //!   `Qmc` (§3.10, Eq. 13–14): scrambled Halton through $\Psi^{-1}$. These five reuse [`crate::fourier`].
-//! * `Rom` (§3.4): $\sqrt{d'}\prod_{i=1}^{t}\bar HD_i$ with $t$ = [`SurveyParams::rom_blocks`] (default 3), whose
-//!   rows are then **rescaled to independent $\chi_{d'}$ norms** ($\omega_i \leftarrow \omega_i\,r_i/\sqrt{d'}$,
-//!   $r_i\sim\chi_{d'}$, the radial renormalisation of Choromanski et al. 2017); the survey does not fix $t$ or
-//!   the norms (its §8 item 11), so this choice makes ROM distinct from SORF (fixed norm $\sqrt{d'}$).
+//! * `Rom` (§3.4): $\sqrt{d^\prime}\prod_{i=1}^{t}\bar HD_i$ with $t$ = [`SurveyParams::rom_blocks`] (default 3), whose
+//!   rows are then **rescaled to independent $\chi_{d^\prime}$ norms** ($\omega_i \leftarrow \omega_i\thinspace r_i/\sqrt{d^\prime}$,
+//!   $r_i\sim\chi_{d^\prime}$, the radial renormalisation of Choromanski et al. 2017); the survey does not fix $t$ or
+//!   the norms (its §8 item 11), so this choice makes ROM distinct from SORF (fixed norm $\sqrt{d^\prime}$).
 //! * `Ssf` (§3.11, spherical structured features, Lyu 2017; garbled formula resolved as in the research
-//!   notes §3.11): $\omega_i = r_i\,Qv_{\pi(i)}/\sigma$ with radii $r_i = F^{-1}_{\chi_{d}}(t_i)$ at the randomly
+//!   notes §3.11): $\omega_i = r_i\thinspace Qv_{\pi(i)}/\sigma$ with radii $r_i = F^{-1}\_{\chi_{d}}(t_i)$ at the randomly
 //!   shifted 1-D lattice $t_i = ((i-\frac12)/s + \Delta)\bmod 1$, a uniform random pairing $\pi$, a Haar rotation
 //!   $Q$ (randomised QMC: each $\omega_i$ is then marginally $\mathcal N(0,\sigma^{-2}I)$, so the map is unbiased),
-//!   and directions $V = (d_e/2)^{-1/2}\begin{bmatrix}\operatorname{Re}F_\Lambda & -\operatorname{Im}F_\Lambda\\
+//!   and directions $V = (d_e/2)^{-1/2}\begin{bmatrix}\operatorname{Re}F_\Lambda & -\operatorname{Im}F_\Lambda\cr
 //!   \operatorname{Im}F_\Lambda & \operatorname{Re}F_\Lambda\end{bmatrix}$, $F_\Lambda$ the rows $\Lambda$
 //!   ($|\Lambda| = d_e/2$, $d_e$ = $d$ rounded up to even) of the $N\times N$ DFT matrix, $N = \lceil s/2\rceil$
-//!   (at least $d_e/2$). $\Lambda$ minimises the Riesz log-energy $\sum_{i\ne j}-\log\|v_i-v_j\|$ by greedy
+//!   (at least $d_e/2$). $\Lambda$ minimises the Riesz log-energy $\sum_{i\ne j}-\log\Vert v_i-v_j\Vert$ by greedy
 //!   swaps (`ssf_sweeps` sweeps); the energy depends only on index differences, $\langle v_k, v_l\rangle =
 //!   \frac{2}{d_e}\sum_{\lambda\in\Lambda}\cos(2\pi\lambda(l-k)/N)$, so one evaluation costs $O(N d_e)$. Inputs
 //!   of odd $d$ use the first $d$ coordinates of the $d_e$-dimensional points.
 //! * `Gq` (§3.13, Eq. 16–17, the three-point rule): i.i.d. entries $\pm\sqrt3/\sigma$ with probability $1/6$ each
 //!   and $0$ with $2/3$ (Gauss–Hermite, exact for moments up to degree 5); converges to
-//!   $\prod_j(\frac23+\frac13\cos(\sqrt3\,\tau_j/\sigma))$ rather than the Gaussian kernel (6th-order bias).
+//!   $\prod_j(\frac23+\frac13\cos(\sqrt3\thinspace\tau_j/\sigma))$ rather than the Gaussian kernel (6th-order bias).
 //! * `LsRff` (§3.15, Eq. 19–22, Li et al. 2019, Alg. 1): a pool of $l$ = `pool_factor`$\cdot s$ RFF
-//!   frequencies; on $n'$ rows of the data, $Z\in\mathbb R^{n'\times c\,l}$ ($c$ = 2 paired columns for the
+//!   frequencies; on $n^\prime$ rows of the data, $Z\in\mathbb R^{n^\prime\times c\thinspace l}$ ($c$ = 2 paired columns for the
 //!   Gaussian kernel, 1 otherwise) with pool-kernel scaling; ridge leverage of pool member $i$,
-//!   $\ell_i = \sum_{\text{its columns } c}z_c^\top(ZZ^\top + n'\lambda I)^{-1}z_c$ (Eq. 20 on the data),
-//!   $\pi_i = \ell_i/\sum\ell$; $s$ indices drawn i.i.d. from $\pi$ and weighted $a_j = (l\,\pi_{i_j})^{-1/2}$
+//!   $\ell_i = \sum_{\text{its columns } c}z_c^\top(ZZ^\top + n^\prime\lambda I)^{-1}z_c$ (Eq. 20 on the data),
+//!   $\pi_i = \ell_i/\sum\ell$; $s$ indices drawn i.i.d. from $\pi$ and weighted $a_j = (l\thinspace\pi_{i_j})^{-1/2}$
 //!   (Eq. 19). Unbiased for the pool kernel, hence for $k$.
 //!
 //! **Bias.** Unbiased: RFF, ORF, Fastfood, QMC (randomised), SSF (randomised), LS-RFF. Biased: SORF and ROM
@@ -57,14 +57,14 @@ use statrs::distribution::{ChiSquared, ContinuousCDF};
 /// The kernels of the survey's benchmark that the samplers here approximate.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum SurveyKernel {
-    /// $\exp(-\|x-y\|^2/(2\sigma^2))$ with width $\sigma > 0$ (the survey's $\varsigma$).
+    /// $\exp(-\Vert x-y\Vert^2/(2\sigma^2))$ with width $\sigma > 0$ (the survey's $\varsigma$).
     Gaussian {
         /// Width $\sigma$.
         sigma: f64,
     },
     /// Arc-cosine order 0: $\kappa_0(u) = 1 - \arccos(u)/\pi$ (0 if either input is zero).
     ArcCos0,
-    /// Arc-cosine order 1: $\|x\|\|y\|\kappa_1(u)$, $\kappa_1(u) = (\sqrt{1-u^2} + u(\pi-\arccos u))/\pi$.
+    /// Arc-cosine order 1: $\Vert x\Vert\Vert y\Vert\kappa_1(u)$, $\kappa_1(u) = (\sqrt{1-u^2} + u(\pi-\arccos u))/\pi$.
     ArcCos1,
 }
 
@@ -180,7 +180,7 @@ impl Sampler {
 }
 
 /// Parameters of a survey feature map. Defaults: $s = 64$ frequencies, `rom_blocks` 3, `ssf_sweeps` 3,
-/// LS-RFF pool factor 4, $n' = 1000$ rows, $\lambda = 10^{-3}$.
+/// LS-RFF pool factor 4, $n^\prime = 1000$ rows, $\lambda = 10^{-3}$.
 #[derive(Clone, Debug)]
 pub struct SurveyParams {
     sampler: Sampler,
@@ -226,7 +226,7 @@ impl SurveyParams {
         self
     }
 
-    /// LS-RFF: pool size $l$ = `factor`$\cdot s$, data rows $n'$ and ridge parameter $\lambda$ (in $n'\lambda$).
+    /// LS-RFF: pool size $l$ = `factor`$\cdot s$, data rows $n^\prime$ and ridge parameter $\lambda$ (in $n^\prime\lambda$).
     pub fn leverage(mut self, factor: usize, rows: usize, lambda: f64) -> Self {
         self.pool_factor = factor;
         self.ls_rows = rows;
@@ -328,8 +328,8 @@ impl SurveyParams {
     }
 }
 
-/// ROM (§3.4): $t$ Rademacher–Hadamard blocks $\sqrt{d'}\prod\bar HD_i$ per $d'$ rows, rows rescaled to
-/// $\chi_{d'}$ norms, $/\sigma$; materialised as a dense $s\times d$ matrix (its first $d$ columns).
+/// ROM (§3.4): $t$ Rademacher–Hadamard blocks $\sqrt{d^\prime}\prod\bar HD_i$ per $d^\prime$ rows, rows rescaled to
+/// $\chi_{d^\prime}$ norms, $/\sigma$; materialised as a dense $s\times d$ matrix (its first $d$ columns).
 fn rom(d: usize, s_freq: usize, t: usize, sigma: f64, rng: &mut RfxRng) -> Result<Array2<f64>> {
     let dp = next_pow2(d);
     let nb = s_freq.div_ceil(dp);
@@ -360,7 +360,7 @@ fn rom(d: usize, s_freq: usize, t: usize, sigma: f64, rng: &mut RfxRng) -> Resul
     Ok(w.slice(s![..s_freq, ..]).to_owned())
 }
 
-/// GQ (§3.13): i.i.d. entries $\{-\sqrt3, 0, \sqrt3\}/\sigma$ with probabilities $(1/6, 2/3, 1/6)$.
+/// GQ (§3.13): i.i.d. entries $\lbrace-\sqrt3, 0, \sqrt3\rbrace/\sigma$ with probabilities $(1/6, 2/3, 1/6)$.
 fn gq(d: usize, s_freq: usize, sigma: f64, rng: &mut RfxRng) -> Array2<f64> {
     let a = 3f64.sqrt() / sigma;
     Array2::from_shape_simple_fn((s_freq, d), || {
@@ -376,7 +376,7 @@ fn gq(d: usize, s_freq: usize, sigma: f64, rng: &mut RfxRng) -> Array2<f64> {
 }
 
 /// Riesz log-energy per point pair class of the SSF directions for frequency set `lam` on the $N$-point
-/// DFT: $\sum_{\delta}\big[-\tfrac12\log(2-2g_\delta)\,[\delta\ne0] - \tfrac12\log(2-2h_\delta)\big]$ (times $2N$,
+/// DFT: $\sum_{\delta}\big[-\tfrac12\log(2-2g_\delta)\thinspace[\delta\ne0] - \tfrac12\log(2-2h_\delta)\big]$ (times $2N$,
 /// omitted), with $g_\delta = \frac{2}{d_e}\sum_\lambda\cos(2\pi\lambda\delta/N)$,
 /// $h_\delta = \frac{2}{d_e}\sum_\lambda\sin(2\pi\lambda\delta/N)$. `+inf` for coincident points.
 fn ssf_energy(g: &[f64], h: &[f64]) -> f64 {
@@ -481,7 +481,7 @@ fn ssf_directions(de: usize, n: usize, sweeps: usize, rng: &mut RfxRng) -> Array
     v
 }
 
-/// SSF frequencies (§3.11): $\omega_i = F^{-1}_{\chi_{d}}(t_i)\,(Qv_{\pi(i)})_{1..d}/\sigma$.
+/// SSF frequencies (§3.11): $\omega_i = F^{-1}\_{\chi_{d}}(t_i)\thinspace(Qv_{\pi(i)})_{1..d}/\sigma$.
 fn ssf(
     d: usize,
     s_freq: usize,
@@ -518,7 +518,7 @@ fn ssf(
 
 /// Solves for $\ell_c = z_c^\top (G + \mu I)^{-1} z_c$ for every column $z_c$ of `z` ($n\times m$), with
 /// $G = ZZ^\top$: Cholesky $G + \mu I = LL^\top$ (scalar, $n^3/3$), forward substitution of all columns at
-/// once (one row-vector × matrix product per step), $\ell_c = \|L^{-1}z_c\|^2$.
+/// once (one row-vector × matrix product per step), $\ell_c = \Vert L^{-1}z_c\Vert^2$.
 fn ridge_leverage(z: ArrayView2<'_, f64>, mu: f64) -> Result<Array1<f64>> {
     let n = z.nrows();
     let mut l = z.dot(&z.t());
@@ -798,7 +798,7 @@ mod tests {
             .is_err());
     }
 
-    /// Survey §3.1/§6.2: paired RFF has $\mathrm{Var}\,\hat k = (1-e^{-z^2})^2/(2s)$ and the random-phase form
+    /// Survey §3.1/§6.2: paired RFF has $\mathrm{Var}\thinspace\hat k = (1-e^{-z^2})^2/(2s)$ and the random-phase form
     /// $(1 + (1-e^{-z^2})^2)/(2s)$; Monte Carlo over $R$ independent maps, 5 standard errors of $S^2$.
     #[test]
     fn rff_variance_formulas_paired_and_random_phase() {

@@ -3,7 +3,7 @@
 //! Every tolerance is derived from a variance given by a formula (not from the observed spread), with fixed
 //! seeds: a mean is checked to 5 standard errors; a sample variance $\hat v$ of $R$ draws of a mean of $s$
 //! i.i.d. bounded terms is checked to $|\hat v/V - 1| \le 5\sqrt{(2 + \gamma_2)/R}$, where the excess
-//! kurtosis $\gamma_2 \le c^2/(s\,\sigma_t^2)$ is bounded through $|t - \mathbb E t| \le c$ for one term $t$.
+//! kurtosis $\gamma_2 \le c^2/(s\thinspace\sigma_t^2)$ is bounded through $|t - \mathbb E t| \le c$ for one term $t$.
 
 use ndarray::{array, Array1, Array2};
 use rfx_core::{rng_stream, FeatureMap, RfxRng};

@@ -1,9 +1,9 @@
 //! CountSketch (Charikar, Chen & Farach-Colton 2002; NTK random features, Eq. 7).
 //!
-//! $[\mathcal C(x)]_k = \sum_{j : h(j) = k} s(j)\, x_j$ with a hash $h : \[d\] \to \[m\]$ and signs
-//! $s : \[d\] \to \{\pm 1\}$ stored as fully random lookup tables from the seeded RNG (so they are $k$-wise
+//! $[\mathcal C(x)]\_k = \sum_{j : h(j) = k} s(j)\thinspace x_j$ with a hash $h : \[d\] \to \[m\]$ and signs
+//! $s : \[d\] \to \lbrace\pm 1\rbrace$ stored as fully random lookup tables from the seeded RNG (so they are $k$-wise
 //! independent for every $k$). $\mathbb E\langle \mathcal C x, \mathcal C y\rangle = \langle x, y\rangle$ and
-//! $\operatorname{Var}\langle \mathcal C x, \mathcal C y\rangle = \frac1m\big(\|x\|^2\|y\|^2 + \langle x,y\rangle^2 - 2\sum_j x_j^2 y_j^2\big)$.
+//! $\operatorname{Var}\langle \mathcal C x, \mathcal C y\rangle = \frac1m\big(\Vert x\Vert^2\Vert y\Vert^2 + \langle x,y\rangle^2 - 2\sum_j x_j^2 y_j^2\big)$.
 //! No $1/\sqrt m$ scaling. Cost $O(d)$ per row.
 
 use crate::check_dim;

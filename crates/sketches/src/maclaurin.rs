@@ -2,15 +2,15 @@
 //!
 //! For a dot-product kernel $\kappa(x, y) = f(\langle x, y\rangle) = \sum_{N \ge 0} a_N \langle x, y\rangle^N$,
 //! $a_N \ge 0$: each of the $D$ features independently draws a degree $N$ with $\Pr[N = n] = 2^{-(n+1)}$
-//! ($p = 2$), then $N$ Rademacher vectors $w_1..w_N \in \{\pm 1\}^d$, and is
-//! $Z(x) = \sqrt{a_N\, 2^{N+1}}\ \prod_{j=1}^N w_j^\top x$; the map is $z(x) = D^{-1/2}(Z_1(x), \dots, Z_D(x))$.
+//! ($p = 2$), then $N$ Rademacher vectors $w_1..w_N \in \lbrace\pm 1\rbrace^d$, and is
+//! $Z(x) = \sqrt{a_N\thinspace 2^{N+1}}\ \prod_{j=1}^N w_j^\top x$; the map is $z(x) = D^{-1/2}(Z_1(x), \dots, Z_D(x))$.
 //! Then $\mathbb E\langle z(x), z(y)\rangle = \sum_n 2^{-(n+1)} a_n 2^{n+1}\langle x,y\rangle^n = \kappa(x, y)$. Degrees beyond
 //! the given coefficients have $a_N = 0$ and give identically zero features (the method's known waste).
 //! Per feature, $\operatorname{Var}[Z(x)Z(y)] = \sum_n 2^{-(n+1)} a_n^2 4^{n+1} M^n - \kappa^2$ with
-//! $M = \|x\|^2\|y\|^2 + 2\langle x,y\rangle^2 - 2\sum_i x_i^2y_i^2$.
+//! $M = \Vert x\Vert^2\Vert y\Vert^2 + 2\langle x,y\rangle^2 - 2\sum_i x_i^2y_i^2$.
 //!
 //! **Gaussian kernel** ([`RandomMaclaurinParams::gaussian`]): $a_N = \sigma^{-2N}/N!$ up to a maximum degree,
-//! and $z(x)$ multiplied by $e^{-\|x\|^2/(2\sigma^2)}$.
+//! and $z(x)$ multiplied by $e^{-\Vert x\Vert^2/(2\sigma^2)}$.
 //!
 //! All Rademacher vectors are stacked into one matrix $R$ (about $D$ rows), so a batch costs one GEMM
 //! $XR^\top$ plus the products.

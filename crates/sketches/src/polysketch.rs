@@ -3,11 +3,11 @@
 //!
 //! **Tree.** For degree $P = 2^k$: $P$ leaves, each an independent base sketch $T_i$ applied to $x$
 //! ([`Leaf::Identity`] drops the leaf, as the paper does for dense inputs; [`Leaf::Srht`] is the complex SRHT
-//! $\mathbb R^d \to \mathbb C^{m'}$; [`Leaf::Osnap`] is OSNAP $\mathbb R^d \to \mathbb R^{m'}$), and $P - 1$ internal nodes,
+//! $\mathbb R^d \to \mathbb C^{m^\prime}$; [`Leaf::Osnap`] is OSNAP $\mathbb R^d \to \mathbb R^{m^\prime}$), and $P - 1$ internal nodes,
 //! each an independent complex TensorSRHT ([`crate::srht`], Fourier form) of its two children, with
-//! $m' = m/2$ complex outputs per node. The root value $u \in \mathbb C^{m'}$ is returned as
+//! $m^\prime = m/2$ complex outputs per node. The root value $u \in \mathbb C^{m^\prime}$ is returned as
 //! $[\operatorname{Re} u; \operatorname{Im} u] \in \mathbb R^m$. Because every node satisfies
-//! $\mathbb E\,[\langle S(u\otimes v), S(u'\otimes v')\rangle_{\mathbb C} \mid u, v, u', v'] = \langle u,u'\rangle_{\mathbb C}\langle v,v'\rangle_{\mathbb C}$ and
+//! $\mathbb E\thinspace[\langle S(u\otimes v), S(u^\prime\otimes v^\prime)\rangle_{\mathbb C} \mid u, v, u^\prime, v^\prime] = \langle u,u^\prime\rangle_{\mathbb C}\langle v,v^\prime\rangle_{\mathbb C}$ and
 //! the subtrees are independent, $\mathbb E\langle Q^P(x^{\otimes P}), Q^P(y^{\otimes P})\rangle = \langle x, y\rangle^P$.
 //!
 //! **All lower degrees from the same tree** (Lemma 1(2)): $Q^P(x^{\otimes j}\otimes e_1^{\otimes(P-j)})$ has
@@ -17,11 +17,11 @@
 //! Different degrees share randomness (each is unbiased; they are correlated).
 //!
 //! **Polynomial kernels** ([`PolynomialSketch`]): for $\kappa(x, y) = \sum_{j=0}^{q} c_j\langle x, y\rangle^j$,
-//! $c_j \ge 0$, the features are $[\sqrt{c_0};\ \sqrt{c_1}\,Q_1(x);\ \dots;\ \sqrt{c_q}\,Q_q(x)]$ of dimension
+//! $c_j \ge 0$, the features are $[\sqrt{c_0};\ \sqrt{c_1}\thinspace Q_1(x);\ \dots;\ \sqrt{c_q}\thinspace Q_q(x)]$ of dimension
 //! $1 + qm$ (tree degree $P = 2^{\lceil\log_2 q\rceil}$). **Gaussian kernel** (Random Gegenbauer features §8,
-//! baseline 5): $e^{-\|x-y\|^2/(2\sigma^2)} = e^{-\|x\|^2/(2\sigma^2)}e^{-\|y\|^2/(2\sigma^2)}e^{\langle x,y\rangle/\sigma^2}$, with the
+//! baseline 5): $e^{-\Vert x-y\Vert^2/(2\sigma^2)} = e^{-\Vert x\Vert^2/(2\sigma^2)}e^{-\Vert y\Vert^2/(2\sigma^2)}e^{\langle x,y\rangle/\sigma^2}$, with the
 //! exponential truncated at degree $q$: $c_j = \sigma^{-2j}/j!$ and every feature vector multiplied by
-//! $e^{-\|x\|^2/(2\sigma^2)}$.
+//! $e^{-\Vert x\Vert^2/(2\sigma^2)}$.
 
 use crate::check_even_dim;
 use crate::osnap::Osnap;
@@ -403,7 +403,7 @@ impl PolynomialSketchParams {
         self
     }
 
-    /// The Gaussian kernel $e^{-\|x-y\|^2/(2\sigma^2)}$ by its degree-$q$ Taylor truncation (module docs).
+    /// The Gaussian kernel $e^{-\Vert x-y\Vert^2/(2\sigma^2)}$ by its degree-$q$ Taylor truncation (module docs).
     pub fn gaussian(mut self, sigma: f64, q: usize) -> Self {
         let mut c = Vec::with_capacity(q + 1);
         let mut v = 1.0;

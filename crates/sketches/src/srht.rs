@@ -1,23 +1,23 @@
 //! Subsampled randomised Hadamard / Fourier transforms: SRHT and TensorSRHT.
 //!
 //! **SRHT** (Ailon & Chazelle 2009; NTK-sketching Lemma 2). [`Transform::Hadamard`]: pad $x$ to
-//! $d' = 2^{\lceil \log_2 d\rceil}$ and output $Sx = \frac{1}{\sqrt m} P H D x \in \mathbb R^m$, with $D$ a Rademacher
-//! diagonal, $H$ the *unnormalised* $d' \times d'$ Walsh–Hadamard matrix ($H^\top H = d' I$) and $P$ sampling $m$
+//! $d^\prime = 2^{\lceil \log_2 d\rceil}$ and output $Sx = \frac{1}{\sqrt m} P H D x \in \mathbb R^m$, with $D$ a Rademacher
+//! diagonal, $H$ the *unnormalised* $d^\prime \times d^\prime$ Walsh–Hadamard matrix ($H^\top H = d^\prime I$) and $P$ sampling $m$
 //! rows uniformly **with replacement**; $\mathbb E[S^\top S] = I$ and, exactly,
-//! $\operatorname{Var}\langle Sx, Sy\rangle = \frac1m(\|x\|^2\|y\|^2 + \langle x,y\rangle^2 - 2\sum_i x_i^2y_i^2)$.
-//! [`Transform::Fourier`] (the reference code's `SRHTCmplx_Stndrd`): $u = \frac{1}{\sqrt{m'}}(F D x)_P$ with the
-//! unnormalised length-$d$ DFT $F$ and $m' = m/2$ indices sampled with replacement; output
+//! $\operatorname{Var}\langle Sx, Sy\rangle = \frac1m(\Vert x\Vert^2\Vert y\Vert^2 + \langle x,y\rangle^2 - 2\sum_i x_i^2y_i^2)$.
+//! [`Transform::Fourier`] (the reference code's `SRHTCmplx_Stndrd`): $u = \frac{1}{\sqrt{m^\prime}}(F D x)_P$ with the
+//! unnormalised length-$d$ DFT $F$ and $m^\prime = m/2$ indices sampled with replacement; output
 //! $[\operatorname{Re} u; \operatorname{Im} u] \in \mathbb R^m$. Since $\frac1d\sum_a (FDx)_a\overline{(FDy)_a} = \langle x, y\rangle$
-//! (Parseval), $\mathbb E\,\operatorname{Re}\langle u, u'\rangle = \langle x, y\rangle$.
+//! (Parseval), $\mathbb E\thinspace\operatorname{Re}\langle u, u^\prime\rangle = \langle x, y\rangle$.
 //!
 //! **TensorSRHT** (Ahle et al. 2020; NTK-sketching §3.4, reference-implementations A1.4): a sketch of
-//! $x \otimes y$ without forming it, $\frac{1}{\sqrt m}(HD_1x)_{a_k}(HD_2y)_{b_k}$, $k = 1..m$, with independent
+//! $x \otimes y$ without forming it, $\frac{1}{\sqrt m}(HD_1x)\_{a_k}(HD_2y)\_{b_k}$, $k = 1..m$, with independent
 //! sign diagonals and index pairs $(a_k, b_k)$ drawn uniformly with replacement (Hadamard form), or
-//! $\frac{1}{\sqrt{m'}}(FD_1x)_{a_k}(FD_2y)_{b_k}$, $k = 1..m'$, returned as $[\operatorname{Re}; \operatorname{Im}]$
+//! $\frac{1}{\sqrt{m^\prime}}(FD_1x)\_{a_k}(FD_2y)_{b_k}$, $k = 1..m^\prime$, returned as $[\operatorname{Re}; \operatorname{Im}]$
 //! (complex-FFT form, the one the reference code uses). Both are unbiased:
-//! $\mathbb E\langle S(x\otimes y), S(x'\otimes y')\rangle = \langle x,x'\rangle\langle y,y'\rangle$; the Hadamard form has
-//! $\operatorname{Var} = (A_x A_y - \langle x,x'\rangle^2\langle y,y'\rangle^2)/m$ with
-//! $A_x = \|x\|^2\|x'\|^2 + 2\langle x,x'\rangle^2 - 2\sum_i x_i^2x_i'^2$.
+//! $\mathbb E\langle S(x\otimes y), S(x^\prime\otimes y^\prime)\rangle = \langle x,x^\prime\rangle\langle y,y^\prime\rangle$; the Hadamard form has
+//! $\operatorname{Var} = (A_x A_y - \langle x,x^\prime\rangle^2\langle y,y^\prime\rangle^2)/m$ with
+//! $A_x = \Vert x\Vert^2\Vert x^\prime\Vert^2 + 2\langle x,x^\prime\rangle^2 - 2\sum_i x_i^2{x_i^\prime}^2$.
 
 use crate::{check_dim, check_even_dim};
 use ndarray::{Array2, ArrayView2, Axis, Zip};
@@ -88,7 +88,7 @@ impl SrhtParams {
     }
 }
 
-/// Complex SRHT $u = \frac{1}{\sqrt{m'}}(FDx)_P$, $\mathbb R^d$ (or $\mathbb C^d$) $\to \mathbb C^{m'}$.
+/// Complex SRHT $u = \frac{1}{\sqrt{m^\prime}}(FDx)_P$, $\mathbb R^d$ (or $\mathbb C^d$) $\to \mathbb C^{m^\prime}$.
 #[derive(Clone)]
 pub(crate) struct ComplexSrht {
     pub(crate) d: usize,
@@ -242,8 +242,8 @@ pub(crate) fn write_re_im(u: &[Complex64], out: &mut [f64]) {
     }
 }
 
-/// Complex TensorSRHT node $\mathbb C^{n_1} \times \mathbb C^{n_2} \to \mathbb C^{m'}$:
-/// $o_k = \frac{1}{\sqrt{m'}}(FD_1u)_{a_k}(FD_2v)_{b_k}$.
+/// Complex TensorSRHT node $\mathbb C^{n_1} \times \mathbb C^{n_2} \to \mathbb C^{m^\prime}$:
+/// $o_k = \frac{1}{\sqrt{m^\prime}}(FD_1u)\_{a_k}(FD_2v)_{b_k}$.
 #[derive(Clone)]
 pub(crate) struct ComplexTensorSrht {
     pub(crate) n1: usize,

@@ -9,7 +9,7 @@
 //! length $m$), and the inverse is the unnormalised transform divided by $m$.
 //! $\mathbb E\langle \mathrm{TS}(\otimes x_j), \mathrm{TS}(\otimes y_j)\rangle = \prod_j\langle x_j, y_j\rangle$; for the same
 //! $x$ in every slot this is the polynomial kernel $\langle x, y\rangle^p$, and
-//! $\mathbb E(\langle \mathrm{TS}x, \mathrm{TS}y\rangle - \langle x,y\rangle^p)^2 \le \frac{2 + 3^p}{m}\|x\|^{2p}\|y\|^{2p}$
+//! $\mathbb E(\langle \mathrm{TS}x, \mathrm{TS}y\rangle - \langle x,y\rangle^p)^2 \le \frac{2 + 3^p}{m}\Vert x\Vert^{2p}\Vert y\Vert^{2p}$
 //! (Avron et al. Lemma 2; $11/m$ for $p = 2$, NTK-RF Lemma 3). Cost $O(p(d + m\log m))$ per row.
 
 use crate::check_dim;

@@ -1,7 +1,7 @@
 //! Tensorized random projection (TRP; Meister, Sarlós & Woodruff 2019; random-features survey §6, Fig. 13).
 //!
-//! $$\mathrm{TRP}(x) = D^{-1/2}\,(R_1x)\circ(R_2x)\circ\dots\circ(R_px) \in \mathbb R^D,$$
-//! with $R_j \in \{\pm1\}^{D\times d}$ i.i.d. Rademacher and $\circ$ the entrywise product. Since
+//! $$\mathrm{TRP}(x) = D^{-1/2}\thinspace(R_1x)\circ(R_2x)\circ\dots\circ(R_px) \in \mathbb R^D,$$
+//! with $R_j \in \lbrace\pm1\rbrace^{D\times d}$ i.i.d. Rademacher and $\circ$ the entrywise product. Since
 //! $\mathbb E[(R_jx)_k(R_jy)_k] = \langle x, y\rangle$ and the $R_j$ are independent,
 //! $\mathbb E\langle \mathrm{TRP}(x), \mathrm{TRP}(y)\rangle = \langle x, y\rangle^p$: features of the homogeneous
 //! polynomial kernel; append a constant $\sqrt c$ to $x$ for $(c + \langle x, y\rangle)^p$. Cost: $p$ GEMMs

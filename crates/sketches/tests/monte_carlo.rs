@@ -68,7 +68,7 @@ fn check_mean(name: &str, mean: f64, var_hat: f64, target: f64, v: f64, reps: us
     }
 }
 
-/// $\|x\|^2\|y\|^2 + \langle x,y\rangle^2 - 2\sum_i x_i^2y_i^2$: $m\cdot$Var of CountSketch / Hadamard SRHT.
+/// $\Vert x\Vert^2\Vert y\Vert^2 + \langle x,y\rangle^2 - 2\sum_i x_i^2y_i^2$: $m\cdot$Var of CountSketch / Hadamard SRHT.
 fn cs_c(x: &Array1<f64>, y: &Array1<f64>) -> f64 {
     dot(x, x) * dot(y, y) + dot(x, y).powi(2)
         - 2.0 * x.iter().zip(y).map(|(a, b)| a * a * b * b).sum::<f64>()

@@ -2,7 +2,7 @@
 //! and a linear SVM by dual coordinate descent (Hsieh et al. 2008, the LIBLINEAR solver), one-vs-rest.
 //!
 //! These serve the RF survey's "liblinear" column (`-s 1`: L2-regularized L2-loss SVC dual, one-vs-rest,
-//! $C \in \{0.01, \dots, 100\}$) and the ternary-features paper's logistic regression.
+//! $C \in \lbrace0.01, \dots, 100\rbrace$) and the ternary-features paper's logistic regression.
 
 use crate::ridge::argmax_rows;
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
@@ -37,8 +37,8 @@ fn check_labels(z: &ArrayView2<'_, f64>, labels: &[usize], n_classes: usize) -> 
 // ---------------------------------------------------------------------------------------------------------
 
 /// Minimizes a smooth convex $f$ by L-BFGS (Nocedal & Wright, Alg. 7.4/7.5) with a backtracking Armijo line
-/// search. `fg` returns $(f(\theta), \nabla f(\theta))$. Stops when $\|\nabla f\|_2 \le \text{tol}$.
-/// Returns $(\theta, \|\nabla f\|_2, \text{iterations})$.
+/// search. `fg` returns $(f(\theta), \nabla f(\theta))$. Stops when $\Vert\nabla f\Vert_2 \le \text{tol}$.
+/// Returns $(\theta, \Vert\nabla f\Vert_2, \text{iterations})$.
 fn lbfgs(
     mut theta: Array1<f64>,
     fg: impl Fn(&Array1<f64>) -> (f64, Array1<f64>),
@@ -126,7 +126,7 @@ fn lbfgs(
 /// Parameters of [`LogisticRegression::fit`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LogisticParams {
-    /// L2 strength $\lambda \ge 0$ in $\frac1n\sum_i \ell_i + \frac{\lambda}{2}\|W\|_F^2$ (sklearn's
+    /// L2 strength $\lambda \ge 0$ in $\frac1n\sum_i \ell_i + \frac{\lambda}{2}\Vert W\Vert_F^2$ (sklearn's
     /// $C = 1/(n\lambda)$). The intercept is not penalized.
     pub lambda: f64,
     /// Fit an intercept.
@@ -166,7 +166,7 @@ impl LogisticParams {
 /// L2-regularized logistic regression. Binary ($C = 2$): one weight vector,
 /// $\ell_i = \log(1 + e^{-s_i (z_i^\top w + b)})$, $s_i = \pm 1$. Multiclass: softmax (multinomial),
 /// $\ell_i = \log\sum_c e^{z_i^\top w_c + b_c} - (z_i^\top w_{y_i} + b_{y_i})$.
-/// Objective $\frac1n\sum_i \ell_i + \frac{\lambda}{2}\|W\|_F^2$, minimized by L-BFGS.
+/// Objective $\frac1n\sum_i \ell_i + \frac{\lambda}{2}\Vert W\Vert_F^2$, minimized by L-BFGS.
 #[derive(Clone, Debug)]
 pub struct LogisticRegression {
     /// Weights ($m \times 1$ for binary, $m \times C$ for softmax).
@@ -391,7 +391,7 @@ impl SgdParams {
 
 impl LogisticRegression {
     /// Mini-batch SGD on the objective of [`LogisticRegression::fit`]: each step uses the gradient of
-    /// $\frac{1}{|B|}\sum_{i \in B} \ell_i + \frac{\lambda}{2}\|W\|_F^2$ on a batch $B$ of a seeded per-epoch
+    /// $\frac{1}{|B|}\sum_{i \in B} \ell_i + \frac{\lambda}{2}\Vert W\Vert_F^2$ on a batch $B$ of a seeded per-epoch
     /// permutation.
     pub fn fit_sgd(
         z: ArrayView2<'_, f64>,
@@ -465,7 +465,7 @@ pub enum SvmLoss {
 /// Parameters of [`LinearSvm::fit`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SvmParams {
-    /// Cost $C > 0$ in $\frac12\|w\|^2 + C\sum_i \xi_i$.
+    /// Cost $C > 0$ in $\frac12\Vert w\Vert^2 + C\sum_i \xi_i$.
     pub c: f64,
     /// Hinge or squared hinge.
     pub loss: SvmLoss,
@@ -670,7 +670,7 @@ impl LinearSvm {
     }
 }
 
-/// Primal $\frac12\|w\|^2 + C\sum_i \xi_i(w)$ and dual $e^\top\alpha - \frac12\|w(\alpha)\|^2 - \frac12\sum_i D_{ii}\alpha_i^2$
+/// Primal $\frac12\Vert w\Vert^2 + C\sum_i \xi_i(w)$ and dual $e^\top\alpha - \frac12\Vert w(\alpha)\Vert^2 - \frac12\sum_i D_{ii}\alpha_i^2$
 /// objectives of one binary SVM on augmented data (weak duality: primal ≥ dual, equal at the optimum).
 pub fn svm_primal_dual(
     x_aug: ArrayView2<'_, f64>,

@@ -1,11 +1,11 @@
 //! Kernel k-means on feature maps, through linfa-clustering.
 //!
 //! The kernel k-means objective (Gegenbauer paper §6.3 / App. A.2) is
-//! $\sum_{i=1}^{k}\sum_{x_j \in C_i} \|\varphi(x_j) - \mu_i\|^2$; with features $z(x) \approx \varphi(x)$ it becomes
-//! ordinary k-means on the rows of $Z$, $\min_C \|Z - Z C C^\top\|_F^2$. Following the paper ("average summation
+//! $\sum_{i=1}^{k}\sum_{x_j \in C_i} \Vert\varphi(x_j) - \mu_i\Vert^2$; with features $z(x) \approx \varphi(x)$ it becomes
+//! ordinary k-means on the rows of $Z$, $\min_C \Vert Z - Z C C^\top\Vert_F^2$. Following the paper ("average summation
 //! of squared distance to the nearest cluster centers") the reported objective is divided by $n$.
 //! With the exact kernel, the same partition has objective
-//! $\frac1n\big(\sum_j K_{jj} - \sum_i \frac{1}{|C_i|}\sum_{j,j' \in C_i} K_{jj'}\big)$ ([`kernel_kmeans_objective`]).
+//! $\frac1n\big(\sum_j K_{jj} - \sum_i \frac{1}{|C_i|}\sum_{j,j^\prime \in C_i} K_{jj^\prime}\big)$ ([`kernel_kmeans_objective`]).
 
 use linfa::traits::Fit;
 use linfa::DatasetBase;
@@ -78,8 +78,8 @@ pub struct KMeansResult {
 
 /// Nearest-centre labels and the mean squared distance to the nearest centre.
 ///
-/// The nearest centre is found from $\|z\|^2 - 2 z^\top c + \|c\|^2$ with one GEMM $Z C^\top$; the reported
-/// distance to it is then recomputed directly as $\|z - c\|^2$ (no cancellation).
+/// The nearest centre is found from $\Vert z\Vert^2 - 2 z^\top c + \Vert c\Vert^2$ with one GEMM $Z C^\top$; the reported
+/// distance to it is then recomputed directly as $\Vert z - c\Vert^2$ (no cancellation).
 pub fn assign(z: ArrayView2<'_, f64>, centroids: ArrayView2<'_, f64>) -> Result<(Vec<usize>, f64)> {
     if z.ncols() != centroids.ncols() || centroids.nrows() == 0 || z.nrows() == 0 {
         return Err(RfxError::DimensionMismatch(format!(
@@ -149,7 +149,7 @@ pub fn kmeans(z: ArrayView2<'_, f64>, params: &KMeansParams) -> Result<KMeansRes
 }
 
 /// Exact kernel k-means objective of a partition, divided by $n$:
-/// $\frac1n\big(\sum_j K_{jj} - \sum_i \frac{1}{|C_i|}\sum_{j,j' \in C_i} K_{jj'}\big)$.
+/// $\frac1n\big(\sum_j K_{jj} - \sum_i \frac{1}{|C_i|}\sum_{j,j^\prime \in C_i} K_{jj^\prime}\big)$.
 pub fn kernel_kmeans_objective(k: ArrayView2<'_, f64>, labels: &[usize]) -> Result<f64> {
     let n = k.nrows();
     if k.ncols() != n || labels.len() != n || n == 0 {
@@ -185,8 +185,8 @@ const OBJECTIVE_BLOCK_ROWS: usize = 1024;
 
 /// [`kernel_kmeans_objective`] of the partition `labels` of the rows of `x` under `kernel`, without forming the
 /// $n \times n$ Gram: $K_{jj}$ from [`Kernel::eval`], and for each cluster $C_i$ the sum
-/// $\sum_{j,j' \in C_i} K_{jj'}$ from [`Kernel::gram`] blocks of at most 1024 rows of $C_i$ against all of $C_i$
-/// (memory $O(1024\,|C_i|)$, time $O(\sum_i |C_i|^2 d)$). Blocks are summed in a fixed order, so the result
+/// $\sum_{j,j^\prime \in C_i} K_{jj^\prime}$ from [`Kernel::gram`] blocks of at most 1024 rows of $C_i$ against all of $C_i$
+/// (memory $O(1024\thinspace|C_i|)$, time $O(\sum_i |C_i|^2 d)$). Blocks are summed in a fixed order, so the result
 /// does not depend on the thread count.
 pub fn kernel_kmeans_objective_of<K: Kernel + ?Sized>(
     kernel: &K,

@@ -14,7 +14,7 @@
 //!   scores of each level from the landmarks of the level below,
 //!   $\ell_i = \frac{1}{\lambda}\big(K_{ii} - K_{iS}(K_{SS} + \lambda W^{-2})^{-1}K_{Si}\big)$, with
 //!   $\lambda = \big(\sum_j K_{jj} w_j^2 - \sum_{j \le k} |\mu_j(W K_{SS} W)|\big)/k$, $k = \lceil s/(4\ln s)\rceil$,
-//!   keeping each point with probability $\min(1, \ln(s)\,\ell_i)$ and, at the top level, drawing exactly $s$
+//!   keeping each point with probability $\min(1, \ln(s)\thinspace\ell_i)$ and, at the top level, drawing exactly $s$
 //!   points without replacement with probabilities $\propto \min(1, \ell_i)$.
 
 use crate::linalg::{eigh, eigvalsh, Cholesky};

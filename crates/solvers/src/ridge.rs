@@ -167,7 +167,7 @@ fn check_xy(z: &ArrayView2<'_, f64>, y: &ArrayView2<'_, f64>) -> Result<()> {
 
 /// A fitted (multi-output) ridge regression $\hat Y = Z W$, $W \in \mathbb{R}^{m \times k}$.
 ///
-/// Minimizes $\|Z W - Y\|_F^2 + \lambda_\text{eff} \|W\|_F^2$, whose normal equations are
+/// Minimizes $\Vert Z W - Y\Vert_F^2 + \lambda_\text{eff} \Vert W\Vert_F^2$, whose normal equations are
 /// $(Z^\top Z + \lambda_\text{eff} I) W = Z^\top Y$; the dual form solves the same problem through
 /// $W = Z^\top (Z Z^\top + \lambda_\text{eff} I)^{-1} Y$ (push-through identity).
 #[derive(Clone, Debug)]
@@ -555,9 +555,9 @@ fn score(pred: &Array2<f64>, y: &ArrayView2<'_, f64>, s: CvScore) -> f64 {
 /// Selects λ on a grid by held-out error, reusing **one tridiagonal reduction per fold for all λ**.
 ///
 /// Primal ($m \le n_{tr}$): $G = Z_{tr}^\top Z_{tr} = Q T Q^\top$ ([`Tridiagonal`], `dsytrd`), then for every λ
-/// $\hat Y_{va} = Z_{va}\,Q (T + \lambda I)^{-1} Q^\top (Z_{tr}^\top Y_{tr})$, which costs $O(m^2 k + n_{va} m k)$
+/// $\hat Y_{va} = Z_{va}\thinspace Q (T + \lambda I)^{-1} Q^\top (Z_{tr}^\top Y_{tr})$, which costs $O(m^2 k + n_{va} m k)$
 /// per λ. Dual ($m > n_{tr}$): $Z_{tr} Z_{tr}^\top = Q T Q^\top$ and
-/// $\hat Y_{va} = (Z_{va} Z_{tr}^\top)\,Q (T + \lambda I)^{-1} Q^\top Y_{tr}$. This is the eigen-path of
+/// $\hat Y_{va} = (Z_{va} Z_{tr}^\top)\thinspace Q (T + \lambda I)^{-1} Q^\top Y_{tr}$. This is the eigen-path of
 /// `random-gegenbauer-features.md` §9 ($G = V\Lambda V^\top$, $(\Lambda + \lambda I)^{-1}$) without the
 /// eigenvectors: the reduction is a third of `dsyevd`'s flops and no $Z_{va} V$ product is formed. Where
 /// $T + \lambda I$ is not numerically positive definite (a Gram with rounding-level negative eigenvalues and
@@ -714,7 +714,7 @@ fn check_grid(search: &LambdaSearch) -> Result<()> {
 
 /// Selects λ for **exact kernel ridge regression** from the Gram $K$ of the rows (same validation schemes,
 /// scores and λ convention as [`select_lambda`]): per fold one tridiagonal reduction of the fitting rows'
-/// Gram $K_{FF} = Q T Q^\top$, then for every λ $\hat Y_V = K_{VF}\,Q(T + \lambda_{\rm eff} I)^{-1}Q^\top Y_F$ —
+/// Gram $K_{FF} = Q T Q^\top$, then for every λ $\hat Y_V = K_{VF}\thinspace Q(T + \lambda_{\rm eff} I)^{-1}Q^\top Y_F$ —
 /// the dual path of [`select_lambda`] with $ZZ^\top$ replaced by $K$ (eigendecomposition fallback as there). Refit with
 /// [`KernelRidge::fit_gram`] and `best_lambda` afterwards.
 pub fn select_lambda_gram(
@@ -766,7 +766,7 @@ pub fn select_lambda_gram(
 ///   $K_{VF}$ and $K_{VF}U$ ($2vf$);
 ///
 /// plus the targets and the per-λ predictions ($3(f + v)k$). With 2 folds, $f \approx v \approx n/2$ and
-/// the peak is $\approx 1.25\,n^2$ doubles. The fold sizes are those of the search (for [`Validation::Split`]
+/// the peak is $\approx 1.25\thinspace n^2$ doubles. The fold sizes are those of the search (for [`Validation::Split`]
 /// the given index sets).
 pub fn select_lambda_gram_memory_bytes(n: usize, k: usize, search: &LambdaSearch) -> u64 {
     // the fold sizes of the search itself (a scheme it would reject needs no memory: the search fails first)
@@ -972,7 +972,7 @@ fn test_block_rows(n_train: usize, cap: u64) -> usize {
     ((cap / 8) as usize / n_train.max(1)).clamp(1, 4096)
 }
 
-/// Exact kernel ridge regression $\hat f(x) = K(x, X)\,\alpha$, $\alpha = (K + \lambda_\text{eff} I)^{-1} Y$
+/// Exact kernel ridge regression $\hat f(x) = K(x, X)\thinspace\alpha$, $\alpha = (K + \lambda_\text{eff} I)^{-1} Y$
 /// (dual Cholesky; NTK-RF eq. 19 with [`LambdaScale::TimesN`]).
 #[derive(Clone, Debug)]
 pub struct KernelRidge {
@@ -1057,7 +1057,7 @@ impl KernelRidge {
         self.lambda_eff
     }
 
-    /// Predictions $K_{te,tr}\,\alpha$ from a cross-Gram ($n_{te} \times n$).
+    /// Predictions $K_{te,tr}\thinspace\alpha$ from a cross-Gram ($n_{te} \times n$).
     pub fn predict_gram(&self, k_test_train: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
         if k_test_train.ncols() != self.alpha.nrows() {
             return Err(RfxError::DimensionMismatch(format!(

@@ -8,9 +8,9 @@
 //!   $(1-\varepsilon)(K+\lambda I) \preceq ZZ^\top+\lambda I \preceq (1+\varepsilon)(K+\lambda I)$, i.e.
 //!   $\varepsilon = \max(1 - \mu_{\min}, \mu_{\max} - 1)$ over the spectrum $\mu$ of $M$. The Gegenbauer paper's
 //!   convention (its Eq. 1/20, $\frac{K+\lambda I}{1+\varepsilon} \preceq \cdot \preceq \frac{K+\lambda I}{1-\varepsilon}$)
-//!   gives $\varepsilon' = \max(1 - 1/\mu_{\max}, 1/\mu_{\min} - 1)$, reported too.
-//! * Relative Frobenius / spectral errors $\|K - ZZ^\top\|/\|K\|$, entrywise MSE
-//!   $\|K - ZZ^\top\|_F^2 / n^2$, and the statistical dimension $s_\lambda(K) = \operatorname{Tr} K(K+\lambda I)^{-1}$.
+//!   gives $\varepsilon^\prime = \max(1 - 1/\mu_{\max}, 1/\mu_{\min} - 1)$, reported too.
+//! * Relative Frobenius / spectral errors $\Vert K - ZZ^\top\Vert/\Vert K\Vert$, entrywise MSE
+//!   $\Vert K - ZZ^\top\Vert_F^2 / n^2$, and the statistical dimension $s_\lambda(K) = \operatorname{Tr} K(K+\lambda I)^{-1}$.
 
 use crate::linalg::{
     add_diag, check_memory, eigvalsh, f64_bytes, fro_norm, gram_rows, Cholesky, DEFAULT_MEMORY_CAP,
@@ -124,9 +124,9 @@ pub fn generalized_condition_number(
 /// Entrywise and norm errors of $\tilde K$ against $K$.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KernelErrors {
-    /// $\|K - \tilde K\|_F / \|K\|_F$ (RF survey, "relative Frobenius error").
+    /// $\Vert K - \tilde K\Vert_F / \Vert K\Vert_F$ (RF survey, "relative Frobenius error").
     pub rel_frobenius: f64,
-    /// $\|K - \tilde K\|_2 / \|K\|_2$ (largest absolute eigenvalue ratio; both are symmetric).
+    /// $\Vert K - \tilde K\Vert_2 / \Vert K\Vert_2$ (largest absolute eigenvalue ratio; both are symmetric).
     pub rel_spectral: f64,
     /// Entrywise mean squared error $\frac{1}{n^2}\sum_{ij}(K_{ij} - \tilde K_{ij})^2$.
     pub mse: f64,

@@ -1,12 +1,12 @@
 //! Activations and their generalised Gaussian moments $d_0, d_1, d_2$ (Theorem 1, Table 1).
 //!
 //! For $z \sim \mathcal N(0,1)$ and the data-dependent variance $\tau = \operatorname{tr}\mathbf C^\circ/p$
-//! (estimated by $\hat\tau = \frac1n\sum_i\|\mathbf x_i\|^2$, Lemma 1; see [`estimate_tau`]):
-//! $$d_0 = \operatorname{Var}[\sigma(\sqrt\tau z)] - \tau\,\mathbb E[\sigma'(\sqrt\tau z)]^2,\quad
-//!   d_1 = \mathbb E[\sigma'(\sqrt\tau z)]^2,\quad d_2 = \tfrac14\,\mathbb E[\sigma''(\sqrt\tau z)]^2 .$$
+//! (estimated by $\hat\tau = \frac1n\sum_i\Vert\mathbf x_i\Vert^2$, Lemma 1; see [`estimate_tau`]):
+//! $$d_0 = \operatorname{Var}[\sigma(\sqrt\tau z)] - \tau\thinspace\mathbb E[\sigma^\prime(\sqrt\tau z)]^2,\quad
+//!   d_1 = \mathbb E[\sigma^\prime(\sqrt\tau z)]^2,\quad d_2 = \tfrac14\thinspace\mathbb E[\sigma^{\prime\prime}(\sqrt\tau z)]^2 .$$
 //! Derivatives are in the distributional sense (Remark 2); by Gaussian integration by parts (Stein),
-//! $$\mathbb E[\sigma'(\sqrt\tau z)] = \tau^{-1/2}\,\mathbb E[z\,\sigma(\sqrt\tau z)],\qquad
-//!   \mathbb E[\sigma''(\sqrt\tau z)] = \tau^{-1}\,\mathbb E[(z^2-1)\,\sigma(\sqrt\tau z)],$$
+//! $$\mathbb E[\sigma^\prime(\sqrt\tau z)] = \tau^{-1/2}\thinspace\mathbb E[z\thinspace\sigma(\sqrt\tau z)],\qquad
+//!   \mathbb E[\sigma^{\prime\prime}(\sqrt\tau z)] = \tau^{-1}\thinspace\mathbb E[(z^2-1)\thinspace\sigma(\sqrt\tau z)],$$
 //! so only $\sigma$ itself is ever evaluated ([`gaussian_expectation`]). A vector activation such as
 //! $[\cos, \sin]$ (RFF) has the **sums** of its components' moments, because its kernel is the sum of the
 //! components' kernels.
@@ -50,7 +50,7 @@ pub enum Activation {
     Cos,
     /// $\sin t$.
     Sin,
-    /// $[\cos t, \sin t]$: random Fourier features of the Gaussian kernel $e^{-\|x-y\|^2/2}$ (footnote 8).
+    /// $[\cos t, \sin t]$: random Fourier features of the Gaussian kernel $e^{-\Vert x-y\Vert^2/2}$ (footnote 8).
     CosSin,
     /// $t$.
     Linear,
@@ -77,9 +77,9 @@ pub struct ComponentMoments {
     pub mean: f64,
     /// $\mathbb E[\sigma^2(\sqrt\tau z)]$.
     pub second: f64,
-    /// $\mathbb E[\sigma'(\sqrt\tau z)]$.
+    /// $\mathbb E[\sigma^\prime(\sqrt\tau z)]$.
     pub d_first: f64,
-    /// $\mathbb E[\sigma''(\sqrt\tau z)]$.
+    /// $\mathbb E[\sigma^{\prime\prime}(\sqrt\tau z)]$.
     pub d_second: f64,
 }
 
@@ -88,11 +88,11 @@ pub struct ComponentMoments {
 pub struct GaussianMoments {
     /// The variance $\tau$ they were computed at.
     pub tau: f64,
-    /// $d_0 = \sum_k \operatorname{Var}[\sigma_k] - \tau\,\mathbb E[\sigma_k']^2$ (the "variance term").
+    /// $d_0 = \sum_k \operatorname{Var}[\sigma_k] - \tau\thinspace\mathbb E[\sigma_k^\prime]^2$ (the "variance term").
     pub d0: f64,
-    /// $d_1 = \sum_k \mathbb E[\sigma_k']^2$.
+    /// $d_1 = \sum_k \mathbb E[\sigma_k^\prime]^2$.
     pub d1: f64,
-    /// $d_2 = \frac14\sum_k \mathbb E[\sigma_k'']^2$.
+    /// $d_2 = \frac14\sum_k \mathbb E[\sigma_k^{\prime\prime}]^2$.
     pub d2: f64,
     /// Per-component raw moments.
     pub components: Vec<ComponentMoments>,
@@ -130,7 +130,7 @@ fn check_tau(tau: f64) -> Result<()> {
     }
 }
 
-/// $\hat\tau = \frac1n\sum_i \|\mathbf x_i\|^2$ for the rows of `x` (Lemma 1).
+/// $\hat\tau = \frac1n\sum_i \Vert\mathbf x_i\Vert^2$ for the rows of `x` (Lemma 1).
 pub fn estimate_tau(x: ArrayView2<'_, f64>) -> Result<f64> {
     if x.nrows() == 0 {
         return Err(RfxError::invalid("n", 0, "at least one row"));
@@ -295,7 +295,7 @@ impl Activation {
     /// | erf | $\frac2\pi\arcsin\frac{2\tau}{1+2\tau}-\frac{4\tau}{\pi(1+2\tau)}$ | $\frac{4}{\pi(1+2\tau)}$ | 0 |
     /// | $e^{t}$ | $e^{2\tau}-e^\tau-\tau e^\tau$ | $e^\tau$ | $e^\tau/4$ |
     ///
-    /// The erf row is ours (not in the paper): $\mathbb E[\operatorname{erf}'(\sqrt\tau z)] =
+    /// The erf row is ours (not in the paper): $\mathbb E[\operatorname{erf}^\prime(\sqrt\tau z)] =
     /// \frac{2}{\sqrt\pi}(1+2\tau)^{-1/2}$ and $\mathbb E[\operatorname{erf}^2(\sqrt\tau z)] =
     /// \frac2\pi\arcsin\frac{2\tau}{1+2\tau}$.
     pub fn closed_form(&self, tau: f64) -> Option<(f64, f64, f64)> {
@@ -347,8 +347,8 @@ impl Activation {
 
 /// Closed-form moments of the ternary activation (§2.4 of the research notes, thresholds in projection
 /// scale): with $u = s_-/\sqrt\tau$, $v = s_+/\sqrt\tau$,
-/// $$\mathbb E[\sigma'] = \frac{\phi(u)+\phi(v)}{\sqrt\tau},\quad
-///   \mathbb E[\sigma''] = \frac{u\phi(u)+v\phi(v)}{\tau},\quad
+/// $$\mathbb E[\sigma^\prime] = \frac{\phi(u)+\phi(v)}{\sqrt\tau},\quad
+///   \mathbb E[\sigma^{\prime\prime}] = \frac{u\phi(u)+v\phi(v)}{\tau},\quad
 ///   \mathbb E[\sigma] = 1-\Phi(v)-\Phi(u),\quad \mathbb E[\sigma^2] = 1-\Phi(v)+\Phi(u).$$
 /// (This replaces the paper's eq. (10), which is printed with wrong constants; see the research notes §6.1.)
 pub fn ternary_moments(s_minus: f64, s_plus: f64, tau: f64) -> GaussianMoments {

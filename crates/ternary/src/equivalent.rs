@@ -8,9 +8,9 @@
 //! **Equivalent (eq. 8), in the simpler form of the research notes §2.3.** Since
 //! $\mathbf Z + \mathbf M\mathbf J^\top/\sqrt p = \mathbf X$ and
 //! $\mathbf V\mathbf A\mathbf V^\top = \boldsymbol\psi\boldsymbol\psi^\top + \frac2p\mathbf J\mathbf T\mathbf J^\top$ with
-//! $\psi_i = \|\mathbf z_i\|^2 - \tau$,
-//! $$\tilde{\mathbf K} = \mathbf P\Big(d_1\,\mathbf X^\top\mathbf X + d_2\big(\boldsymbol\psi\boldsymbol\psi^\top +
-//!   \tfrac2p\,\mathbf J\mathbf T\mathbf J^\top\big) + d_0\,\mathbf I_n\Big)\mathbf P,\qquad
+//! $\psi_i = \Vert\mathbf z_i\Vert^2 - \tau$,
+//! $$\tilde{\mathbf K} = \mathbf P\Big(d_1\thinspace\mathbf X^\top\mathbf X + d_2\big(\boldsymbol\psi\boldsymbol\psi^\top +
+//!   \tfrac2p\thinspace\mathbf J\mathbf T\mathbf J^\top\big) + d_0\thinspace\mathbf I_n\Big)\mathbf P,\qquad
 //!   \mathbf T_{ab} = \frac{\operatorname{tr}(\mathbf C_a\mathbf C_b)}{p},\quad
 //!   \tau = \frac{\operatorname{tr}\mathbf C^\circ}{p},\ \mathbf C^\circ = \sum_a \frac{n_a}{n}\mathbf C_a,$$
 //! $\mathbf P = \mathbf I_n - \frac1n\mathbf 1\mathbf 1^\top$, and $d_0, d_1, d_2$ the moments at the true $\tau$
@@ -26,7 +26,7 @@ use rfx_core::{rng_stream, Result, RfxError, RfxRng};
 /// A class covariance $\mathbf C_a$.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Covariance {
-    /// $c\,\mathbf I_p$.
+    /// $c\thinspace\mathbf I_p$.
     Scaled(f64),
     /// A full symmetric positive-definite $p\times p$ matrix.
     Full(Array2<f64>),
@@ -74,7 +74,7 @@ pub struct GmmSample {
     pub x: Array2<f64>,
     /// $\mathbf z_i = \mathbf x_i - \boldsymbol\mu_{a(i)}/\sqrt p$ as rows.
     pub z: Array2<f64>,
-    /// Class $a(i) \in \{0, \dots, K-1\}$ of each point (classes in contiguous blocks).
+    /// Class $a(i) \in \lbrace0, \dots, K-1\rbrace$ of each point (classes in contiguous blocks).
     pub labels: Vec<usize>,
     /// Class sizes $n_a$.
     pub sizes: Vec<usize>,
@@ -343,10 +343,10 @@ pub fn mc_expected_kernel(
     Ok(g / m as f64)
 }
 
-/// Spectral norm $\|\mathbf A\|$ of a symmetric matrix by power iteration (deterministic start), stopping
-/// when $\|\mathbf A\mathbf v\|$ changes by less than $10^{-10}$ relative, or after 2000 iterations. This is
+/// Spectral norm $\Vert\mathbf A\Vert$ of a symmetric matrix by power iteration (deterministic start), stopping
+/// when $\Vert\mathbf A\mathbf v\Vert$ changes by less than $10^{-10}$ relative, or after 2000 iterations. This is
 /// a lower bound that converges to $\max_i|\lambda_i|$ (a pair $\pm\lambda$ does not stop it: then
-/// $\|\mathbf A\mathbf v\| = |\lambda|$ on their span).
+/// $\Vert\mathbf A\mathbf v\Vert = |\lambda|$ on their span).
 pub fn spectral_norm(a: ArrayView2<'_, f64>) -> f64 {
     let n = a.nrows();
     if n == 0 {
@@ -371,7 +371,7 @@ pub fn spectral_norm(a: ArrayView2<'_, f64>) -> f64 {
     est
 }
 
-/// $(\hat{\mathbf K}_1 + \hat{\mathbf K}_2)/2$ and the noise estimate $\|\hat{\mathbf K}_1 - \hat{\mathbf K}_2\|/2$
+/// $(\hat{\mathbf K}_1 + \hat{\mathbf K}_2)/2$ and the noise estimate $\Vert\hat{\mathbf K}_1 - \hat{\mathbf K}_2\Vert/2$
 /// from two independent centred Monte Carlo kernels of $m/2$ features each: the difference has the law
 /// of the error of the average when the two errors are i.i.d. and symmetric.
 pub fn mc_kernel_with_noise(

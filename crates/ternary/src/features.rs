@@ -1,11 +1,11 @@
 //! Ternary random features (Algorithm 1): sparse ternary weights, add-only projections, bit-packed
 //! ternary features and a multiplication-free Gram matrix.
 //!
-//! **Weights (eq. 4).** $W^{ter}_{kj} = 0$ with probability $\epsilon$ and $\pm(1-\epsilon)^{-1/2}$ with
+//! **Weights (eq. 4).** $W^{ter}\_{kj} = 0$ with probability $\epsilon$ and $\pm(1-\epsilon)^{-1/2}$ with
 //! probability $(1-\epsilon)/2$ each, so $\mathbb E w = 0$, $\mathbb E w^2 = 1$ (Assumption 2) and
 //! $\mathbb E w^4 = 1/(1-\epsilon)$. We follow the paper's $(1-\epsilon)^{-1/2}$ scaling (the authors'
 //! notebooks omit it, research notes §6.7) but never multiply by it: we store the integer pattern
-//! $W_{int} \in \{-1,0,1\}^{m\times p}$ as index lists of its $+1$ and $-1$ positions per row and fold the
+//! $W_{int} \in \lbrace-1,0,1\rbrace^{m\times p}$ as index lists of its $+1$ and $-1$ positions per row and fold the
 //! scale into the thresholds,
 //! $$\sigma^{ter}(\mathbf w^\top\mathbf x) = -1_{u < s_-\sqrt{1-\epsilon}} + 1_{u > s_+\sqrt{1-\epsilon}},\qquad
 //!   u = \sum_{j\in P_k} x_j - \sum_{j \in N_k} x_j ,$$
@@ -17,9 +17,10 @@
 //! that figure for plots that follow the paper, and [`TernaryFeatures::entropy_bits_per_feature`] the
 //! information-theoretic $\log_2 3$.
 //!
-//! **Gram.** For codes $f_i, f_j \in \{-1,0,1\}^m$,
-//! $f_i^\top f_j = \mathrm{pc}(P_i \& P_j) + \mathrm{pc}(N_i \& N_j) - \mathrm{pc}(P_i \& N_j) - \mathrm{pc}(N_i \& P_j)$;
-//! as $P_i \& N_i = 0$ the first two (and last two) masks are disjoint, so two popcounts of ORs suffice.
+//! **Gram.** For codes $f_i, f_j \in \lbrace-1,0,1\rbrace^m$,
+//! $f_i^\top f_j = \mathrm{pc}(P_i \wedge P_j) + \mathrm{pc}(N_i \wedge N_j) - \mathrm{pc}(P_i \wedge N_j) - \mathrm{pc}(N_i \wedge P_j)$
+//! ($\wedge$ the bitwise and, $\mathrm{pc}$ the popcount);
+//! as $P_i \wedge N_i = 0$ the first two (and last two) masks are disjoint, so two popcounts of ORs suffice.
 //! The result is an exact integer, equal bit for bit to the `f64` Gram of the unpacked features.
 
 use crate::activation::{estimate_tau, Activation};
@@ -32,7 +33,7 @@ use rfx_core::{FeatureMap, Result, RfxError, RfxRng};
 /// Points per block in [`TernaryFeatures::transform_packed`].
 const BLOCK: usize = 8;
 
-/// Sparse ternary weight pattern $W_{int} \in \{-1, 0, 1\}^{m\times p}$ in CSR-like index lists.
+/// Sparse ternary weight pattern $W_{int} \in \lbrace-1, 0, 1\rbrace^{m\times p}$ in CSR-like index lists.
 #[derive(Debug, Clone)]
 pub struct TernaryWeights {
     rows: usize,
@@ -175,7 +176,7 @@ impl TernaryCodes {
         }
     }
 
-    /// Packs a matrix with entries in $\{-1, 0, 1\}$ (n × m).
+    /// Packs a matrix with entries in $\lbrace-1, 0, 1\rbrace$ (n × m).
     pub fn from_dense(f: ArrayView2<'_, f64>) -> Result<Self> {
         let mut c = Self::zeros(f.nrows(), f.ncols());
         for ((i, k), &v) in f.indexed_iter() {
@@ -207,14 +208,14 @@ impl TernaryCodes {
         8 * (self.plus.len() + self.minus.len())
     }
 
-    /// Feature `k` of point `i` in $\{-1, 0, 1\}$.
+    /// Feature `k` of point `i` in $\lbrace-1, 0, 1\rbrace$.
     pub fn get(&self, i: usize, k: usize) -> i8 {
         let w = i * self.words + k / 64;
         let bit = 1u64 << (k % 64);
         i8::from(self.plus[w] & bit != 0) - i8::from(self.minus[w] & bit != 0)
     }
 
-    /// The codes as an n × m matrix of $\{-1, 0, 1\}$.
+    /// The codes as an n × m matrix of $\lbrace-1, 0, 1\rbrace$.
     pub fn unpack(&self) -> Array2<f64> {
         Array2::from_shape_fn((self.n, self.m), |(i, k)| f64::from(self.get(i, k)))
     }
@@ -410,7 +411,7 @@ impl TernaryParams {
     }
 
     /// Algorithm 1: $\hat\tau$ from the rows of `x`, thresholds matching `target`; if that is infeasible,
-    /// the inputs are rescaled by the solver's factor $c$ (folded into the thresholds: $c\,u > s$ iff
+    /// the inputs are rescaled by the solver's factor $c$ (folded into the thresholds: $c\thinspace u > s$ iff
     /// $u > s/c$, so still no multiplication) and the fit is exact at $c^2\hat\tau$.
     pub fn fit_to_target(
         &self,
@@ -441,7 +442,7 @@ impl TernaryParams {
     }
 }
 
-/// Ternary random features $z(\mathbf x) = \sigma^{ter}(W^{ter}(c\,\mathbf x))/\sqrt m$ (eqs. 4–6), with
+/// Ternary random features $z(\mathbf x) = \sigma^{ter}(W^{ter}(c\thinspace\mathbf x))/\sqrt m$ (eqs. 4–6), with
 /// input scale $c$ (1 unless [`TernaryParams::fit_to_target`] had to rescale).
 #[derive(Debug, Clone)]
 pub struct TernaryFeatures {
@@ -491,7 +492,7 @@ impl TernaryFeatures {
         3f64.log2()
     }
 
-    /// The ternary codes $\sigma^{ter}(W^{ter}\mathbf x_i) \in \{-1,0,1\}^m$ of the rows of `x`, bit-packed.
+    /// The ternary codes $\sigma^{ter}(W^{ter}\mathbf x_i) \in \lbrace-1,0,1\rbrace^m$ of the rows of `x`, bit-packed.
     pub fn transform_packed(&self, x: ArrayView2<'_, f64>) -> Result<TernaryCodes> {
         self.check_input(x)?;
         let mut codes = TernaryCodes::zeros(x.nrows(), self.weights.rows);

@@ -25,6 +25,12 @@
 //! let th = solve_thresholds(&Activation::Relu, 1.0).unwrap().exact().unwrap();
 //! let trf = TernaryParams::new(256).sparsity(0.5).fit(10, th, &mut rng_stream(0, "trf")).unwrap();
 //! assert_eq!(trf.bits_per_feature(), 2.0);
+//! // The popcount Gram of the bit-packed codes is the Gram of the unpacked {-1, 0, 1} codes, exactly.
+//! let x = ndarray::Array2::from_shape_fn((5, 10), |(i, j)| ((i * 10 + j) as f64 * 0.37).sin());
+//! let codes = trf.transform_packed(x.view()).unwrap();
+//! let unpacked = codes.unpack();
+//! assert!(unpacked.iter().all(|&v| v == -1.0 || v == 0.0 || v == 1.0));
+//! assert_eq!(codes.gram().mapv(|v| v as f64), unpacked.dot(&unpacked.t()));
 //! match solve_thresholds(&Activation::CosSin, 1.0).unwrap() {
 //!     ThresholdSolution::Infeasible { scale, .. } => assert!(scale < 1.0),
 //!     ThresholdSolution::Exact { .. } => unreachable!(),

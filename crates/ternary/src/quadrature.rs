@@ -14,7 +14,7 @@
 use rfx_core::{Result, RfxError};
 
 /// Orthonormal Hermite recurrence (weight $e^{-x^2}$) at $x$: returns $(h_n(x), h_{n-1}(x))$ with
-/// $h_0 = \pi^{-1/4}$, $h_1 = \sqrt2\,x\,h_0$, $h_{k+1} = x\sqrt{2/(k+1)}\,h_k - \sqrt{k/(k+1)}\,h_{k-1}$.
+/// $h_0 = \pi^{-1/4}$, $h_1 = \sqrt2\thinspace x\thinspace h_0$, $h_{k+1} = x\sqrt{2/(k+1)}\thinspace h_k - \sqrt{k/(k+1)}\thinspace h_{k-1}$.
 fn hermite_orthonormal(n: usize, x: f64) -> (f64, f64) {
     let mut prev = 0.0;
     let mut cur = std::f64::consts::PI.powf(-0.25);
@@ -80,7 +80,7 @@ fn bracketed_roots(f: impl Fn(f64) -> f64, a: f64, b: f64, steps: usize) -> Vec<
     roots
 }
 
-/// Gauss–Hermite rule for $\mathbb E[f(z)] = \int f(z)\,\varphi(z)\,dz \approx \sum_i w_i f(z_i)$,
+/// Gauss–Hermite rule for $\mathbb E[f(z)] = \int f(z)\thinspace\varphi(z)\thinspace dz \approx \sum_i w_i f(z_i)$,
 /// $\varphi(z) = e^{-z^2/2}/\sqrt{2\pi}$; exact for polynomials of degree $\le 2n-1$, $\sum_i w_i = 1$.
 #[derive(Debug, Clone)]
 pub struct GaussHermite {
@@ -92,8 +92,8 @@ impl GaussHermite {
     /// The $n$-point rule, $1 \le n \le 200$.
     ///
     /// With $x_i$ the roots of the physicists' $H_n$ and $h_n$ its orthonormal version, the rule for
-    /// $e^{-x^2}$ has weights $2/h_n'(x_i)^2$ with $h_n' = \sqrt{2n}\,h_{n-1}$; the substitution
-    /// $z = \sqrt2\,x$ and division by $\sqrt\pi$ turn it into the rule for $\varphi$.
+    /// $e^{-x^2}$ has weights $2/h_n^\prime(x_i)^2$ with $h_n^\prime = \sqrt{2n}\thinspace h_{n-1}$; the substitution
+    /// $z = \sqrt2\thinspace x$ and division by $\sqrt\pi$ turn it into the rule for $\varphi$.
     pub fn new(n: usize) -> Result<Self> {
         if !(1..=200).contains(&n) {
             return Err(RfxError::invalid("gauss_hermite_nodes", n, "1..=200"));
@@ -144,7 +144,7 @@ impl GaussHermite {
 }
 
 /// Gauss–Legendre rule on $[-1, 1]$: $\int_{-1}^1 f \approx \sum_i w_i f(x_i)$, exact for degree $\le 2n-1$,
-/// with $w_i = 2/((1-x_i^2)P_n'(x_i)^2)$ and $P_n' = n(xP_n - P_{n-1})/(x^2-1)$.
+/// with $w_i = 2/((1-x_i^2)P_n^\prime(x_i)^2)$ and $P_n^\prime = n(xP_n - P_{n-1})/(x^2-1)$.
 #[derive(Debug, Clone)]
 pub struct GaussLegendre {
     nodes: Vec<f64>,
@@ -190,7 +190,7 @@ impl GaussLegendre {
         &self.weights
     }
 
-    /// $\int_a^b f(x)\,dx$ by the rule mapped to $[a, b]$.
+    /// $\int_a^b f(x)\thinspace dx$ by the rule mapped to $[a, b]$.
     pub fn integrate(&self, a: f64, b: f64, f: impl Fn(f64) -> f64) -> f64 {
         let c = 0.5 * (a + b);
         let h = 0.5 * (b - a);

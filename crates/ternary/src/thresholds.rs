@@ -5,7 +5,7 @@
 //! exponents $e^{-s^2/\tau}$ that hold only for thresholds applied at $\sqrt2 s$, and a missing $\frac14$ in
 //! $d_2$); we solve the correct equations (research notes §2.4, §6.1) with thresholds in the scale of
 //! $\mathbf w^\top\mathbf x$. With $u = s_-/\sqrt\tau$, $v = s_+/\sqrt\tau$ and the standard normal pdf $\phi$:
-//! $$\phi(u)+\phi(v) = A \triangleq \sqrt{\tau d_1^*},\qquad |u\phi(u)+v\phi(v)| = B \triangleq 2\tau\sqrt{d_2^*}.$$
+//! $$\phi(u)+\phi(v) = A \triangleq \sqrt{\tau d_1^\ast },\qquad |u\phi(u)+v\phi(v)| = B \triangleq 2\tau\sqrt{d_2^*}.$$
 //! Both equations are symmetric in $(u, v)$. We eliminate $v$ through the first one,
 //! $|v| = \sqrt{-2\ln(\sqrt{2\pi}(A-\phi(u)))}$ (both signs), scan $u$ on a fine grid of $[-10, 10]$ for
 //! crossings of $u\phi(u)+v\phi(v) = \pm B$ and bisect each to machine precision, so $d_1$ is matched to
@@ -67,7 +67,7 @@ impl Thresholds {
         ternary_moments(self.s_minus, self.s_plus, self.tau)
     }
 
-    /// The mirror $(-s_+, -s_-)$, which has the same $d_0, d_1, d_2$ (opposite $\mathbb E[\sigma'']$).
+    /// The mirror $(-s_+, -s_-)$, which has the same $d_0, d_1, d_2$ (opposite $\mathbb E[\sigma^{\prime\prime}]$).
     pub fn mirror(&self) -> Self {
         Self {
             s_minus: -self.s_plus,
@@ -97,12 +97,12 @@ pub enum ThresholdSolution {
         tau: f64,
         /// Moments of the target at `tau`.
         target: GaussianMoments,
-        /// Best effort at `tau`: $d_1$ matched exactly and $|\mathbb E[\sigma'']|$ as close to the target as
+        /// Best effort at `tau`: $d_1$ matched exactly and $|\mathbb E[\sigma^{\prime\prime}]|$ as close to the target as
         /// possible (`None` when even $d_1 > 2\phi(0)^2/\tau$ cannot be matched).
         best: Option<Thresholds>,
-        /// The largest $\tau'$ below `tau` (to $10^{-6}$ relative) at which the target is feasible.
+        /// The largest $\tau^\prime$ below `tau` (to $10^{-6}$ relative) at which the target is feasible.
         feasible_tau: f64,
-        /// Multiply the data by this factor, $\sqrt{0.9\,\tau'/\tau}$, to land safely inside the feasible
+        /// Multiply the data by this factor, $\sqrt{0.9\thinspace\tau^\prime/\tau}$, to land safely inside the feasible
         /// range (10 % below its edge, where the two solutions merge and the fit is ill-conditioned).
         scale: f64,
     },
@@ -194,7 +194,7 @@ fn solve_uv(a: f64, c: f64) -> (Vec<(f64, f64)>, Option<Scored>) {
 }
 
 /// Target constants $A = \sqrt{\tau d_1}$, $B = 2\tau\sqrt{d_2}$ and the preferred sign of
-/// $\mathbb E[\sigma'']$ (that of the target's dominant component).
+/// $\mathbb E[\sigma^{\prime\prime}]$ (that of the target's dominant component).
 fn targets(target: &GaussianMoments) -> (f64, f64, f64) {
     let tau = target.tau;
     let a = (tau * target.d1).sqrt();
@@ -208,7 +208,7 @@ fn targets(target: &GaussianMoments) -> (f64, f64, f64) {
 }
 
 /// Exact thresholds for the target moments, if any: prefers the sign of the target's
-/// $\mathbb E[\sigma'']$ (irrelevant to Theorem 1, where only its square enters, but it makes the ternary
+/// $\mathbb E[\sigma^{\prime\prime}]$ (irrelevant to Theorem 1, where only its square enters, but it makes the ternary
 /// activation "look like" the target), then the smallest $u^2+v^2$.
 fn exact_thresholds(target: &GaussianMoments) -> Option<Thresholds> {
     let (a, b, sign) = targets(target);
@@ -241,7 +241,7 @@ fn exact_thresholds(target: &GaussianMoments) -> Option<Thresholds> {
 /// Returns [`ThresholdSolution::Exact`] (with $\lambda = d_0^* - d_0^{ter}$, footnote 7) or
 /// [`ThresholdSolution::Infeasible`] with the rescaling to apply to the data; errors only for invalid
 /// input or a target with $d_1 = 0$ (e.g. $|t|$, $\cos$), which no ternary activation can match since
-/// $\mathbb E[{\sigma^{ter}}'] = (\phi(u)+\phi(v))/\sqrt\tau > 0$.
+/// $\mathbb E[{\sigma^{ter}}^\prime] = (\phi(u)+\phi(v))/\sqrt\tau > 0$.
 pub fn solve_thresholds(target: &Activation, tau: f64) -> Result<ThresholdSolution> {
     let tm = target.moments(tau)?;
     if tm.d1 <= 0.0 {

@@ -3,10 +3,10 @@
 //!
 //! One cell = (data set, features, $m_1$, seed). Per data set, a fixed subsample of `n` rows (the same for
 //! every cell), each column standardised and then each row scaled to unit norm, and the exact Gram
-//! $A_1 = [\|x_i\|\|x_j\|\kappa_1(\cos\theta_{ij})]$ are computed once per run and shared. The cell draws
+//! $A_1 = [\Vert x_i\Vert\Vert x_j\Vert\kappa_1(\cos\theta_{ij})]$ are computed once per run and shared. The cell draws
 //! $m_1$ order-1 features $\Phi_1$ and reports the generalized condition number
 //! $$\kappa = \lambda_{\max}/\lambda_{\min}\ \text{of}\ (A_1+\lambda I)^{-1/2}(\Phi_1\Phi_1^\top+\lambda I)(A_1+\lambda I)^{-1/2},
-//! \qquad \lambda = c\,n\ (c = 10^{-4}\ \text{in the paper}),$$
+//! \qquad \lambda = c\thinspace n\ (c = 10^{-4}\ \text{in the paper}),$$
 //! and the extreme eigenvalues $\mu_{\min}$, $\mu_{\max}$ ([`rfx_solvers::spectral::spectral_approx`]).
 //! Features: `standard` (Cho–Saul, $w \sim \mathcal N(0, I)$, Eq. 11), `gs` (leverage-score weights by
 //! Gibbs sampling with `gibbs_sweeps` sweeps, Algorithm 2), `exact` (leverage-score weights drawn exactly).

@@ -13,13 +13,13 @@
 //! $w$ chosen so that the number of parameters $9w + 18w^2 + w$ (for $q = 3$, one channel) is closest to `m`.
 //! **Learner.** Ridge regression on one-hot targets minus 1/C (C = 10 classes), $\hat Y = Z W$ with
 //! $W = (Z^\top Z + \lambda I)^{-1} Z^\top Y$ (features) or $\hat Y = K_{\cdot,tr}(K + \lambda I)^{-1}Y$ (kernel), λ from
-//! $\{2^i : i = $ `lambda_log2_min..=lambda_log2_max`$\}$ by validation accuracy (fit on the other training rows),
+//! $\lbrace2^i : i = $ `lambda_log2_min..=lambda_log2_max`$\rbrace$ by validation accuracy (fit on the other training rows),
 //! then refit on all training rows; prediction by argmax.
 //! **Metrics.** `accuracy` (test), `time_features_s` (sketch: features of train + test; exact: the Gram
 //! matrices train×train and test×train), `time_solve_s` (λ search + refit + prediction), `time_total_s`.
 //! **Full-size extrapolation** (the paper's "150×" claim): the exact CNTK at full resolution
 //! (28×28, no crop or pool) is timed on `timing_pairs` image pairs and its time per pair multiplied by the
-//! number of pairs of the full data set, $n(n+1)/2 + n\,n_{te}$ with $n$ = `full_train`, $n_{te}$ = `full_test`
+//! number of pairs of the full data set, $n(n+1)/2 + n\thinspace n_{te}$ with $n$ = `full_train`, $n_{te}$ = `full_test`
 //! (`exact_full_h`); CNTKSketch at full resolution with the cell's $m$ is timed on `timing_images` images and
 //! its time per image multiplied by $n + n_{te}$ (`sketch_full_h`; for `grad-rf` the same for its gradient
 //! features); `speedup_full` is the ratio. Both are wall

@@ -11,7 +11,7 @@
 //! * **Fit**: $\beta = (Z^\top Z + n\lambda I)^{-1}Z^\top y$ (primal when $D\le n$, the equivalent dual otherwise),
 //!   $\lambda$ = `lambda` (the survey: $10^{-8}$).
 //! * **Metrics**: `train_mse`, `test_mse`, `test_error` (0-1 error of $\operatorname{sign}\hat f$),
-//!   `approx_error` $=\|K - ZZ^\top\|_F/\|K\|_F$ on the training rows, `dim` = $D$. With $\lambda\to0$ the
+//!   `approx_error` $=\Vert K - ZZ^\top\Vert_F/\Vert K\Vert_F$ on the training rows, `dim` = $D$. With $\lambda\to0$ the
 //!   training error vanishes for $D\ge n$ and the test error peaks at the interpolation threshold $D = n$.
 
 use std::sync::Arc;

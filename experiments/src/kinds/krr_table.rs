@@ -53,7 +53,7 @@ struct KrrRunner {
     /// Rows on which exact KRR chooses λ (`exact_cv_rows`).
     exact_cv_rows: CvRows,
     /// Multiply the Gaussian bandwidth by $\sqrt d$ (`sigma_times_sqrt_dim`): on standardised inputs
-    /// $\mathbb E\|x-y\|^2 = 2d$, so $\sigma = c\sqrt d$ gives every data set the same kernel scale.
+    /// $\mathbb E\Vert x-y\Vert^2 = 2d$, so $\sigma = c\sqrt d$ gives every data set the same kernel scale.
     sigma_sqrt_dim: bool,
     methods: MethodSettings,
     test_fraction: f64,

@@ -6,7 +6,7 @@
 //! $\Theta^{(L)}(x, x) = L + 1$ on the sphere) are computed once and shared. One cell = (depth $L$, method,
 //! size exponent $k$, seed); it reports the feature dimension `dim` and
 //! $$\mathrm{MSE} = \frac1{n^2}\sum_{i,j}\big(\hat K_{ij} - \Theta^{(L)}_{ij}\big)^2,\qquad
-//!   \texttt{rel\_mse} = \|\hat K - \Theta^{(L)}\|_F^2 / \|\Theta^{(L)}\|_F^2 .$$
+//!   \mathtt{rel\\_mse} = \Vert\hat K - \Theta^{(L)}\Vert_F^2 / \Vert\Theta^{(L)}\Vert_F^2 .$$
 //! The mean over pairs of a random subsample is an unbiased estimate of the mean over pairs of a larger
 //! sample (e.g. the paper's $n = 10{,}000$), so `n` trades precision for time, not bias.
 //!
@@ -303,7 +303,7 @@ fn map_dim_grad(d: usize, depth: usize, w: usize) -> f64 {
     GradRf::params().depth(depth).width(w).output_dim(d) as f64
 }
 
-/// $\frac1{n^2}\|\hat K - K\|_F^2$ and $\|\hat K - K\|_F^2/\|K\|_F^2$ (sequential sums: deterministic).
+/// $\frac1{n^2}\Vert\hat K - K\Vert_F^2$ and $\Vert\hat K - K\Vert_F^2/\Vert K\Vert_F^2$ (sequential sums: deterministic).
 fn errors(approx: &Array2<f64>, exact: &Array2<f64>) -> (f64, f64) {
     let (mut num, mut den) = (0.0, 0.0);
     Zip::from(approx).and(exact).for_each(|&a, &e| {

@@ -1,6 +1,6 @@
 //! `survey_benchmark`: the random-features survey's benchmark (Liu et al., TPAMI 2021, §6, Figs. 6, 9–14,
 //! Table VII): relative Frobenius kernel-approximation error, feature time and linear-classifier test accuracy
-//! for every sampler and kernel at $s = k\,d$ features.
+//! for every sampler and kernel at $s = k\thinspace d$ features.
 //!
 //! One cell = (data set, kernel, method, `s_mult` $= k$, seed).
 //! * **Data** (per data set and seed, shared by all methods): KEEL sets are split at random
@@ -17,7 +17,7 @@
 //!   paired Gaussian form, $s$ otherwise); for `poly2` TensorSketch (`ts`), tensorized random projection
 //!   (`trp`) and Random Maclaurin (`rm`) with $s$ outputs, on $\bar x = [x; 1]$ for TS/TRP. A method that does
 //!   not apply to the kernel, or an output width above `max_features`, is a skipped cell.
-//! * **Metrics**: `rel_error` $=\|K-ZZ^\top\|_F/\|K\|_F$ on the error points (§4.5); `feature_s` (fit the
+//! * **Metrics**: `rel_error` $=\Vert K-ZZ^\top\Vert_F/\Vert K\Vert_F$ on the error points (§4.5); `feature_s` (fit the
 //!   map and transform training and test rows: the survey's "time"); `ridge_acc`: ridge "linear regression"
 //!   $\beta = (Z^\top Z + n\lambda I)^{-1}Z^\top Y$ on one-hot targets, argmax prediction, λ from the survey's
 //!   grid by held-out classification error (`holdout` fraction of the training rows, or with `inner_folds = k`

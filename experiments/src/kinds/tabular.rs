@@ -154,12 +154,12 @@ pub fn methods_allowed() -> &'static str {
 /// The kernel of a table.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum TableKernel {
-    /// $e^{-\|x-y\|^2/(2\sigma^2)}$.
+    /// $e^{-\Vert x-y\Vert^2/(2\sigma^2)}$.
     Gaussian {
         /// Bandwidth σ.
         sigma: f64,
     },
-    /// The depth-$L$ ReLU NTK $\|x\|\|y\|K^{(L)}(\cos)$.
+    /// The depth-$L$ ReLU NTK $\Vert x\Vert\Vert y\Vert K^{(L)}(\cos)$.
     ReluNtk {
         /// Depth $L$.
         depth: usize,

@@ -120,7 +120,7 @@ pub fn fatal(cell: &Cell, what: &str) -> impl Fn(rfx_core::RfxError) -> CellErro
     move |e| CellError::Fatal(format!("cell {key}: {what}: {e}"))
 }
 
-/// Multiplies `x` in place so that $\hat\tau = \frac1n\sum_i\|\mathbf x_i\|^2$ equals `tau`; returns the factor.
+/// Multiplies `x` in place so that $\hat\tau = \frac1n\sum_i\Vert\mathbf x_i\Vert^2$ equals `tau`; returns the factor.
 pub fn scale_to_tau(x: &mut Array2<f64>, tau: f64) -> f64 {
     let n = x.nrows().max(1) as f64;
     let t = x.iter().map(|v| v * v).sum::<f64>() / n;

@@ -2,13 +2,13 @@
 //! features take, for ternary random features (TRF), low-precision RFF (LP-RFF, 8 and 1 bit) and Nyström
 //! (32 bit) — the ternary random features paper's Figs. 1 (Cov-Type) and 4 (Census), on stand-in data.
 //!
-//! **Memory** (research notes §2.6, the paper's convention): `bits` $=$ `bits_per_feature` $\times\, m
+//! **Memory** (research notes §2.6, the paper's convention): `bits` $=$ `bits_per_feature` $\times\thinspace m
 //! \times s$, the feature values of one mini-batch of $s$ = `batch` points (Zhang et al. 2019 train with
 //! $s = 250$): 32 for Nyström and full-precision RFF, $b$ for LP-RFF-$b$, and `trf_bits` for TRF (1 by the
 //! paper's count, $\log_2 3 \approx 1.585$ for an entropy-coded trit, 2 for the two bit-planes we store).
 //!
-//! **Feature maps**, all for the Gaussian kernel $k(\mathbf x, \mathbf y) = e^{-\|\mathbf x-\mathbf y\|^2/2}$ on
-//! data scaled so that $\hat\tau = \frac1n\sum_i\|\mathbf x_i\|^2$ = `tau` (where TRF moment matching is
+//! **Feature maps**, all for the Gaussian kernel $k(\mathbf x, \mathbf y) = e^{-\Vert\mathbf x-\mathbf y\Vert^2/2}$ on
+//! data scaled so that $\hat\tau = \frac1n\sum_i\Vert\mathbf x_i\Vert^2$ = `tau` (where TRF moment matching is
 //! exact): LP-RFF-$b$ $= $ $b$-bit unbiased stochastic rounding of $\sqrt{2/m}\cos(W\mathbf x + \mathbf b)$
 //! (rounding drawn once per point), `rff` the unrounded map, Nyström with $m$ uniformly drawn landmarks,
 //! TRF-$\epsilon$ $= \sigma^{ter}(W^{ter}\mathbf x)/\sqrt m$ with thresholds matching $[\cos, \sin]$ (Algorithm 1).
@@ -16,7 +16,7 @@
 //! **Learners.** Regression: ridge $\mathbf w = (Z^\top Z + n\lambda I)^{-1}Z^\top\mathbf y$, λ = `lambda_ridge`,
 //! on standardised targets. Classification (`classifier`): `ridge` (default) fits the same ridge to labels
 //! $\pm1$ and predicts the sign; `logistic` is L2 logistic regression (L-BFGS, at most `max_iter`
-//! iterations), $\frac1n\sum_i\log(1+e^{-s_i(\mathbf z_i^\top\mathbf w + b)}) + \frac\lambda2\|\mathbf w\|^2$,
+//! iterations), $\frac1n\sum_i\log(1+e^{-s_i(\mathbf z_i^\top\mathbf w + b)}) + \frac\lambda2\Vert\mathbf w\Vert^2$,
 //! λ = `lambda_logistic` (Zhang et al.'s weight decay $10^{-5}$ by default), gradient tolerance `logistic_tol`;
 //! a fit that does not reach it in `max_iter` iterations is skipped ("(-)" with the solver's message). The
 //! paper used 10 epochs of SGD.

@@ -2,11 +2,11 @@
 //! regulariser γ, RFF vs TRF at several sparsities (ternary random features paper, Figs. 3, 5–9).
 //!
 //! **Estimator** (Louart–Liao–Couillet convention, research notes §2.8): unnormalised features
-//! $\Sigma \in \mathbb R^{m'\times n}$ ($[\cos,\sin](W\mathbf x)$, $m' = 2m$, for RFF with $W\sim\mathcal N(0, I)$;
-//! $\sigma^{ter}(W^{ter}\mathbf x) \in\{-1,0,1\}$, $m' = m$, for TRF), labels $\pm1$ (first class $-1$),
-//! $\boldsymbol\alpha = (\Sigma^\top\Sigma/n + \gamma I_n)^{-1}\mathbf y$, $\hat{\mathbf y}_{test} =
+//! $\Sigma \in \mathbb R^{m^\prime\times n}$ ($[\cos,\sin](W\mathbf x)$, $m^\prime = 2m$, for RFF with $W\sim\mathcal N(0, I)$;
+//! $\sigma^{ter}(W^{ter}\mathbf x) \in\lbrace-1,0,1\rbrace$, $m^\prime = m$, for TRF), labels $\pm1$ (first class $-1$),
+//! $\boldsymbol\alpha = (\Sigma^\top\Sigma/n + \gamma I_n)^{-1}\mathbf y$, $\hat{\mathbf y}\_{test} =
 //! \Sigma_{test}^\top\Sigma\boldsymbol\alpha / n$. With $A = \Sigma^\top\Sigma = V\Lambda V^\top$ (one
-//! eigendecomposition per group) every γ costs $O(n\,n_{test})$: $\hat{\mathbf y} = (BV)\,(\Lambda/n + \gamma)^{-1}V^\top\mathbf y / n$,
+//! eigendecomposition per group) every γ costs $O(n\thinspace n_{test})$: $\hat{\mathbf y} = (BV)\thinspace(\Lambda/n + \gamma)^{-1}V^\top\mathbf y / n$,
 //! $B = \Sigma_{test}^\top\Sigma$. TRF computes $A$ and $B$ by popcounts on bit-packed codes.
 //!
 //! **Cells.** `setting` = `<data>-m<m>` (`mnist-m512`: MNIST 7 vs 9; `gmm-m4096`: the Fig. 2 Gaussian

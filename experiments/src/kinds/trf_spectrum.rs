@@ -5,23 +5,23 @@
 //! **Matrices.** Data from the two-class Gaussian mixture of Fig. 2 ($\boldsymbol\mu_a = 4\mathbf e_a$,
 //! $\mathbf C_a = (1 + 4(a-1)/\sqrt p)\mathbf I_p$, classes of equal size, points $\mathbf x_i =
 //! \boldsymbol\mu_a/\sqrt p + \mathbf z_i$), $\sigma$ = ReLU.
-//! $\mathbf K = \mathbf P\,\frac1m\sigma(W\mathbf X)^\top\sigma(W\mathbf X)\,\mathbf P$ with $m$ rows of $W$ of the cell's
+//! $\mathbf K = \mathbf P\thinspace\frac1m\sigma(W\mathbf X)^\top\sigma(W\mathbf X)\thinspace\mathbf P$ with $m$ rows of $W$ of the cell's
 //! law (`gaussian`, `student-t` with 7 degrees of freedom scaled to unit variance, or sparse ternary
 //! `ternary-<ε>`), $\mathbf P = \mathbf I - \mathbf 1\mathbf 1^\top/n$; $\tilde{\mathbf K}$ of eq. (8) with the ReLU
 //! moments $d_0, d_1, d_2$ at the mixture's $\tau = \operatorname{tr}\mathbf C^\circ/p$ (independent of the law).
 //!
 //! **Cells.** `law`, `matrix` (`K` or `K_tilde`), `bin` (the centre $c$ of a histogram bin; the count is
-//! $\#\{i : c - w/2 \le \lambda_i < c + w/2\}$ with $w$ = `bin_width`, eigenvalues below 0 — round-off of
+//! $|\lbrace i : c - w/2 \le \lambda_i < c + w/2\rbrace|$ with $w$ = `bin_width`, eigenvalues below 0 — round-off of
 //! a positive semi-definite matrix — counted as 0), `seed`. All cells of one `(law, seed)` share one
 //! computation (see `trf_common`), drawn from `rng_stream(stream_seed, "law=..;seed=..")` (the data from
 //! `rng_stream(stream_seed, "data;seed=..")`, the same for every law).
 //!
 //! **Metrics.** `count` (eigenvalues of the cell's matrix in the bin); `top_eigenvalue` and
 //! `u1_class_mean` ($|$mean over class 1 of the top unit eigenvector$|$; the paper's ±0.0209) of the cell's
-//! matrix; per `(law, seed)`: `rel_error` $= \|\mathbf K - \tilde{\mathbf K}\|/\|\mathbf K\|$ (spectral
+//! matrix; per `(law, seed)`: `rel_error` $= \Vert\mathbf K - \tilde{\mathbf K}\Vert/\Vert\mathbf K\Vert$ (spectral
 //! norms), `alignment` $= |\langle\mathbf u_1, \tilde{\mathbf u}_1\rangle|$, and `mc_noise_rel`, the relative
 //! spectral-norm Monte Carlo noise of $\mathbf K$ estimated from its two halves
-//! ($\|\mathbf K_1 - \mathbf K_2\|/(2\|\mathbf K\|)$), the floor below which `rel_error` cannot go.
+//! ($\Vert\mathbf K_1 - \mathbf K_2\Vert/(2\Vert\mathbf K\Vert)$), the floor below which `rel_error` cannot go.
 
 use super::trf_common::{check_f64, fatal, group_key, timed, SharedCache};
 use super::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};

@@ -7,7 +7,7 @@
 //! matching the $d_1, d_2$ of ReLU at the data's $\hat\tau$ (Algorithm 1; exact for $\hat\tau \lesssim 1.3$).
 //! **Data.** `n_train` and `n_test` images drawn at random from the training and test sets (the draw of a
 //! seed is `rng_stream(stream_seed, "data;seed=..")`, shared by every method and $m$), centred with the
-//! training mean and scaled so that the training $\hat\tau = \frac1n\sum_i\|\mathbf x_i\|^2$ equals `tau`.
+//! training mean and scaled so that the training $\hat\tau = \frac1n\sum_i\Vert\mathbf x_i\Vert^2$ equals `tau`.
 //! **Learner.** One-vs-rest linear SVM, squared hinge, $C$ = `c` (sklearn `LinearSVC()` defaults: $C = 1$),
 //! by dual coordinate descent. **Time** = features (train + test) + training, the paper's running time.
 

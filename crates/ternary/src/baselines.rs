@@ -1,6 +1,6 @@
 //! Baselines of the TRF paper's comparisons: LP-RFF (low-precision random Fourier features by unbiased
 //! stochastic rounding, Zhang et al. 2019) and ReLU random features, whose expectation is half the arc-cosine
-//! kernel of order 1 ([`rfx_kernels::ArcCosineKernel::half`]).
+//! kernel of order 1 (`rfx_kernels::ArcCosineKernel::half`).
 //!
 //! The random Fourier features are `rfx-sampling`'s ([`rfx_sampling::Rff`]) in the random-phase form
 //! ([`Output::RandomPhase`]): $z(\mathbf x) = \sqrt{2/m}\cos(W\mathbf x + \mathbf b)$, $W_{kj}\sim\mathcal N(0,\sigma^{-2})$,
@@ -152,7 +152,7 @@ impl FeatureMap for LpRff {
 /// ReLU random features $z(\mathbf x) = \max(0, W\mathbf x)/\sqrt m$, $W_{kj} \sim \mathcal N(0, 1)$, whose
 /// expected inner product is half the arc-cosine kernel of order 1,
 /// $\mathbb E[\mathrm{ReLU}(w^\top x)\mathrm{ReLU}(w^\top y)] = \|x\|\|y\|\kappa_1(\rho)/2$
-/// ([`rfx_kernels::ArcCosineKernel::half`]).
+/// (`rfx_kernels::ArcCosineKernel::half`).
 #[derive(Debug, Clone)]
 pub struct ReluFeatures {
     w: Array2<f64>,

@@ -28,28 +28,33 @@ fn syevd(a: ArrayView2<'_, f64>, vectors: bool) -> Result<(Array1<f64>, Option<A
     let jobz = if vectors { b'V' } else { b'N' } as c_char;
     // The row-major upper triangle is the column-major lower triangle.
     let uplo = b'L' as c_char;
-    let mut info: c_int = 0;
-    let mut work_q = [0.0f64; 1];
-    let mut iwork_q: [c_int; 1] = [0];
-    let minus1: c_int = -1;
     // dsytrd inside sums per-thread partial vectors (dsymv): one thread for the whole driver
     let _pin = SingleBlasThread::new();
-    // SAFETY: workspace query (lwork = liwork = -1) with valid pointers.
-    unsafe {
-        lapack_sys::dsyevd_(
-            &jobz,
-            &uplo,
-            &nn,
-            buf.as_mut_ptr(),
-            &nn,
-            w.as_mut_ptr(),
-            work_q.as_mut_ptr(),
-            &minus1,
-            iwork_q.as_mut_ptr(),
-            &minus1,
-            &mut info,
-        )
+    // `dsyevd(work, lwork, iwork, liwork)`; lwork = liwork = -1 is the workspace query
+    let mut call = |work: *mut f64, lwork: c_int, iwork: *mut c_int, liwork: c_int| -> c_int {
+        let mut info: c_int = 0;
+        // SAFETY: buf is n x n (lda = n), w holds n values; `work` and `iwork` hold `lwork` and `liwork`
+        // values (one each for the query).
+        unsafe {
+            lapack_sys::dsyevd_(
+                &jobz,
+                &uplo,
+                &nn,
+                buf.as_mut_ptr(),
+                &nn,
+                w.as_mut_ptr(),
+                work,
+                &lwork,
+                iwork,
+                &liwork,
+                &mut info,
+            )
+        };
+        info
     };
+    let mut work_q = [0.0f64; 1];
+    let mut iwork_q: [c_int; 1] = [0];
+    let info = call(work_q.as_mut_ptr(), -1, iwork_q.as_mut_ptr(), -1);
     if info != 0 {
         return Err(RfxError::Numerical(format!(
             "dsyevd workspace query failed: info = {info}"
@@ -60,22 +65,7 @@ fn syevd(a: ArrayView2<'_, f64>, vectors: bool) -> Result<(Array1<f64>, Option<A
     let mut work = vec![0.0; lwork];
     let mut iwork: Vec<c_int> = vec![0; liwork];
     let (lw, liw) = (to_int(lwork, "lwork")?, to_int(liwork, "liwork")?);
-    // SAFETY: buffers sized as LAPACK requested.
-    unsafe {
-        lapack_sys::dsyevd_(
-            &jobz,
-            &uplo,
-            &nn,
-            buf.as_mut_ptr(),
-            &nn,
-            w.as_mut_ptr(),
-            work.as_mut_ptr(),
-            &lw,
-            iwork.as_mut_ptr(),
-            &liw,
-            &mut info,
-        )
-    };
+    let info = call(work.as_mut_ptr(), lw, iwork.as_mut_ptr(), liw);
     if info != 0 {
         return Err(RfxError::Numerical(format!(
             "dsyevd failed to converge: info = {info}"

@@ -321,14 +321,18 @@ impl MemoryRunner {
     ) -> Result<(Array2<f64>, Array2<f64>), String> {
         let p = d.xtr.ncols();
         let e = |e: rfx_core::RfxError| e.to_string();
+        // random-phase RFF of width 1 (rfx-sampling), drawn from the cell's stream
+        let random_phase_rff = |rng: &mut RfxRng| {
+            Rff::params()
+                .dim(m)
+                .sigma(1.0)
+                .output(Output::RandomPhase)
+                .fit(p, rng)
+                .map_err(e)
+        };
         match method {
             Method::LpRff(b) => {
-                let rff = Rff::params()
-                    .dim(m)
-                    .sigma(1.0)
-                    .output(Output::RandomPhase)
-                    .fit(p, rng)
-                    .map_err(e)?;
+                let rff = random_phase_rff(rng)?;
                 let noise = rfx_core::stream_seed(self.s.stream_seed, "lp-rff-noise");
                 let lp = LpRff::new(rff, b, noise).map_err(e)?;
                 Ok((
@@ -337,12 +341,7 @@ impl MemoryRunner {
                 ))
             }
             Method::Rff => {
-                let rff = Rff::params()
-                    .dim(m)
-                    .sigma(1.0)
-                    .output(Output::RandomPhase)
-                    .fit(p, rng)
-                    .map_err(e)?;
+                let rff = random_phase_rff(rng)?;
                 Ok((
                     rff.transform(d.xtr.view()).map_err(e)?,
                     rff.transform(d.xte.view()).map_err(e)?,

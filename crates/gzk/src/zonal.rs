@@ -397,9 +397,9 @@ impl Kernel for Gzk {
     /// The exact kernel value (see the constructors).
     fn eval(&self, x: ArrayView1<'_, f64>, y: ArrayView1<'_, f64>) -> f64 {
         match &self.kind {
+            // σ was checked by `Gzk::gaussian`
             Kind::Gaussian { sigma } => {
-                let sq: f64 = x.iter().zip(y).map(|(a, b)| (a - b) * (a - b)).sum();
-                (-sq / (2.0 * sigma * sigma)).exp()
+                rfx_kernels::GaussianKernel::new(*sigma).map_or(f64::NAN, |k| k.eval(x, y))
             }
             Kind::ReluNtk { depth } => {
                 let (rx, ry) = (x.dot(&x).sqrt(), y.dot(&y).sqrt());

@@ -502,7 +502,7 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             output,
             header,
             block_rows,
-            memory_cap: memory_cap_mb.map_or(rfx_solvers::linalg::DEFAULT_MEMORY_CAP, |mb| {
+            memory_cap: memory_cap_mb.map_or(rfx_linalg::DEFAULT_MEMORY_CAP, |mb| {
                 mb.saturating_mul(1 << 20)
             }),
         })

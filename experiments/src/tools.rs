@@ -9,7 +9,7 @@
 //! * `gram`: the exact kernel matrix $K_{ij} = k(x_i, y_j)$ in blocks of rows of $X$, the rows of a block
 //!   split into fixed chunks computed in parallel (so the result does not depend on the thread count), each
 //!   block written as it is finished; the memory held ($X$, $Y$, one block) is checked against the cap with
-//!   `rfx_solvers::linalg::check_memory` before anything is allocated.
+//!   `rfx_linalg::check_memory` before anything is allocated.
 //! * `fit`: ridge regression $w = (Z^\top Z + n\lambda I)^{-1}Z^\top(y - \bar y)$ on the features $Z$ of the
 //!   training rows, λ chosen on a log grid by k-fold cross-validation (`rfx_solvers::ridge::fit_ridge_cv`,
 //!   one eigendecomposition per fold); classification fits one-hot targets and predicts the row argmax.
@@ -20,7 +20,7 @@ use std::time::Instant;
 use ndarray::{concatenate, s, Array2, ArrayView2, Axis};
 use rayon::prelude::*;
 use rfx_core::{rng_stream, stream_seed, RfxError};
-use rfx_solvers::linalg::{check_memory, f64_bytes};
+use rfx_linalg::{check_memory, f64_bytes};
 use rfx_solvers::ridge::{
     argmax_rows, fit_ridge_cv, log10_grid, one_hot, CvScore, LambdaScale, LambdaSearch, RidgeForm,
     Validation,
@@ -48,7 +48,7 @@ fn round_block(rows: usize, chunk: usize) -> usize {
 /// result; the commands use one BLAS thread per task and parallelise over fixed row chunks instead, so
 /// their output is bit-for-bit the same for any number of threads.
 fn single_threaded_blas() {
-    rfx_solvers::linalg::set_blas_threads(1);
+    rfx_linalg::set_blas_threads(1);
 }
 
 /// An algorithm-crate error as a command error: invalid parameters, shape mismatches and memory caps are

@@ -3,7 +3,7 @@
 use ndarray::Array2;
 use rand::Rng;
 use rfx_core::{rng_stream, FeatureMap, Kernel};
-use rfx_ntk::{ArcCosineKernel, ArcCosineOrder};
+use rfx_kernels::{ArcCosineKernel, ArcCosineOrder};
 use rfx_sampling::survey::{Sampler, SurveyKernel, SurveyParams, SAMPLERS};
 
 fn data() -> Array2<f64> {

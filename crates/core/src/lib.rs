@@ -8,7 +8,7 @@
 //! * [`Fit`]: the parameters of a feature map, which draw (fit) it on the input dimension or on data
 //!   ([`FitData`]);
 //! * [`WithBias`]: any kernel or map applied to $[x, \beta]$ (a constant input coordinate);
-//! * [`NormScaled`]: a dot-product map lifted to the norm form $\|x\|\|y\|\kappa(\langle\hat x,\hat y\rangle)$;
+//! * [`NormScaled`]: a dot-product map lifted to the norm form $\Vert x\Vert\Vert y\Vert\kappa(\langle\hat x,\hat y\rangle)$;
 //! * [`RfxError`], the error type of every fallible call (invalid parameters are errors, never panics);
 //! * [`rng`]: reproducible random streams derived from an experiment seed and a key, so that results do
 //!   not depend on thread count or execution order.

@@ -1,15 +1,15 @@
 //! A dot-product feature map lifted to the norm form of a homogeneous kernel.
 //!
-//! Kernels such as the depth-$L$ ReLU NTK have the form $k(x, y) = \|x\|\|y\|\,\kappa(\langle\hat x, \hat y
-//! \rangle)$ with $\hat x = x / \|x\|$ (Han et al. 2021, Eq. 5). A map $z$ with $\langle z(u), z(v)\rangle
-//! \approx \kappa(\langle u, v\rangle)$ on the unit sphere gives $\tilde z(x) = \|x\|\, z(\hat x)$ with
+//! Kernels such as the depth-$L$ ReLU NTK have the form $k(x, y) = \Vert x\Vert\Vert y\Vert\thinspace\kappa(\langle\hat x, \hat y
+//! \rangle)$ with $\hat x = x / \Vert x\Vert $ (Han et al. 2021, Eq. 5). A map $z$ with $\langle z(u), z(v)\rangle
+//! \approx \kappa(\langle u, v\rangle)$ on the unit sphere gives $\tilde z(x) = \Vert x\Vert\thinspace z(\hat x)$ with
 //! $\langle \tilde z(x), \tilde z(y)\rangle \approx k(x, y)$ (zero rows map to zero).
 
 use ndarray::{Array2, ArrayView2, Axis};
 
 use crate::{FeatureMap, Result};
 
-/// $x \mapsto \|x\|\, z(x / \|x\|)$ for a map $z$ of a dot-product function $\kappa$ (module docs).
+/// $x \mapsto \Vert x\Vert\thinspace z(x / \Vert x\Vert)$ for a map $z$ of a dot-product function $\kappa$ (module docs).
 #[derive(Debug, Clone)]
 pub struct NormScaled<F>(pub F);
 
@@ -54,7 +54,7 @@ mod tests {
         }
     }
 
-    /// Through the identity map (the linear kernel, which is homogeneous), $\|x\|\,(x/\|x\|) = x$ up to
+    /// Through the identity map (the linear kernel, which is homogeneous), $\Vert x\Vert\thinspace(x/\Vert x\Vert) = x$ up to
     /// rounding, and a zero row stays zero.
     #[test]
     fn the_identity_map_is_unchanged_by_the_norm_form() {

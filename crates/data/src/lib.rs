@@ -61,7 +61,7 @@
 //! * Loaders: [`idx`] (MNIST format), [`csv`] (numeric delimited text), [`keel`] (`.dat`), and [`mod@load`]
 //!   for registered sets by name; all read gzip transparently.
 //! * [`preprocess`]: standardisation, row normalisation, seeded train/test splits and subsamples,
-//!   one-hot labels.
+//!   image down-scaling (`crop_pool`).
 
 #![warn(missing_docs)]
 
@@ -82,5 +82,5 @@ pub use fetch::{
     ENV_MIRROR, ENV_NO_DOWNLOAD,
 };
 pub use load::{load, load_abalone, load_idx_set, load_keel, load_rdata, load_uci, load_uci_raw};
-pub use preprocess::{normalize_rows, one_hot, subsample, train_test_split, Split, Standardizer};
+pub use preprocess::{crop_pool, normalize_rows, subsample, train_test_split, Split, Standardizer};
 pub use registry::{dataset, dataset_names, datasets, DatasetSpec};

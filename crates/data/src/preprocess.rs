@@ -1,4 +1,5 @@
-//! Preprocessing: standardisation, row normalisation, seeded splits and subsamples, one-hot labels.
+//! Preprocessing: standardisation, row normalisation, seeded splits and subsamples, image down-scaling
+//! (centre crop and average pooling). One-hot targets are `rfx_solvers::ridge::one_hot`.
 //!
 //! Random choices use [`rfx_core::rng_stream`]`(seed, key)`, so a split is a fixed function of the
 //! number of rows, the fraction, the seed and the key.
@@ -144,14 +145,37 @@ pub fn subsample(n: usize, m: usize, seed: u64, key: &str) -> Result<Vec<usize>>
     Ok(out)
 }
 
-/// The `labels.len() × n_classes` 0/1 matrix with a single 1 per row, in the label's column.
-pub fn one_hot(labels: &[usize], n_classes: usize) -> Result<Array2<f64>> {
-    let mut out = Array2::zeros((labels.len(), n_classes));
-    for (i, &l) in labels.iter().enumerate() {
-        if l >= n_classes {
-            return Err(RfxError::invalid("label", l, format!("0..{n_classes}")));
+/// Down-scales a `side`×`side` image (row-major pixels): the centre `crop`×`crop` window, offset
+/// $\lfloor(\text{side} - \text{crop})/2\rfloor$ in both directions, then `pool`×`pool` average pooling, giving
+/// $\lfloor\text{crop}/\text{pool}\rfloor^2$ pixels (row-major); a remainder of the crop beyond the last whole pool
+/// is dropped. Output pixel $(i, j)$ is $\frac{1}{p^2}\sum_{a,b<p} x_{o + ip + a,\ o + jp + b}$ ($p$ = `pool`,
+/// $o$ the offset): the down-scaled Fashion-MNIST of the NTK-sketching paper's CNTK experiments
+/// (Zandieh et al. 2021, Sec. 5). Requires `img.len() == side²` and $1 \le$ `pool` $\le$ `crop` $\le$ `side`.
+pub fn crop_pool(img: &[f64], side: usize, crop: usize, pool: usize) -> Result<Vec<f64>> {
+    if img.len() != side * side {
+        return Err(RfxError::DimensionMismatch(format!(
+            "crop_pool: an image of {} pixels is not {side} x {side}",
+            img.len()
+        )));
+    }
+    if !(1..=side).contains(&crop) {
+        return Err(RfxError::invalid("crop", crop, format!("1..={side}")));
+    }
+    if !(1..=crop).contains(&pool) {
+        return Err(RfxError::invalid("pool", pool, format!("1..={crop}")));
+    }
+    let off = (side - crop) / 2;
+    let out_side = crop / pool;
+    let mut out = vec![0.0; out_side * out_side];
+    for (k, o) in out.iter_mut().enumerate() {
+        let (i, j) = (k / out_side, k % out_side);
+        let mut acc = 0.0;
+        for a in 0..pool {
+            for b in 0..pool {
+                acc += img[(off + i * pool + a) * side + off + j * pool + b];
+            }
         }
-        out[[i, l]] = 1.0;
+        *o = acc / (pool * pool) as f64;
     }
     Ok(out)
 }
@@ -239,11 +263,21 @@ mod tests {
     }
 
     #[test]
-    fn one_hot_labels() {
-        assert_eq!(
-            one_hot(&[2, 0], 3).unwrap(),
-            array![[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
-        );
-        assert!(one_hot(&[3], 3).is_err());
+    fn crop_and_pool_average_the_centre() {
+        // image value = row index: the centre 24x24 crop starts at row 2, 2x2 pooling averages rows 2k+2, 2k+3
+        let img: Vec<f64> = (0..28 * 28).map(|k| (k / 28) as f64).collect();
+        let out = crop_pool(&img, 28, 24, 2).unwrap();
+        assert_eq!(out.len(), 144);
+        for (k, v) in out.iter().enumerate() {
+            let i = k / 12;
+            assert_eq!(*v, (2 * i + 2) as f64 + 0.5);
+        }
+        // no crop, no pool: identity
+        assert_eq!(crop_pool(&img, 28, 28, 1).unwrap(), img);
+        // shapes are checked
+        assert!(crop_pool(&img[1..], 28, 24, 2).is_err());
+        assert!(crop_pool(&img, 28, 29, 2).is_err());
+        assert!(crop_pool(&img, 28, 24, 0).is_err());
+        assert!(crop_pool(&img, 28, 4, 5).is_err());
     }
 }

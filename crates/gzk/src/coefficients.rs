@@ -207,7 +207,7 @@ pub fn exp_taylor_coefficients(beta: f64, q: usize) -> Result<Vec<f64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ntk::relu_ntk;
+    use rfx_kernels::relu_ntk;
 
     #[test]
     fn exp_quadrature_equals_closed_form() {

@@ -28,8 +28,9 @@
 //!   $c_\ell = \alpha_{\ell,d}\frac{|\mathbb{S}^{d-2}|}{|\mathbb{S}^{d-1}|}\int_{-1}^1 f(t)P_d^\ell(t)(1-t^2)^{\frac{d-3}{2}}dt$,
 //!   by Gauss–Jacobi quadrature in $t$ or by Gauss–Legendre in $\theta = \arccos t$ (for functions with
 //!   $\sqrt{1\mp t}$ endpoint behaviour), and in closed form for $e^{\beta t}$.
-//! * [`ntk`]: the arc-cosine functions, the depth-$L$ ReLU NTK $K^{(L)}(t)$ (Lemma 16; Sec. 6.1) and its exact
-//!   Taylor series at 0 by truncated power-series arithmetic.
+//! * [`ntk`]: the exact Taylor series at 0 of the depth-$L$ ReLU NTK function $K^{(L)}(t)$ (Lemma 16; Sec. 6.1)
+//!   by truncated power-series arithmetic; $K^{(L)}$ and the arc-cosine functions themselves are in
+//!   `rfx-kernels`.
 //! * [`series`]: truncated series $\sum_{\ell\le q} c_\ell\phi_\ell(t)$ with Clenshaw evaluation, the named
 //!   functions of Figure 1 ([`ScalarFunction`]) and the sup-norm error on an equispaced grid.
 //!
@@ -89,7 +90,7 @@ pub use gegenbauer::{
     gegenbauer, gegenbauer_all, gegenbauer_explicit, gegenbauer_for_each, gegenbauer_stack, Basis,
 };
 pub use harmonics::{alpha, ln_alpha, sphere_area_ratio};
-pub use ntk::{arccos0, arccos1, relu_ntk, relu_ntk_taylor};
+pub use ntk::relu_ntk_taylor;
 pub use quadrature::{gauss_gegenbauer, gauss_jacobi, gauss_legendre, Quadrature, MAX_NODES};
 pub use series::{
     grid_point, sup_distance, sup_error, ScalarFunction, Series, NTK_QUADRATURE_NODES,

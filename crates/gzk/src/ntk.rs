@@ -1,46 +1,13 @@
-//! The ReLU neural tangent kernel as a function of the cosine, and its Taylor series at 0.
+//! The Taylor series at 0 of the ReLU neural tangent kernel function $K^{(L)}$ (the Taylor baseline of Fig. 1).
 //!
-//! With the arc-cosine functions (Cho & Saul 2009; normalisation of Zandieh et al. 2021, used by the paper's
-//! Section 6.1 and Lemma 16)
-//! $$\kappa_0(t) = 1 - \frac{\arccos t}{\pi},\qquad
-//!   \kappa_1(t) = \frac{\sqrt{1-t^2} + t\,(\pi - \arccos t)}{\pi},$$
-//! the depth-$L$ ReLU NTK on unit vectors is $K^{(L)}(\langle x, y\rangle)$ with
-//! $$\Sigma^{(0)} = K^{(0)} = t,\qquad \Sigma^{(h)} = \kappa_1(\Sigma^{(h-1)}),\quad
-//!   \dot\Sigma^{(h)} = \kappa_0(\Sigma^{(h-1)}),\quad K^{(h)} = K^{(h-1)}\dot\Sigma^{(h)} + \Sigma^{(h)}.$$
-//! $K^{(2)}$ is the "two-layer ReLU NTK" of Fig. 1: $K^{(2)}(1) = 3$, $K^{(2)}(0) = 0.6857086363$,
-//! $K^{(2)}(-1) = 1/\pi$ (no normalisation to $K(1) = 1$; $K^{(L)}(1) = L + 1$).
-//!
-//! These scalar functions will move to (or be re-exported from) the `ntk` crate once it exists (issue 5);
-//! until then this is their home.
+//! $K^{(L)}$, $\kappa_0$ and $\kappa_1$ themselves (one normalisation, $\kappa(1) = 1$) are in `rfx-kernels`
+//! ([`rfx_kernels::relu_ntk`], [`rfx_kernels::arccos0`], [`rfx_kernels::arccos1`]): with
+//! $\Sigma^{(0)} = K^{(0)} = t$, $\Sigma^{(h)} = \kappa_1(\Sigma^{(h-1)})$, $\dot\Sigma^{(h)} = \kappa_0(\Sigma^{(h-1)})$,
+//! $K^{(h)} = K^{(h-1)}\dot\Sigma^{(h)} + \Sigma^{(h)}$ (Sec. 6.1 and Lemma 16). This module expands that recursion
+//! in exact truncated power-series arithmetic.
 
-use std::f64::consts::{FRAC_1_PI, PI};
-
-/// $\kappa_0(t) = 1 - \arccos(t)/\pi$, the degree-0 arc-cosine function (derivative of [`arccos1`]).
-/// `t` is clamped to $[-1, 1]$ so round-off in a cosine never produces NaN; $\kappa_0(-1) = 0$, $\kappa_0(1) = 1$.
-pub fn arccos0(t: f64) -> f64 {
-    1.0 - t.clamp(-1.0, 1.0).acos() * FRAC_1_PI
-}
-
-/// $\kappa_1(t) = \big(\sqrt{1-t^2} + t(\pi - \arccos t)\big)/\pi$, the degree-1 arc-cosine function.
-/// `t` is clamped to $[-1, 1]$; $\sqrt{1-t^2}$ is computed as $\sqrt{(1-t)(1+t)}$ (no cancellation near
-/// $\pm1$). $\kappa_1(-1) = 0$, $\kappa_1(0) = 1/\pi$, $\kappa_1(1) = 1$, and $\kappa_1' = \kappa_0$.
-pub fn arccos1(t: f64) -> f64 {
-    let t = t.clamp(-1.0, 1.0);
-    (((1.0 - t) * (1.0 + t)).sqrt() + t * (PI - t.acos())) * FRAC_1_PI
-}
-
-/// The depth-`depth` ReLU NTK $K^{(L)}(t)$ of the module documentation (`depth = 0` gives $t$).
-/// `t` is clamped to $[-1, 1]$. Finite everywhere, with $K^{(L)}(1) = L + 1$.
-pub fn relu_ntk(depth: usize, t: f64) -> f64 {
-    let t = t.clamp(-1.0, 1.0);
-    let (mut sigma, mut k) = (t, t);
-    for _ in 0..depth {
-        let sigma_dot = arccos0(sigma);
-        sigma = arccos1(sigma);
-        k = k * sigma_dot + sigma;
-    }
-    k
-}
+use rfx_kernels::{arccos0, arccos1};
+use std::f64::consts::PI;
 
 /// Truncated power series $\sum_{j<m} a_j t^j$ (all operations exact up to degree $m-1$).
 mod powser {
@@ -128,7 +95,7 @@ fn compose_arccos(s: &[f64]) -> (Vec<f64>, Vec<f64>) {
 /// definite dot-product kernel on every sphere, Schoenberg), and they decay slowly (like $j^{-3/2}$) because
 /// $K^{(L)}$ has $\sqrt{1 \mp t}$ singularities at $t = \pm 1$. For $L = 2$:
 /// $0.68571, 0.95811, 0.61556, 0.18399, \dots$ (tests compare with the research values and, inside the
-/// radius of convergence, with [`relu_ntk`] itself to $10^{-13}$).
+/// radius of convergence, with [`rfx_kernels::relu_ntk`] itself to $10^{-13}$).
 pub fn relu_ntk_taylor(depth: usize, q: usize) -> Vec<f64> {
     let m = q + 1;
     let mut t = vec![0.0; m.max(2)];
@@ -150,44 +117,8 @@ pub fn relu_ntk_taylor(depth: usize, q: usize) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn endpoint_and_reference_values() {
-        assert_eq!(arccos0(1.0), 1.0);
-        assert_eq!(arccos0(-1.0), 0.0);
-        assert_eq!(arccos0(0.0), 0.5);
-        assert_eq!(arccos1(1.0), 1.0);
-        assert_eq!(arccos1(-1.0), 0.0);
-        assert!((arccos1(0.0) - FRAC_1_PI).abs() < 1e-17);
-        // Clamping: slightly out-of-range cosines stay finite and equal the endpoint values.
-        assert_eq!(arccos1(1.0 + 1e-12), 1.0);
-        assert_eq!(relu_ntk(2, -1.0 - 1e-12), relu_ntk(2, -1.0));
-        assert!((relu_ntk(2, 1.0) - 3.0).abs() < 1e-15);
-        assert!((relu_ntk(2, 0.0) - 0.685_708_636_3).abs() < 1e-10);
-        assert!((relu_ntk(2, -1.0) - FRAC_1_PI).abs() < 1e-16);
-        for l in 0..6 {
-            assert!((relu_ntk(l, 1.0) - (l + 1) as f64).abs() < 1e-14);
-        }
-        // K^(1)(t) = t κ0(t) + κ1(t) and K^(2) as printed in Sec. 6.1.
-        for i in 0..=200 {
-            let t = -1.0 + i as f64 / 100.0;
-            assert!((relu_ntk(1, t) - (t * arccos0(t) + arccos1(t))).abs() < 1e-15);
-            let a1 = arccos1(t);
-            let k2 = arccos1(a1) + (a1 + t * arccos0(t)) * arccos0(a1);
-            assert!((relu_ntk(2, t) - k2).abs() < 1e-15);
-        }
-    }
-
-    #[test]
-    fn arccos1_derivative_is_arccos0() {
-        // Central differences: error h²/6 |κ1'''| + ε/h; at |t| ≤ 0.9, |κ1'''| ≤ 1/(π (1−t²)^{3/2}) < 4.
-        let h = 1e-5;
-        for i in 0..=18 {
-            let t = -0.9 + 0.1 * i as f64;
-            let fd = (arccos1(t + h) - arccos1(t - h)) / (2.0 * h);
-            assert!((fd - arccos0(t)).abs() < 1e-9, "t={t}");
-        }
-    }
+    use rfx_kernels::relu_ntk;
+    use std::f64::consts::FRAC_1_PI;
 
     #[test]
     fn taylor_coefficients_match_research_values() {

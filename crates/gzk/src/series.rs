@@ -9,7 +9,8 @@ use crate::coefficients::{
     gegenbauer_coefficients_angular,
 };
 use crate::gegenbauer::Basis;
-use crate::ntk::{relu_ntk, relu_ntk_taylor};
+use crate::ntk::relu_ntk_taylor;
+use rfx_kernels::relu_ntk;
 
 /// Number of grid points of the sup-norm error used by the Figure-1 experiment (research notes §10.1).
 pub const SUP_GRID_POINTS: usize = 20_001;

@@ -86,7 +86,7 @@ impl Gzk {
     }
 
     /// The depth-$L$ ReLU neural tangent kernel $\Theta^{(L)}(x,y) = \Vert x\Vert\Vert y\Vert\thinspace K^{(L)}\big(\frac{\langle
-    /// x,y\rangle}{\Vert x\Vert\Vert y\Vert}\big)$ with $K^{(L)}$ = [`crate::relu_ntk`] ($\Theta = 0$ if $x = 0$ or $y = 0$).
+    /// x,y\rangle}{\Vert x\Vert\Vert y\Vert}\big)$ with $K^{(L)}$ = [`rfx_kernels::relu_ntk`] ($\Theta = 0$ if $x = 0$ or $y = 0$).
     ///
     /// As a GZK of order $s = 1$ (Lemma 16, corrected square-root placement, research notes §12 item 2):
     /// $h_\ell(t) = \sqrt{c_\ell}\thinspace t$ with $c_\ell$ the Gegenbauer coefficients (Eq. 7) of $K^{(L)}$, computed by
@@ -190,7 +190,7 @@ impl Gzk {
     pub fn on_sphere(&self, t: f64) -> f64 {
         match &self.kind {
             Kind::Gaussian { sigma } => ((t - 1.0) / (sigma * sigma)).exp(),
-            Kind::ReluNtk { depth } => crate::ntk::relu_ntk(*depth, t),
+            Kind::ReluNtk { depth } => rfx_kernels::relu_ntk(*depth, t),
             Kind::Exp { beta } => (beta * t).exp(),
             Kind::Taylor { coeffs } => horner(coeffs, t),
         }
@@ -397,14 +397,14 @@ impl Kernel for Gzk {
     /// The exact kernel value (see the constructors).
     fn eval(&self, x: ArrayView1<'_, f64>, y: ArrayView1<'_, f64>) -> f64 {
         match &self.kind {
+            // σ was checked by `Gzk::gaussian`
             Kind::Gaussian { sigma } => {
-                let sq: f64 = x.iter().zip(y).map(|(a, b)| (a - b) * (a - b)).sum();
-                (-sq / (2.0 * sigma * sigma)).exp()
+                rfx_kernels::GaussianKernel::new(*sigma).map_or(f64::NAN, |k| k.eval(x, y))
             }
             Kind::ReluNtk { depth } => {
                 let (rx, ry) = (x.dot(&x).sqrt(), y.dot(&y).sqrt());
                 if rx > 0.0 && ry > 0.0 {
-                    rx * ry * crate::ntk::relu_ntk(*depth, x.dot(&y) / (rx * ry))
+                    rx * ry * rfx_kernels::relu_ntk(*depth, x.dot(&y) / (rx * ry))
                 } else {
                     0.0
                 }
@@ -421,7 +421,11 @@ impl Kernel for Gzk {
     fn gram(&self, x: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
         rfx_core::check_gram_columns(x, y)?;
         let sym = x.as_ptr() == y.as_ptr() && x.dim() == y.dim() && x.strides() == y.strides();
-        let mut g = if sym { syrk_upper(x) } else { x.dot(&y.t()) };
+        let mut g = if sym {
+            rfx_linalg::gram_rows_upper_serial(x)?
+        } else {
+            x.dot(&y.t())
+        };
         // row i is processed from column j0(i): the upper triangle when symmetric
         let j0 = |i: usize| if sym { i } else { 0 };
         match &self.kind {
@@ -449,7 +453,7 @@ impl Kernel for Gzk {
                         .and(ny.slice(s![j..]))
                         .for_each(|v, &b| {
                             *v = if a > 0.0 && b > 0.0 {
-                                a * b * crate::ntk::relu_ntk(depth, *v / (a * b))
+                                a * b * rfx_kernels::relu_ntk(depth, *v / (a * b))
                             } else {
                                 0.0
                             };
@@ -475,38 +479,6 @@ impl Kernel for Gzk {
         }
         Ok(g)
     }
-}
-
-/// $XX^\top$ by row-major `cblas_dsyrk`: the upper triangle is filled, the strict lower triangle is zero.
-fn syrk_upper(x: ArrayView2<'_, f64>) -> Array2<f64> {
-    let x = x.as_standard_layout();
-    let (n, d) = x.dim();
-    let mut c = Array2::<f64>::zeros((n, n));
-    if n == 0 || d == 0 {
-        return c;
-    }
-    let (ni, di) = (
-        i32::try_from(n).expect("rows fit in a BLAS int"),
-        i32::try_from(d).expect("columns fit in a BLAS int"),
-    );
-    let cs = c.as_slice_mut().expect("standard layout");
-    // SAFETY: X is contiguous row-major n x d (lda = d); C is contiguous n x n (ldc = n).
-    unsafe {
-        cblas_sys::cblas_dsyrk(
-            cblas_sys::CBLAS_LAYOUT::CblasRowMajor,
-            cblas_sys::CBLAS_UPLO::CblasUpper,
-            cblas_sys::CBLAS_TRANSPOSE::CblasNoTrans,
-            ni,
-            di,
-            1.0,
-            x.as_ptr(),
-            di,
-            0.0,
-            cs.as_mut_ptr(),
-            ni,
-        )
-    };
-    c
 }
 
 /// Copies the upper triangle onto the lower one, in 64 x 64 tiles (cache-friendly transpose).
@@ -907,7 +879,7 @@ pub(crate) mod tests {
         assert_eq!(g.row(3).iter().fold(0.0f64, |m, v| m.max(v.abs())), 0.0);
         // The truncation error is ‖x‖‖y‖ times the error of the degree-15 series of K^(2), bounded by its sup
         // norm on [-1, 1] (grid of 20,001 points; 1 % slack for the grid).
-        let sup = crate::series::sup_error(|t| crate::ntk::relu_ntk(2, t), &series, 20_001);
+        let sup = crate::series::sup_error(|t| rfx_kernels::relu_ntk(2, t), &series, 20_001);
         assert!(sup > 1e-3 && sup < 0.2, "sup error {sup}");
         for i in 0..x.nrows() {
             for j in 0..x.nrows() {

@@ -4,10 +4,10 @@
 use rfx_gzk::coefficients::exp_gegenbauer_coefficients;
 use rfx_gzk::gegenbauer::Basis;
 use rfx_gzk::harmonics::alpha;
-use rfx_gzk::ntk::relu_ntk;
 use rfx_gzk::series::{
     grid_point, sup_distance, sup_error, ScalarFunction, Series, SUP_GRID_POINTS,
 };
+use rfx_kernels::relu_ntk;
 
 const EXP2: ScalarFunction = ScalarFunction::Exp { beta: 2.0 };
 const NTK2: ScalarFunction = ScalarFunction::ReluNtk { depth: 2 };

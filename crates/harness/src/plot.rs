@@ -364,8 +364,8 @@ fn legend_position(s: &str) -> SeriesLabelPosition {
 
 /// Tick values of a log axis over `[lo, hi]`: plotters' own log ticks start at the first power of ten inside
 /// the range, so a range such as 0.045–0.13 gets the single label 0.1. Here the labels are
-/// $m\cdot 10^k$ for $m \in \{1,\dots,9\}$ (under 0.8 decades), $\{1, 2, 3, 5\}$ (under 1.3), $\{1, 2, 5\}$
-/// (under 2.5) or $\{1\}$, every
+/// $m\cdot 10^k$ for $m \in \lbrace1,\dots,9\rbrace $ (under 0.8 decades), $\lbrace1, 2, 3, 5\rbrace $ (under 1.3), $\lbrace1, 2, 5\rbrace $
+/// (under 2.5) or $\lbrace1\rbrace $, every
 /// power of ten up to 8 decades and every `⌈decades/8⌉`-th beyond. A range too narrow for two such values
 /// gets four log-spaced values rounded to two significant digits.
 fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {

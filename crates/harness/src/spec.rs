@@ -199,7 +199,7 @@ pub struct BestTableSpec {
 
 /// `[[score_table]]`: one row per value of `by` (e.g. `method`) summarising a metric across the values of
 /// `over` (e.g. `dataset`), each cell's value being its mean over seeds — the NTK random features paper's
-/// Table 1: the mean ± 95 % confidence half-width $1.96\,s/\sqrt{k}$ over the $k$ data sets, P90 and P95 (the
+/// Table 1: the mean ± 95 % confidence half-width $1.96\thinspace s/\sqrt{k}$ over the $k$ data sets, P90 and P95 (the
 /// percentage of data sets where the value reaches 90 % / 95 % of the best value of any `by` on that data
 /// set) and PMA (the mean of 100·value/best). Only data sets where every `by` value has a result count.
 #[derive(Debug, Clone)]

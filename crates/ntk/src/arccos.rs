@@ -28,7 +28,7 @@ use rfx_core::{FeatureMap, Result, RfxError, RfxRng};
 use rfx_sampling::leverage::{leverage_exact, leverage_gibbs};
 use rfx_sampling::random::gaussian_matrix;
 
-pub use crate::kernel::ArcCosineOrder;
+use rfx_kernels::ArcCosineOrder;
 
 /// How the order-1 weight vectors are drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -26,9 +26,9 @@
 //! (the $\sqrt{2/w}$ scaling matches the $\kappa(1) = 1$ normalisation).
 
 use crate::arccos::{Act, RandomLayer, Sampler};
-use crate::kernel::check_depth;
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis, Zip};
 use rfx_core::{FeatureMap, Result, RfxError, RfxRng};
+use rfx_kernels::check_depth;
 use rfx_sampling::random::{gaussian_matrix, gaussian_vec};
 
 /// Default memory cap for materialising Naive-RF features: 8 GiB.

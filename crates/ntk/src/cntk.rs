@@ -24,7 +24,7 @@
 //! collapses to the fully connected one with a factor $q^{-2}$ per layer and without the two fixed layers:
 //! $q^{2L}\Theta_{\mathrm{cntk}}^{(L)}(y, z) = \Theta^{(L)}(y,z) - \Sigma^{(L)}(y,z) - \langle y, z\rangle
 //! \prod_{h=1}^{L}\dot\Sigma^{(h)}(y,z)$, where $\Theta^{(L)}$ is the depth-$L$ ReLU NTK of
-//! [`crate::ReluNtk`] and $\Sigma^{(h)}$ the NNGP. On the diagonal that is $(L-1)\Vert x\Vert^2$ (Lemma 13:
+//! [`rfx_kernels::ReluNtk`] and $\Sigma^{(h)}$ the NNGP. On the diagonal that is $(L-1)\Vert x\Vert^2$ (Lemma 13:
 //! $\Pi^{(L)}\_{ijij}(y,y) = \frac{L-1}{q^2}N^{(L)}_{ij}(y)$). So $L = 1$ gives the zero kernel; Arora et al.'s
 //! "depth $d$" is $L = d - 1$.
 //!
@@ -35,7 +35,7 @@ use ndarray::{Array2, ArrayView1, ArrayView2, Axis};
 use rayon::prelude::*;
 use rfx_core::{Kernel, Result, RfxError};
 
-use crate::kernel::{arccos0, arccos1};
+use rfx_kernels::{arccos0, arccos1};
 
 /// The exact ReLU CNTK-GAP of depth $L$ on $d_1 \times d_2 \times c$ images with a $q \times q$ filter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -366,10 +366,10 @@ impl Duals for ReluDuals {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::relu_ntk;
     use ndarray::Array1;
     use rand::Rng;
     use rfx_core::rng_stream;
+    use rfx_kernels::relu_ntk;
 
     fn random_images(n: usize, len: usize, seed: u64) -> Array2<f64> {
         let mut rng = rng_stream(seed, "cntk-test");

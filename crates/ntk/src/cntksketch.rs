@@ -56,7 +56,7 @@ use rayon::prelude::*;
 use rfx_core::{FeatureMap, Kernel, Result, RfxError, RfxRng};
 use rfx_sketches::{PolynomialSketch, Srht, TensorSrht, Transform};
 
-use crate::kernel::{arccos0, arccos1};
+use rfx_kernels::{arccos0, arccos1};
 
 /// Equispaced grid on which the stated fit errors are measured.
 const ERROR_GRID: usize = 20_001;

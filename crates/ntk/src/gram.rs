@@ -3,7 +3,7 @@
 //! $m$ up to $6.5\cdot 10^5$).
 //!
 //! * [`GramAccumulator`]: $\hat K \mathrel{+}= Z Z^\top$ for column blocks $Z$ of the features (`dsyrk` into the upper
-//!   triangle, [`rfx_solvers::linalg::gram_rows_add_upper`]), for maps whose features can be produced in column
+//!   triangle, [`rfx_linalg::gram_rows_add_upper`]), for maps whose features can be produced in column
 //!   blocks (e.g. any map built in independent chunks).
 //! * [`feature_gram`]: the exact $\Phi\Phi^\top$ of **one** fitted map under a memory budget, by row panels:
 //!   features of a panel of $P$ rows are computed once ($P$ chosen so that two panels fit the budget),
@@ -23,7 +23,7 @@
 
 use ndarray::{s, Array2, ArrayView2};
 use rfx_core::{FeatureMap, Result, RfxError};
-use rfx_solvers::linalg::{gram_rows_add_upper, symmetrize_from_upper};
+use rfx_linalg::{gram_rows_add_upper, symmetrize_from_upper};
 
 /// Rows per side of the tiles [`feature_gram_error`] forms (8 MiB of doubles, cache-sized).
 const ERROR_TILE: usize = 1024;

@@ -1,9 +1,9 @@
 //! # rfx-ntk
 //!
-//! Arc-cosine kernels, the depth-L ReLU neural tangent kernel (NTK) and NNGP, and their random features and
-//! sketches (Han et al. 2021, *Random Features for the Neural Tangent Kernel*; Zandieh et al. 2021,
+//! Random features and sketches of the arc-cosine kernels and the depth-L ReLU neural tangent kernel (NTK) (Han et al. 2021, *Random Features for the Neural Tangent Kernel*; Zandieh et al. 2021,
 //! *Scaling Neural Tangent Kernels via Sketching and Random Features*), including the exact convolutional NTK
-//! and CNTKSketch.
+//! and CNTKSketch. The exact kernels they approximate (κ0, κ1, the NTK/NNGP recursion and their Grams) are in
+//! `rfx-kernels`.
 //!
 //! The exact depth-$L$ ReLU NTK $\Theta^{(L)}(x, y) = \Vert x\Vert\Vert y\Vert K^{(L)}(\rho)$ has
 //! $\Theta^{(L)}(x, x) = (L+1)\Vert x\Vert^2$; NTK random features (Algorithm 1 of Han et al.) approximate it with
@@ -12,7 +12,8 @@
 //! ```
 //! use ndarray::array;
 //! use rfx_core::{rng_stream, FeatureMap, Kernel};
-//! use rfx_ntk::{NtkRfParams, ReluNtk};
+//! use rfx_kernels::ReluNtk;
+//! use rfx_ntk::NtkRfParams;
 //!
 //! let x = array![[0.6, -0.2, 0.3], [0.1, 0.5, -0.4], [-0.3, 0.2, 0.9]];
 //! let ntk = ReluNtk::new(1)?;
@@ -38,7 +39,6 @@ pub mod cnn_gradrf;
 pub mod cntk;
 pub mod cntksketch;
 pub mod gram;
-pub mod kernel;
 pub mod ntkrf;
 pub mod ntksketch;
 pub mod qp;
@@ -49,10 +49,6 @@ pub use cnn_gradrf::{CnnGradRf, CnnGradRfParams};
 pub use cntk::{Cntk, Duals, ReluDuals};
 pub use cntksketch::{CntkPolynomials, CntkSketch, CntkSketchParams, PolynomialCntk};
 pub use gram::{chunked_gram, feature_gram, feature_gram_error, GramAccumulator};
-pub use kernel::{
-    arccos0, arccos1, ntk_nngp_recursion, relu_nngp, relu_ntk, row_norms, ArcCosineKernel,
-    ArcCosineOrder, ReluNngp, ReluNtk, MAX_DEPTH,
-};
 pub use ntkrf::{NtkRandomFeatures, NtkRfParams, PairSketch};
 pub use ntksketch::{
     fit_ntk_polynomial, NtkPolynomial, NtkSketch, NtkSketchParams, MAX_POLY_DEGREE,

@@ -37,9 +37,9 @@
 //! conditional inversions per layer at fit time. Measured throughput: see the crate documentation.
 
 use crate::arccos::{Act, RandomLayer, Sampler};
-use crate::kernel::check_depth;
 use ndarray::{s, Array2, ArrayView2, ArrayViewMut2, Axis};
 use rfx_core::{FeatureMap, Result, RfxError, RfxRng};
+use rfx_kernels::check_depth;
 use rfx_sketches::{TensorSketch, TensorSrht, Transform};
 
 /// Rows per batch in [`NtkRandomFeatures::transform`] (bounds the memory of the intermediate layers).

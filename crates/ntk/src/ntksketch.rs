@@ -26,10 +26,10 @@
 //! theory-faithful Algorithm 1 of the paper, with Taylor polynomials of degree $\sim L^2/\varepsilon^{4/3}$ per
 //! layer, is not what the experiments run and is not implemented.)
 
-use crate::kernel::{check_depth, relu_ntk, row_norms};
 use crate::qp::{householder, lsi};
 use ndarray::{s, Array2, ArrayView2, Axis, Zip};
 use rfx_core::{FeatureMap, Result, RfxError, RfxRng};
+use rfx_kernels::{check_depth, relu_ntk, row_norms};
 use rfx_sketches::{PolynomialSketch, Srht, Transform};
 
 /// Largest polynomial degree accepted by [`fit_ntk_polynomial`].

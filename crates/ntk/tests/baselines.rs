@@ -2,9 +2,10 @@
 
 use ndarray::{s, Array2};
 use rfx_core::{rng_stream, FeatureMap, Kernel};
+use rfx_kernels::ReluNtk;
 use rfx_ntk::{
     chunked_gram, feature_gram, feature_gram_error, ArcCosineFeatures, GradRf, GramAccumulator,
-    NaiveRf, NtkRfParams, ReluNtk,
+    NaiveRf, NtkRfParams,
 };
 use rfx_sampling::random::gaussian_matrix;
 

@@ -3,10 +3,8 @@
 
 use ndarray::{Array2, ArrayView2};
 use rfx_core::{rng_stream, FeatureMap, Kernel};
-use rfx_ntk::{
-    ArcCosineFeatures, ArcCosineKernel, ArcCosineOrder, NtkRandomFeatures, NtkRfParams, PairSketch,
-    ReluNtk, Sampler,
-};
+use rfx_kernels::{ArcCosineKernel, ArcCosineOrder, ReluNtk};
+use rfx_ntk::{ArcCosineFeatures, NtkRandomFeatures, NtkRfParams, PairSketch, Sampler};
 use rfx_sampling::random::gaussian_matrix;
 
 /// A few random points, one duplicated-with-scaling and one zero row.

@@ -2,7 +2,8 @@
 
 use ndarray::Array2;
 use rfx_core::{rng_stream, FeatureMap};
-use rfx_ntk::{fit_ntk_polynomial, relu_ntk, NtkSketch};
+use rfx_kernels::relu_ntk;
+use rfx_ntk::{fit_ntk_polynomial, NtkSketch};
 use rfx_sampling::random::gaussian_matrix;
 
 #[test]

@@ -1,10 +1,9 @@
 //! The exact kernels of the registry (`rfx gram`, the `exact` method of the table kinds): one
 //! [`KernelSpec`] per kernel, with its parameters, formula, paper and equation.
 
-use ndarray::{Array2, ArrayView1, ArrayView2};
 use rfx_core::{Kernel, WithBias};
 use rfx_gzk::zonal::Gzk;
-use rfx_ntk::{ArcCosineKernel, ArcCosineOrder, ReluNngp, ReluNtk};
+use rfx_kernels::{ArcCosineKernel, ArcCosineOrder, GaussianKernel, ReluNngp, ReluNtk};
 
 use crate::methods::{bias_of, names, BIAS, GAUSSIAN_ONLY};
 use crate::params::{ParamDoc, ParamKind, Params, RawValue};
@@ -62,27 +61,11 @@ const KDEPTH: ParamDoc = ParamDoc {
     name: "depth",
     kind: ParamKind::Int {
         min: 0,
-        max: rfx_ntk::MAX_DEPTH as i64,
+        max: rfx_kernels::MAX_DEPTH as i64,
     },
     default: "1",
     about: "depth L (number of hidden layers; 0 is the linear kernel)",
 };
-
-/// Gaussian kernel by one GEMM per block: $\|x-y\|^2 = \|x\|^2 + \|y\|^2 - 2\langle x, y\rangle$.
-struct GaussianGram(rfx_ternary::GaussianKernel);
-
-impl Kernel for GaussianGram {
-    fn eval(&self, x: ArrayView1<'_, f64>, y: ArrayView1<'_, f64>) -> f64 {
-        self.0.eval(x, y)
-    }
-    fn gram(
-        &self,
-        x: ArrayView2<'_, f64>,
-        y: ArrayView2<'_, f64>,
-    ) -> rfx_core::Result<Array2<f64>> {
-        self.0.gram(x, y)
-    }
-}
 
 static KERNELS: &[KernelSpec] = &[
     KernelSpec {
@@ -92,7 +75,7 @@ static KERNELS: &[KernelSpec] = &[
         params: GAUSSIAN_ONLY,
         build: |p| {
             let sigma = p.float("sigma")?;
-            Ok(Box::new(GaussianGram(rfx_ternary::GaussianKernel { sigma })))
+            Ok(Box::new(GaussianKernel::new(sigma)?))
         },
     },
     KernelSpec {

@@ -17,7 +17,7 @@
 //!
 //! # Example
 //!
-//! Random Fourier features of the Gaussian kernel $k(x, y) = e^{-\|x - y\|^2 / (2\sigma^2)}$ through the
+//! Random Fourier features of the Gaussian kernel $k(x, y) = e^{-\Vert x - y\Vert^2 / (2\sigma^2)}$ through the
 //! registry: $\langle z(x), z(x)\rangle = 1 = k(x, x)$ exactly for paired $[\cos, \sin]$ features, and
 //! $\langle z(x), z(y)\rangle$ is within a few $1/\sqrt{m/2}$ of $k(x, y)$.
 //!

@@ -6,9 +6,8 @@ use ndarray::ArrayView2;
 use rfx_core::{append_bias, FeatureMap, Fit, FitData, RfxError, RfxRng, WithBias};
 use rfx_gzk::zonal::Gzk;
 use rfx_gzk::RandomGegenbauerParams;
-use rfx_ntk::{
-    ArcCosineFeatures, ArcCosineOrder, GradRf, NtkRfParams, NtkSketch, PairSketch, Sampler,
-};
+use rfx_kernels::ArcCosineOrder;
+use rfx_ntk::{ArcCosineFeatures, GradRf, NtkRfParams, NtkSketch, PairSketch, Sampler};
 use rfx_sampling::{
     FourierMethod, GaussianFeatureParams, Sampler as Sampler_, SurveyKernel, SurveyParams,
 };
@@ -663,7 +662,11 @@ static METHODS: &[MethodSpec] = &[
         out_dim: |m, _, _| m,
         exact_dim: true,
         build: |m, p, data, rng| {
-            let rff = rfx_ternary::Rff::fit(data.dim(), m, p.float("sigma")?, rng)?;
+            let rff = rfx_sampling::Rff::params()
+                .dim(m)
+                .sigma(p.float("sigma")?)
+                .output(rfx_sampling::Output::RandomPhase)
+                .fit(data.dim(), rng)?;
             let noise_seed = rand::Rng::gen::<u64>(rng);
             let bits = p.int("bits")? as u32; // 1..=16, checked when the parameters were parsed
             Ok(Box::new(rfx_ternary::LpRff::new(rff, bits, noise_seed)?))

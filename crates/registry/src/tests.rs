@@ -4,7 +4,7 @@ use crate::*;
 use ndarray::Array2;
 use rfx_core::{FeatureMap, Kernel};
 use rfx_gzk::zonal::Gzk;
-use rfx_ntk::{ReluNngp, ReluNtk};
+use rfx_kernels::{ReluNngp, ReluNtk};
 
 #[test]
 fn params_check_names_ranges_and_defaults() {

@@ -36,7 +36,8 @@ use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis, Zip};
 use rand::seq::SliceRandom;
 use rand::Rng;
 use rayon::prelude::*;
-use rfx_core::{FeatureMap, Kernel, Result, RfxError, RfxRng};
+use rfx_core::{FeatureMap, Result, RfxError, RfxRng};
+use rfx_kernels::GaussianKernel;
 use statrs::distribution::{ContinuousCDF, Normal};
 
 /// Bandwidth of the Gaussian kernel: $k = \exp(-\Vert x-y\Vert^2/(2\sigma^2)) = \exp(-\gamma\Vert x-y\Vert^2)$.
@@ -75,20 +76,6 @@ impl Bandwidth {
         } else {
             Err(RfxError::invalid(name, v, "a finite number > 0"))
         }
-    }
-}
-
-/// The exact Gaussian kernel $\exp(-\Vert x-y\Vert^2/(2\sigma^2))$ (the target of the maps in this module).
-#[derive(Clone, Copy, Debug)]
-pub struct GaussianKernel {
-    /// Its bandwidth.
-    pub bandwidth: Bandwidth,
-}
-
-impl Kernel for GaussianKernel {
-    fn eval(&self, x: ArrayView1<'_, f64>, y: ArrayView1<'_, f64>) -> f64 {
-        let d2: f64 = x.iter().zip(y.iter()).map(|(a, b)| (a - b) * (a - b)).sum();
-        (-self.bandwidth.gamma() * d2).exp()
     }
 }
 
@@ -289,8 +276,9 @@ impl GaussianFeatureParams {
         };
         let phase = match self.output {
             Output::Paired => None,
+            // b = 2π u with u ~ U[0, 1) at 53-bit resolution (`Standard`), after the frequencies
             Output::RandomPhase => Some(Array1::from_shape_simple_fn(s_freq, || {
-                rng.gen_range(0.0..std::f64::consts::TAU)
+                rng.gen::<f64>() * std::f64::consts::TAU
             })),
         };
         Ok(GaussianFeatures {
@@ -368,11 +356,9 @@ impl GaussianFeatures {
         self.phase.as_ref().map(|p| p.view())
     }
 
-    /// The exact kernel this map approximates.
+    /// The exact kernel this map approximates, $\exp(-\Vert x-y\Vert^2/(2\sigma^2))$.
     pub fn kernel(&self) -> GaussianKernel {
-        GaussianKernel {
-            bandwidth: self.bandwidth,
-        }
+        GaussianKernel::new(self.bandwidth.sigma()).expect("the bandwidth was checked by `fit`")
     }
 
     /// The frequency matrix $W \in \mathbb R^{s \times d}$ (bandwidth included), materialised for structured

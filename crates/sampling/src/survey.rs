@@ -10,7 +10,8 @@
 //!   $\varphi(x) = \sqrt{2/s}\thinspace a\circ\sigma_b(Wx)\in\mathbb R^{s}$, $\sigma_0 = \mathbf 1_{t>0}$, $\sigma_1 = \max(t,0)$,
 //!   $\omega_i$ drawn for $\mathcal N(0, I_d)$, so that $\mathbb E\langle\varphi(x),\varphi(y)\rangle$ equals
 //!   $\kappa_0(u) = 1-\theta/\pi$ and $\Vert x\Vert\Vert y\Vert\kappa_1(u)$, $\kappa_1(u) = (\sqrt{1-u^2}+u(\pi-\theta))/\pi$,
-//!   $u = \cos\theta = \langle x,y\rangle/(\Vert x\Vert\Vert y\Vert)$ (the normalisation $\kappa(1) = 1$ of `rfx-ntk`).
+//!   $u = \cos\theta = \langle x,y\rangle/(\Vert x\Vert\Vert y\Vert)$ (the normalisation $\kappa(1) = 1$ of `rfx-kernels`,
+//!   which computes these exact kernels).
 //!
 //! **Samplers** ([`Sampler`]; $s$ = number of frequencies, stacked $d$-row blocks when $s > d$):
 //! * `Rff` (§3.1, Eq. 8): i.i.d. Gaussian rows. `Orf` (§3.2): $\sigma^{-1}\operatorname{diag}(\chi_d)Q$, $Q$ Haar.
@@ -52,6 +53,7 @@ use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis, Zip};
 use rand::seq::SliceRandom;
 use rand::Rng;
 use rfx_core::{FeatureMap, Kernel, Result, RfxError, RfxRng};
+use rfx_kernels::{ArcCosineKernel, ArcCosineOrder, GaussianKernel};
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
 /// The kernels of the survey's benchmark that the samplers here approximate.
@@ -95,28 +97,16 @@ impl SurveyKernel {
     }
 }
 
+/// The exact kernels, from `rfx-kernels`: [`GaussianKernel`] and [`ArcCosineKernel`] ($\kappa(1) = 1$).
 impl Kernel for SurveyKernel {
     fn eval(&self, x: ArrayView1<'_, f64>, y: ArrayView1<'_, f64>) -> f64 {
         match *self {
-            SurveyKernel::Gaussian { sigma } => {
-                let d2: f64 = x.iter().zip(y.iter()).map(|(a, b)| (a - b) * (a - b)).sum();
-                (-d2 / (2.0 * sigma * sigma)).exp()
-            }
-            SurveyKernel::ArcCos0 | SurveyKernel::ArcCos1 => {
-                let nx = x.dot(&x).sqrt();
-                let ny = y.dot(&y).sqrt();
-                if nx == 0.0 || ny == 0.0 {
-                    return 0.0;
-                }
-                let u = (x.dot(&y) / (nx * ny)).clamp(-1.0, 1.0);
-                let th = u.acos();
-                if *self == SurveyKernel::ArcCos0 {
-                    1.0 - th / std::f64::consts::PI
-                } else {
-                    nx * ny * ((1.0 - u * u).sqrt() + u * (std::f64::consts::PI - th))
-                        / std::f64::consts::PI
-                }
-            }
+            SurveyKernel::Gaussian { sigma } => match GaussianKernel::new(sigma) {
+                Ok(k) => k.eval(x, y),
+                Err(_) => f64::NAN,
+            },
+            SurveyKernel::ArcCos0 => ArcCosineKernel::new(ArcCosineOrder::Zero).eval(x, y),
+            SurveyKernel::ArcCos1 => ArcCosineKernel::new(ArcCosineOrder::One).eval(x, y),
         }
     }
 }

@@ -8,7 +8,7 @@
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use ndarray::{Array2, Axis};
 use rand::{Rng, SeedableRng};
-use rfx_solvers::linalg::{add_diag, eigh, gram_cols, gram_rows, Cholesky, Precision, Tridiagonal};
+use rfx_linalg::{add_diag, eigh, gram_cols, gram_rows, Cholesky, Precision, Tridiagonal};
 use rfx_solvers::metrics::{gflops, timed};
 use rfx_solvers::ridge::{
     select_lambda, CvScore, KernelRidge, KrrParams, LambdaScale, LambdaSearch, Ridge, RidgeParams,

@@ -261,12 +261,9 @@ mod tests {
         assert_eq!(again.labels, res.labels);
     }
 
-    /// A Gaussian kernel for the test (the solvers crate has no kernel of its own).
-    struct Gauss;
-    impl Kernel for Gauss {
-        fn eval(&self, x: ndarray::ArrayView1<'_, f64>, y: ndarray::ArrayView1<'_, f64>) -> f64 {
-            (-0.5 * (&x - &y).mapv(|v| v * v).sum()).exp()
-        }
+    /// The Gaussian kernel of width 1 (from `rfx-kernels`).
+    fn gauss() -> rfx_kernels::GaussianKernel {
+        rfx_kernels::GaussianKernel::new(1.0).unwrap()
     }
 
     #[test]
@@ -274,11 +271,11 @@ mod tests {
         // 2500 rows: the largest cluster spans three row blocks
         let x = randn(2500, 3, 21);
         let labels: Vec<usize> = (0..2500).map(|i| if i % 7 == 0 { 1 } else { 0 }).collect();
-        let k = Gauss.gram(x.view(), x.view()).unwrap();
+        let k = gauss().gram(x.view(), x.view()).unwrap();
         let full = kernel_kmeans_objective(k.view(), &labels).unwrap();
-        let blocked = kernel_kmeans_objective_of(&Gauss, x.view(), &labels).unwrap();
+        let blocked = kernel_kmeans_objective_of(&gauss(), x.view(), &labels).unwrap();
         assert!((full - blocked).abs() < 1e-10, "{full} vs {blocked}");
-        assert!(kernel_kmeans_objective_of(&Gauss, x.view(), &labels[1..]).is_err());
+        assert!(kernel_kmeans_objective_of(&gauss(), x.view(), &labels[1..]).is_err());
     }
 
     #[test]

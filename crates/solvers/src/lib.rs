@@ -2,7 +2,6 @@
 //!
 //! Downstream solvers and spectral measurements shared by all rfx experiments:
 //!
-//! * [`linalg`]: Cholesky, symmetric eigendecomposition (`dsyevd`), Gram matrices by `dsyrk`, memory caps;
 //! * [`ridge`]: ridge regression / classification on features (primal or dual, explicit λ convention),
 //!   λ selection by cross-validation reusing one eigendecomposition per fold, exact kernel ridge regression;
 //! * [`classify`]: L2 logistic regression (binary / softmax, L-BFGS) and linear SVM (LIBLINEAR dual
@@ -12,6 +11,8 @@
 //! * [`spectral`]: generalized condition number, spectral-approximation ε, kernel approximation errors,
 //!   statistical dimension;
 //! * [`metrics`]: MSE, RMSE, accuracy, timing.
+//!
+//! The BLAS/LAPACK wrappers they use (Cholesky, `dsyevd`, `dsyrk` Grams, memory caps) are in `rfx-linalg`.
 //!
 //! Invalid parameters and shapes are [`rfx_core::RfxError`]s, never panics.
 //!
@@ -48,7 +49,6 @@ extern crate openblas_src as _;
 
 pub mod classify;
 pub mod kmeans;
-pub mod linalg;
 pub mod metrics;
 pub mod nystrom;
 pub mod ridge;

@@ -17,11 +17,11 @@
 //!   keeping each point with probability $\min(1, \ln(s)\thinspace\ell_i)$ and, at the top level, drawing exactly $s$
 //!   points without replacement with probabilities $\propto \min(1, \ell_i)$.
 
-use crate::linalg::{eigh, eigvalsh, Cholesky};
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 use rand::seq::{index, SliceRandom};
 use rand::Rng;
 use rfx_core::{FeatureMap, Kernel, Result, RfxError, RfxRng};
+use rfx_linalg::{eigh, eigvalsh, Cholesky};
 
 /// How Nyström landmarks are chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -297,29 +297,24 @@ impl<K: Kernel + Clone + 'static> rfx_core::Fit for NystromFit<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::linalg::eigvalsh;
     use crate::spectral::kernel_errors_gram;
     use crate::testutil::randn;
-    use ndarray::ArrayView1;
     use rand::SeedableRng;
+    use rfx_linalg::eigvalsh;
 
-    #[derive(Clone)]
-    struct Rbf(f64);
-    impl Kernel for Rbf {
-        fn eval(&self, x: ArrayView1<'_, f64>, y: ArrayView1<'_, f64>) -> f64 {
-            let d2: f64 = x.iter().zip(y.iter()).map(|(a, b)| (a - b) * (a - b)).sum();
-            (-d2 / (2.0 * self.0 * self.0)).exp()
-        }
+    /// The Gaussian kernel of width σ (from `rfx-kernels`).
+    fn rbf(sigma: f64) -> rfx_kernels::GaussianKernel {
+        rfx_kernels::GaussianKernel::new(sigma).unwrap()
     }
 
     #[test]
     fn all_points_as_landmarks_reproduce_k() {
         let x = randn(60, 3, 1);
-        let k = Rbf(1.0).gram(x.view(), x.view()).unwrap();
+        let k = rbf(1.0).gram(x.view(), x.view()).unwrap();
         for sampling in [LandmarkSampling::Uniform, LandmarkSampling::RecursiveRls] {
             let mut rng = RfxRng::seed_from_u64(7);
             let ny = Nystrom::fit(
-                Rbf(1.0),
+                rbf(1.0),
                 x.view(),
                 &NystromParams::new(60).sampling(sampling),
                 &mut rng,
@@ -348,7 +343,7 @@ mod tests {
         for i in 0..8 {
             x[[i, 0]] += 20.0;
         }
-        let kern = Rbf(1.0);
+        let kern = rbf(1.0);
         let k = kern.gram(x.view(), x.view()).unwrap();
         let mut far_rls = 0;
         let mut far_unif = 0;
@@ -374,7 +369,7 @@ mod tests {
             "RLS picked {far_rls} far points, uniform {far_unif}"
         );
         let mut rng = RfxRng::seed_from_u64(9);
-        let ny = Nystrom::fit(kern.clone(), x.view(), &NystromParams::new(40), &mut rng).unwrap();
+        let ny = Nystrom::fit(kern, x.view(), &NystromParams::new(40), &mut rng).unwrap();
         let z = ny.transform(x.view()).unwrap();
         // K - ZZᵀ = Schur complement ⪰ 0
         let ev = eigvalsh((&k - &z.dot(&z.t())).view()).unwrap();

@@ -35,15 +35,15 @@
 //! # Ok::<(), rfx_core::RfxError>(())
 //! ```
 
-use crate::linalg::{
-    add_diag, check_finite, check_memory, eigh, f64_bytes, gram_cols, gram_cols_f32_upper,
-    gram_rows, solve_spd_refined, Cholesky, CholeskyF32, NormalEquations, Precision, Tridiagonal,
-    DEFAULT_MEMORY_CAP,
-};
 use ndarray::linalg::general_mat_mul;
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rand::seq::SliceRandom;
 use rfx_core::{rng_stream, Kernel, Result, RfxError};
+use rfx_linalg::{
+    add_diag, check_finite, check_memory, eigh, f64_bytes, gram_cols, gram_cols_f32_upper,
+    gram_rows, solve_spd_refined, Cholesky, CholeskyF32, NormalEquations, Precision, Tridiagonal,
+    DEFAULT_MEMORY_CAP,
+};
 
 /// How the user-facing ridge parameter $\lambda$ becomes the penalty added to the diagonal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -966,6 +966,26 @@ pub fn krr_memory_bytes(n: usize, k: usize) -> u64 {
     f64_bytes((n as u128) * (n as u128) + 2 * (n as u128) * (k as u128))
 }
 
+/// Peak bytes of exact KRR with $n$ training and $n_{te}$ test rows, one output, and λ searched on the first
+/// $s \le n$ rows' Gram by `search` ([`select_lambda_gram`]). Held throughout: the training Gram ($n^2$,
+/// factored in place by the refit, with α and a copy of $Y$: [`krr_memory_bytes`]) and the test cross-Gram
+/// ($n_{te} n$). During the λ search, on top: with $s < n$ the subset Gram $K_{SS}$ ($s^2$, plus $s$ targets) and,
+/// while it is cut out, its rows $K_{S\cdot}$ ($sn$), the larger of which with the search's own peak
+/// ([`select_lambda_gram_memory_bytes`]: fold Grams, the tridiagonal reduction or its eigendecomposition
+/// fallback, about $1.25 s^2$ doubles with 2 folds); with $s = n$ the search's peak only (no copy of $K$).
+pub fn exact_krr_memory_bytes(n: usize, n_test: usize, s: usize, search: &LambdaSearch) -> u64 {
+    let search_peak = select_lambda_gram_memory_bytes(s, 1, search);
+    let cv = if s < n {
+        let (s, n) = (s as u128, n as u128);
+        f64_bytes(s * s + s).saturating_add(f64_bytes(s * n).max(search_peak))
+    } else {
+        search_peak
+    };
+    krr_memory_bytes(n, 1)
+        .saturating_add(f64_bytes((n_test as u128) * (n as u128)))
+        .saturating_add(cv)
+}
+
 /// Rows of test points per block in [`KernelRidge::predict_kernel`] so that a block's cross-Gram stays
 /// under the cap (at least 1).
 fn test_block_rows(n_train: usize, cap: u64) -> usize {
@@ -1232,6 +1252,10 @@ mod tests {
             Err(RfxError::Numerical(_))
         ));
         assert!(one_hot(&[0, 3], 3, false).is_err());
+        assert_eq!(
+            one_hot(&[2, 0], 3, false).unwrap(),
+            ndarray::array![[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
+        );
         assert!(log10_grid(1.0, 0.0, 3).is_err());
         let s = LambdaSearch {
             grid: vec![1.0],
@@ -1562,5 +1586,28 @@ mod tests {
         let kfold = folds(90, &Validation::KFold { folds: 3, seed: 1 }).unwrap();
         assert!(shared_chunks(90, 14, &kfold, RidgeForm::Dual).is_none());
         assert!(shared_chunks(90, 70, &kfold, RidgeForm::Auto).is_none());
+    }
+
+    #[test]
+    fn exact_krr_memory_counts_the_search() {
+        let search = LambdaSearch {
+            grid: log10_grid(-9.0, 0.0, 10).unwrap(),
+            scale: LambdaScale::TimesN,
+            validation: Validation::KFold { folds: 2, seed: 5 },
+            score: CvScore::Mse,
+        };
+        let (n, nte) = (15_000, 1_660);
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        // all rows: Gram + cross-Gram + the search's fold buffers (about 1.25 n² with 2 folds), no n² copy
+        let need = exact_krr_memory_bytes(n, nte, n, &search);
+        let base = krr_memory_bytes(n, 1) + f64_bytes((nte * n) as u128);
+        assert_eq!(need, base + select_lambda_gram_memory_bytes(n, 1, &search));
+        let n2 = f64_bytes((n * n) as u128) as f64;
+        assert!(((need - base) as f64 / n2 - 1.25).abs() < 0.01);
+        assert!(gib(need) > 3.5 && gib(need) < 8.0, "{}", gib(need));
+        // a 3,000-row subset: its s × n rows while K_SS is cut out dominate the small search
+        let sub = exact_krr_memory_bytes(n, nte, 3000, &search);
+        assert_eq!(sub, base + f64_bytes(3000 * 3000 + 3000 + 3000 * n as u128));
+        assert!(sub < need);
     }
 }

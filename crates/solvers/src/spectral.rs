@@ -12,11 +12,11 @@
 //! * Relative Frobenius / spectral errors $\Vert K - ZZ^\top\Vert/\Vert K\Vert$, entrywise MSE
 //!   $\Vert K - ZZ^\top\Vert_F^2 / n^2$, and the statistical dimension $s_\lambda(K) = \operatorname{Tr} K(K+\lambda I)^{-1}$.
 
-use crate::linalg::{
-    add_diag, check_memory, eigvalsh, f64_bytes, fro_norm, gram_rows, Cholesky, DEFAULT_MEMORY_CAP,
-};
 use ndarray::{Array2, ArrayView1, ArrayView2};
 use rfx_core::{Result, RfxError};
+use rfx_linalg::{
+    add_diag, check_memory, eigvalsh, f64_bytes, fro_norm, gram_rows, Cholesky, DEFAULT_MEMORY_CAP,
+};
 
 /// The spectrum summary of $M = (K+\lambda I)^{-1/2}(\tilde K+\lambda I)(K+\lambda I)^{-1/2}$.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -197,9 +197,9 @@ pub fn statistical_dimension(k: ArrayView2<'_, f64>, lambda: f64) -> Result<f64>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::linalg::eigh;
     use crate::testutil::{max_abs, randn};
     use ndarray::{Array1, Axis};
+    use rfx_linalg::eigh;
 
     fn orthogonal(n: usize, seed: u64) -> Array2<f64> {
         let g = randn(n, n, seed);
@@ -285,7 +285,7 @@ mod tests {
         let m = w.dot(&Array2::from_diag(&mu)).dot(&w.t());
         let mut s = l.dot(&m).dot(&l.t());
         add_diag(&mut s, -lam);
-        crate::linalg::symmetrize(&mut s);
+        rfx_linalg::symmetrize(&mut s);
         let z = sqrt_psd(&s);
         assert!(max_abs(&(z.dot(&z.t()) - &s)) < 1e-9 * max_abs(&s));
         let sa = spectral_approx(k.view(), z.view(), lam).unwrap();

@@ -12,7 +12,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use ndarray::Array2;
 use rand_distr::{Distribution, StandardNormal};
 use rfx_core::{rng_stream, FeatureMap};
-use rfx_ternary::{ReluFeatures, Rff, TernaryParams, Thresholds};
+use rfx_ternary::{ReluFeatures, TernaryParams, Thresholds};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -71,7 +71,11 @@ fn features(c: &mut Criterion) {
             b.iter(|| black_box(f.transform_packed(x.view()).unwrap()))
         });
     }
-    let rff = Rff::fit(p, m, 1.0, &mut rng_stream(0, "bench-rff")).unwrap();
+    let rff = rfx_sampling::Rff::params()
+        .dim(m)
+        .output(rfx_sampling::Output::RandomPhase)
+        .fit(p, &mut rng_stream(0, "bench-rff"))
+        .unwrap();
     g.bench_function("rff_gemm_cos", |b| {
         b.iter(|| black_box(rff.transform(x.view()).unwrap()))
     });

@@ -1,121 +1,18 @@
-//! Baselines of the TRF paper's comparisons: random Fourier features (Zhang et al. convention), LP-RFF
-//! (low-precision RFF by unbiased stochastic rounding, Zhang et al. 2019) and ReLU random features with the
-//! arc-cosine kernel of order 1 as their expectation.
+//! Baselines of the TRF paper's comparisons: LP-RFF (low-precision random Fourier features by unbiased
+//! stochastic rounding, Zhang et al. 2019) and ReLU random features, whose expectation is half the arc-cosine
+//! kernel of order 1 (`rfx_kernels::ArcCosineKernel::half`).
 //!
-//! The RFF here is built locally (seeded Gaussian $W$, uniform phases) rather than taken from
-//! `rfx-sampling`, whose API was still being written; it is the LP-RFF convention
-//! $z(\mathbf x) = \sqrt{2/m}\cos(W\mathbf x + \mathbf b)$, bounded in $[-\sqrt{2/m}, \sqrt{2/m}]$, which is
-//! what the quantiser's range needs. (The paper's own RFF, $[\cos, \sin]$ with $2m$ features, is the
-//! [`crate::activation::Activation::CosSin`] target of the threshold solver.)
+//! The random Fourier features are `rfx-sampling`'s ([`rfx_sampling::Rff`]) in the random-phase form
+//! ([`Output::RandomPhase`]): $z(\mathbf x) = \sqrt{2/m}\cos(W\mathbf x + \mathbf b)$, $W_{kj}\sim\mathcal N(0,\sigma^{-2})$,
+//! $b_k \sim U[0, 2\pi)$, bounded in $[-\sqrt{2/m}, \sqrt{2/m}]$, which is what the quantiser's range needs. (The
+//! paper's own RFF, $[\cos, \sin]$ with $2m$ features, is the [`crate::activation::Activation::CosSin`] target of
+//! the threshold solver.)
 
-use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
+use ndarray::{Array2, ArrayView2};
 use rand::Rng;
-use rand_distr::{Distribution, StandardNormal};
-use rfx_core::{rng_stream, FeatureMap, Kernel, Result, RfxError, RfxRng};
-use std::f64::consts::PI;
-
-fn gaussian_matrix(rows: usize, cols: usize, scale: f64, rng: &mut RfxRng) -> Array2<f64> {
-    Array2::from_shape_simple_fn((rows, cols), || {
-        scale * <StandardNormal as Distribution<f64>>::sample(&StandardNormal, rng)
-    })
-}
-
-/// Random Fourier features of $k(\mathbf x,\mathbf y) = \exp(-\|\mathbf x-\mathbf y\|^2/(2\sigma^2))$
-/// (Rahimi & Recht 2007): $z(\mathbf x) = \sqrt{2/m}\,\cos(W\mathbf x+\mathbf b)$, $W_{kj}\sim\mathcal N(0,\sigma^{-2})$,
-/// $b_k \sim U[0, 2\pi)$, so $\mathbb E[z(\mathbf x)^\top z(\mathbf y)] = k(\mathbf x, \mathbf y)$.
-#[derive(Debug, Clone)]
-pub struct Rff {
-    w: Array2<f64>,
-    b: Array1<f64>,
-    sigma: f64,
-}
-
-impl Rff {
-    /// $m$ features on $\mathbb R^d$ with bandwidth $\sigma > 0$.
-    pub fn fit(d: usize, m: usize, sigma: f64, rng: &mut RfxRng) -> Result<Self> {
-        if d == 0 || m == 0 {
-            return Err(RfxError::invalid(
-                "shape",
-                format!("d={d}, m={m}"),
-                "d, m >= 1",
-            ));
-        }
-        if !(sigma.is_finite() && sigma > 0.0) {
-            return Err(RfxError::invalid("sigma", sigma, "a finite number > 0"));
-        }
-        let w = gaussian_matrix(m, d, 1.0 / sigma, rng);
-        let b = Array1::from_shape_simple_fn(m, || rng.gen::<f64>() * 2.0 * PI);
-        Ok(Self { w, b, sigma })
-    }
-
-    /// The bandwidth $\sigma$.
-    pub fn sigma(&self) -> f64 {
-        self.sigma
-    }
-
-    /// The exact kernel.
-    pub fn kernel(&self) -> GaussianKernel {
-        GaussianKernel { sigma: self.sigma }
-    }
-
-    /// The feature range $[L, U] = [-\sqrt{2/m}, \sqrt{2/m}]$.
-    pub fn range(&self) -> (f64, f64) {
-        let u = (2.0 / self.w.nrows() as f64).sqrt();
-        (-u, u)
-    }
-}
-
-impl FeatureMap for Rff {
-    fn input_dim(&self) -> usize {
-        self.w.ncols()
-    }
-
-    fn dim(&self) -> usize {
-        self.w.nrows()
-    }
-
-    fn transform(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
-        self.check_input(x)?;
-        let s = (2.0 / self.w.nrows() as f64).sqrt();
-        let mut z = x.dot(&self.w.t());
-        z.axis_iter_mut(Axis(0)).for_each(|mut r| {
-            r.iter_mut()
-                .zip(&self.b)
-                .for_each(|(v, b)| *v = s * (*v + b).cos())
-        });
-        Ok(z)
-    }
-}
-
-/// The Gaussian kernel $\exp(-\|\mathbf x-\mathbf y\|^2/(2\sigma^2))$.
-#[derive(Debug, Clone, Copy)]
-pub struct GaussianKernel {
-    /// Bandwidth $\sigma$.
-    pub sigma: f64,
-}
-
-impl Kernel for GaussianKernel {
-    fn eval(&self, x: ArrayView1<'_, f64>, y: ArrayView1<'_, f64>) -> f64 {
-        let d2: f64 = x.iter().zip(y).map(|(a, b)| (a - b) * (a - b)).sum();
-        (-d2 / (2.0 * self.sigma * self.sigma)).exp()
-    }
-
-    /// By one GEMM: $\|\mathbf x_i-\mathbf y_j\|^2 = \|\mathbf x_i\|^2 + \|\mathbf y_j\|^2 - 2\mathbf x_i^\top\mathbf y_j$,
-    /// clamped at 0 against round-off.
-    fn gram(&self, x: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
-        rfx_core::check_gram_columns(x, y)?;
-        let sq = |a: &ArrayView2<'_, f64>| -> Vec<f64> {
-            a.rows().into_iter().map(|r| r.dot(&r)).collect()
-        };
-        let (xn, yn) = (sq(&x), sq(&y));
-        let c = -1.0 / (2.0 * self.sigma * self.sigma);
-        let mut k = x.dot(&y.t());
-        for ((i, j), v) in k.indexed_iter_mut() {
-            *v = (c * (xn[i] + yn[j] - 2.0 * *v).max(0.0)).exp();
-        }
-        Ok(k)
-    }
-}
+use rfx_core::{rng_stream, FeatureMap, Result, RfxError, RfxRng};
+use rfx_sampling::random::gaussian_matrix;
+use rfx_sampling::{GaussianFeatures, Output};
 
 /// Unbiased $b$-bit stochastic rounding on $\lbrack L, U\rbrack$ (Zhang et al. 2019): with $\Delta = (U-L)/(2^b-1)$ and
 /// $\xi \sim U[0,1)$,
@@ -164,7 +61,8 @@ impl StochasticQuantizer {
     }
 }
 
-/// LP-RFF: [`Rff`] features quantised to $b$ bits by [`StochasticQuantizer`] on $[-\sqrt{2/m}, \sqrt{2/m}]$.
+/// LP-RFF: random-phase Fourier features ([`rfx_sampling::Rff`], [`Output::RandomPhase`]) quantised to $b$ bits
+/// by [`StochasticQuantizer`] on $[-\sqrt{2/m}, \sqrt{2/m}]$.
 ///
 /// The rounding noise must be fresh for unbiasedness across uses (Zhang et al. redraw it every mini-batch):
 /// [`LpRff::transform_with_rng`] takes the noise stream explicitly. The trait's
@@ -175,17 +73,25 @@ impl StochasticQuantizer {
 /// rounding.
 #[derive(Debug, Clone)]
 pub struct LpRff {
-    rff: Rff,
+    rff: GaussianFeatures,
     quantizer: StochasticQuantizer,
     noise_seed: u64,
 }
 
 impl LpRff {
-    /// Wraps `rff` with $b$-bit rounding (the paper uses $b \in \{1, 8\}$).
-    pub fn new(rff: Rff, bits: u32, noise_seed: u64) -> Result<Self> {
-        let (lo, hi) = rff.range();
+    /// Wraps `rff` (random-phase output, whose values lie in $[-\sqrt{2/m}, \sqrt{2/m}]$) with $b$-bit rounding
+    /// (the paper uses $b \in \{1, 8\}$).
+    pub fn new(rff: GaussianFeatures, bits: u32, noise_seed: u64) -> Result<Self> {
+        if rff.output() != Output::RandomPhase {
+            return Err(RfxError::invalid(
+                "output",
+                format!("{:?}", rff.output()),
+                "RandomPhase: sqrt(2/m) cos(Wx + b), the bounded form the quantiser's range needs",
+            ));
+        }
+        let u = (2.0 / rff.dim() as f64).sqrt();
         Ok(Self {
-            quantizer: StochasticQuantizer::new(bits, lo, hi)?,
+            quantizer: StochasticQuantizer::new(bits, -u, u)?,
             rff,
             noise_seed,
         })
@@ -197,7 +103,7 @@ impl LpRff {
     }
 
     /// The underlying full-precision map.
-    pub fn rff(&self) -> &Rff {
+    pub fn rff(&self) -> &GaussianFeatures {
         &self.rff
     }
 
@@ -244,7 +150,9 @@ impl FeatureMap for LpRff {
 }
 
 /// ReLU random features $z(\mathbf x) = \max(0, W\mathbf x)/\sqrt m$, $W_{kj} \sim \mathcal N(0, 1)$, whose
-/// expected inner product is the arc-cosine kernel of order 1 ([`ArcCosine1`]).
+/// expected inner product is half the arc-cosine kernel of order 1,
+/// $\mathbb E[\mathrm{ReLU}(w^\top x)\mathrm{ReLU}(w^\top y)] = \|x\|\|y\|\kappa_1(\rho)/2$
+/// (`rfx_kernels::ArcCosineKernel::half`).
 #[derive(Debug, Clone)]
 pub struct ReluFeatures {
     w: Array2<f64>,
@@ -261,7 +169,7 @@ impl ReluFeatures {
             ));
         }
         Ok(Self {
-            w: gaussian_matrix(m, d, 1.0, rng),
+            w: gaussian_matrix(m, d, rng),
         })
     }
 }
@@ -282,62 +190,24 @@ impl FeatureMap for ReluFeatures {
     }
 }
 
-/// Arc-cosine kernel of order 1 (Cho & Saul 2009), $\mathbb E_{\mathbf w\sim\mathcal N(0,I)}
-/// [\max(0,\mathbf w^\top\mathbf x)\max(0,\mathbf w^\top\mathbf y)]$:
-/// $$\kappa(\mathbf x,\mathbf y) = \frac{\|\mathbf x\|\|\mathbf y\|}{2\pi}\Big(\rho\,(\pi - \arccos\rho) + \sqrt{1-\rho^2}\Big),
-///   \qquad \rho = \frac{\mathbf x^\top\mathbf y}{\|\mathbf x\|\|\mathbf y\|}.$$
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ArcCosine1;
-
-impl ArcCosine1 {
-    /// $\kappa$ from the norms and the inner product.
-    pub fn from_inner(nx: f64, ny: f64, xy: f64) -> f64 {
-        if nx == 0.0 || ny == 0.0 {
-            return 0.0;
-        }
-        let rho = (xy / (nx * ny)).clamp(-1.0, 1.0);
-        nx * ny / (2.0 * PI) * (rho * (PI - rho.acos()) + (1.0 - rho * rho).sqrt())
-    }
-}
-
-impl Kernel for ArcCosine1 {
-    fn eval(&self, x: ArrayView1<'_, f64>, y: ArrayView1<'_, f64>) -> f64 {
-        Self::from_inner(x.dot(&x).sqrt(), y.dot(&y).sqrt(), x.dot(&y))
-    }
-
-    fn gram(&self, x: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
-        rfx_core::check_gram_columns(x, y)?;
-        let nx: Vec<f64> = x.rows().into_iter().map(|r| r.dot(&r).sqrt()).collect();
-        let ny: Vec<f64> = y.rows().into_iter().map(|r| r.dot(&r).sqrt()).collect();
-        let mut g = x.dot(&y.t());
-        for ((i, j), v) in g.indexed_iter_mut() {
-            *v = Self::from_inner(nx[i], ny[j], *v);
-        }
-        Ok(g)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rfx_core::Kernel;
+    use rfx_kernels::{ArcCosineKernel, ArcCosineOrder, GaussianKernel};
 
-    #[test]
-    fn gaussian_gram_by_gemm_matches_entrywise() {
-        let mut rng = rng_stream(5, "g");
-        let x = Array2::from_shape_simple_fn((7, 4), || rng.gen::<f64>() - 0.5);
-        let y = Array2::from_shape_simple_fn((5, 4), || rng.gen::<f64>() - 0.5);
-        let k = GaussianKernel { sigma: 0.7 };
-        let g = k.gram(x.view(), y.view()).unwrap();
-        for i in 0..7 {
-            for j in 0..5 {
-                assert!((g[[i, j]] - k.eval(x.row(i), y.row(j))).abs() < 1e-12);
-            }
-        }
-        let d = k.gram(x.view(), x.view()).unwrap();
-        assert!((0..7).all(|i| (d[[i, i]] - 1.0).abs() < 1e-12));
-        assert!(k
-            .gram(x.view(), y.slice(ndarray::s![.., ..3]).view())
-            .is_err());
+    /// Random-phase RFF of width σ.
+    fn random_phase_rff(
+        d: usize,
+        m: usize,
+        sigma: f64,
+        rng: &mut RfxRng,
+    ) -> Result<GaussianFeatures> {
+        rfx_sampling::Rff::params()
+            .dim(m)
+            .sigma(sigma)
+            .output(Output::RandomPhase)
+            .fit(d, rng)
     }
 
     #[test]
@@ -375,13 +245,13 @@ mod tests {
     }
 
     fn data(n: usize, d: usize, seed: u64) -> Array2<f64> {
-        gaussian_matrix(n, d, 1.0 / (d as f64).sqrt(), &mut rng_stream(seed, "x"))
+        gaussian_matrix(n, d, &mut rng_stream(seed, "x")) / (d as f64).sqrt()
     }
 
     #[test]
     fn lp_rff_values_and_bits() {
         let x = data(20, 5, 1);
-        let rff = Rff::fit(5, 128, 1.0, &mut rng_stream(1, "rff")).unwrap();
+        let rff = random_phase_rff(5, 128, 1.0, &mut rng_stream(1, "rff")).unwrap();
         let one = LpRff::new(rff.clone(), 1, 3).unwrap();
         let z = one.transform(x.view()).unwrap();
         let s = (2.0f64 / 128.0).sqrt();
@@ -405,9 +275,12 @@ mod tests {
         let x = data(n, d, 2);
         // RFF: z_k(x) z_k(y) m/2 = cos(a)cos(b)*2, variance <= 1/2 (1 + k(2 delta)) + 1/2 <= 3/2, so the
         // entry's standard error is <= sqrt(1.5/m); 6 of them over 144 entries.
-        let rff = Rff::fit(d, m, 0.8, &mut rng_stream(2, "rff")).unwrap();
+        let rff = random_phase_rff(d, m, 0.8, &mut rng_stream(2, "rff")).unwrap();
         let z = rff.transform(x.view()).unwrap();
-        let k = rff.kernel().gram(x.view(), x.view()).unwrap();
+        let k = GaussianKernel::new(0.8)
+            .unwrap()
+            .gram(x.view(), x.view())
+            .unwrap();
         let err = (&z.dot(&z.t()) - &k)
             .mapv(f64::abs)
             .fold(0.0f64, |a, &b| a.max(b));
@@ -415,7 +288,9 @@ mod tests {
         // ReLU: Var[relu(a) relu(b)] <= sqrt(E relu(a)^4 E relu(b)^4) = 1.5 |x|^2 |y|^2.
         let relu = ReluFeatures::fit(d, m, &mut rng_stream(2, "relu")).unwrap();
         let z = relu.transform(x.view()).unwrap();
-        let k = ArcCosine1.gram(x.view(), x.view()).unwrap();
+        let k = ArcCosineKernel::half(ArcCosineOrder::One)
+            .gram(x.view(), x.view())
+            .unwrap();
         let g = z.dot(&z.t());
         for i in 0..n {
             for j in 0..n {
@@ -425,7 +300,48 @@ mod tests {
             // The diagonal is |x|^2 / 2.
             assert!((k[[i, i]] - 0.5 * x.row(i).dot(&x.row(i))).abs() < 1e-14);
         }
-        assert!(Rff::fit(3, 4, 0.0, &mut rng_stream(0, "")).is_err());
+        assert!(random_phase_rff(3, 4, 0.0, &mut rng_stream(0, "")).is_err());
         assert!(ReluFeatures::fit(0, 4, &mut rng_stream(0, "")).is_err());
+    }
+
+    #[test]
+    fn lp_rff_takes_the_bounded_random_phase_form_only() {
+        let paired = rfx_sampling::Rff::params()
+            .dim(8)
+            .fit(3, &mut rng_stream(0, "p"))
+            .unwrap();
+        assert!(LpRff::new(paired, 8, 0).is_err());
+        let rp = random_phase_rff(3, 8, 1.0, &mut rng_stream(0, "p")).unwrap();
+        let q = LpRff::new(rp, 8, 0).unwrap().quantizer();
+        assert_eq!(q.step(), 2.0 * (2.0f64 / 8.0).sqrt() / 255.0);
+    }
+
+    /// The trf experiments' RFF draws, as this crate drew them before it used `rfx-sampling` (W row by row
+    /// from N(0, 1) times 1/σ, then b_k = 2π·U[0, 1)), are reproduced bit for bit at σ = 1, the width those
+    /// experiments use. (At other σ the frequencies are z/σ rather than z·(1/σ): equal up to the last bit.)
+    #[test]
+    fn random_phase_rff_reproduces_the_earlier_draws_at_unit_width() {
+        use rand_distr::{Distribution, StandardNormal};
+        let (d, m) = (7, 33);
+        let mut rng = rng_stream(4, "rff");
+        let w = Array2::from_shape_simple_fn((m, d), || {
+            1.0 * <StandardNormal as Distribution<f64>>::sample(&StandardNormal, &mut rng)
+        });
+        let b: Vec<f64> = (0..m)
+            .map(|_| rng.gen::<f64>() * 2.0 * std::f64::consts::PI)
+            .collect();
+        let x = data(5, d, 9);
+        let s = (2.0 / m as f64).sqrt();
+        let mut want = x.dot(&w.t());
+        for mut r in want.rows_mut() {
+            r.iter_mut()
+                .zip(&b)
+                .for_each(|(v, b)| *v = s * (*v + b).cos());
+        }
+        let got = random_phase_rff(d, m, 1.0, &mut rng_stream(4, "rff"))
+            .unwrap()
+            .transform(x.view())
+            .unwrap();
+        assert_eq!(got, want);
     }
 }

@@ -414,7 +414,9 @@ pub fn top_eigenvector(a: ArrayView2<'_, f64>) -> Array1<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::baselines::ArcCosine1;
+    use rfx_kernels::{ArcCosineKernel, ArcCosineOrder};
+    /// $\mathbb E_w[\mathrm{ReLU}(w^\top x)\mathrm{ReLU}(w^\top y)]$, the expectation of the ReLU features.
+    const RELU_KERNEL: ArcCosineKernel = ArcCosineKernel::half(ArcCosineOrder::One);
     use rfx_core::Kernel;
 
     fn setting(n: usize, seed: u64) -> (GaussianMixture, GmmSample, GaussianMoments) {
@@ -479,7 +481,7 @@ mod tests {
         let mut errs = Vec::new();
         for n in [128usize, 256, 512] {
             let (gmm, smp, mom) = setting(n, 7);
-            let k = center(ArcCosine1.gram(smp.x.view(), smp.x.view()).unwrap().view());
+            let k = center(RELU_KERNEL.gram(smp.x.view(), smp.x.view()).unwrap().view());
             let kt = asymptotic_equivalent(&gmm, &smp, &mom).unwrap();
             let nk = spectral_norm(k.view());
             let e = spectral_norm((&k - &kt).view()) / nk;
@@ -507,7 +509,7 @@ mod tests {
         let (kg, ng) =
             mc_kernel_with_noise(x, &Activation::Relu, WeightLaw::Gaussian, m, 11).unwrap();
         let kt = asymptotic_equivalent(&gmm, &smp, &mom).unwrap();
-        let exact = center(ArcCosine1.gram(x, x).unwrap().view());
+        let exact = center(RELU_KERNEL.gram(x, x).unwrap().view());
         let bias = spectral_norm((&exact - &kt).view());
         eprintln!(
             "|K_exact - Kt| = {bias:.4}, |K_exact| = {:.4}, MC noise (Gaussian, m = {m}) {ng:.4}",
@@ -595,7 +597,9 @@ mod tests {
 #[cfg(test)]
 mod corollary_tests {
     use super::*;
-    use crate::baselines::ArcCosine1;
+    use rfx_kernels::{ArcCosineKernel, ArcCosineOrder};
+    /// $\mathbb E_w[\mathrm{ReLU}(w^\top x)\mathrm{ReLU}(w^\top y)]$, the expectation of the ReLU features.
+    const RELU_KERNEL: ArcCosineKernel = ArcCosineKernel::half(ArcCosineOrder::One);
     use crate::thresholds::solve_thresholds;
     use rfx_core::Kernel;
 
@@ -630,7 +634,7 @@ mod corollary_tests {
             5,
         )
         .unwrap();
-        let k_relu = center(ArcCosine1.gram(smp.x.view(), smp.x.view()).unwrap().view());
+        let k_relu = center(RELU_KERNEL.gram(smp.x.view(), smp.x.view()).unwrap().view());
         let e_relu = spectral_norm((&k_relu - &kt_relu).view());
         let e_ter = spectral_norm((&k_ter - &kt_ter).view());
         let with = spectral_norm((&k_relu - &k_ter - &lp).view());

@@ -19,10 +19,10 @@ use rfx_core::{rng_stream, FeatureMap};
 use rfx_data::fetch::{cache_dir_from_env, fetch_from_env};
 use rfx_data::load::load_idx_set;
 use rfx_gzk::zonal::Gzk;
+use rfx_linalg::Precision;
 use rfx_registry as methods;
 use rfx_sampling::random::gaussian_matrix;
 use rfx_sketches::TensorSketch;
-use rfx_solvers::linalg::Precision;
 use rfx_solvers::nystrom::{LandmarkSampling, Nystrom, NystromParams};
 use rfx_solvers::ridge::{KernelRidge, KrrParams, Ridge, RidgeParams};
 use rfx_ternary::{TernaryParams, Thresholds};
@@ -418,7 +418,7 @@ fn main() {
     // --- timing breakdown of exact KRR (the profile behind the KRR row) ---
     if want("krr-parts") {
         use rfx_core::Kernel;
-        use rfx_solvers::linalg::{add_diag, Cholesky, CholeskyF32};
+        use rfx_linalg::{add_diag, Cholesky, CholeskyF32};
         let nk = a.n_krr;
         let xk = x.slice(s![..nk, ..]);
         let kernel = Gzk::gaussian(a.sigma).expect("kernel");

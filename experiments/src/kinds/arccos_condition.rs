@@ -15,7 +15,8 @@ use std::sync::Arc;
 
 use ndarray::Array2;
 use rfx_core::RfxRng;
-use rfx_ntk::{ArcCosineFeatures, ArcCosineKernel, ArcCosineOrder, Sampler};
+use rfx_kernels::{ArcCosineKernel, ArcCosineOrder};
+use rfx_ntk::{ArcCosineFeatures, Sampler};
 
 use super::ntk_common::{check_any_dataset, load_rows, Prep, Shared};
 use super::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};

@@ -30,9 +30,10 @@ use super::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use ndarray::{Array2, Axis};
 use rand::seq::SliceRandom;
 use rfx_core::{rng_stream, FeatureMap, Kernel, RfxRng};
-use rfx_data::TrainTest;
+use rfx_data::{crop_pool, TrainTest};
 use rfx_harness::config::{ConfigError, Section};
 use rfx_ntk::{CnnGradRf, CnnGradRfParams, Cntk, CntkSketch};
+use rfx_solvers::metrics::accuracy;
 use rfx_solvers::ridge::{
     argmax_rows, fit_ridge_cv, one_hot, select_lambda_gram, CvScore, KernelRidge, KrrParams,
     LambdaScale, LambdaSearch, RidgeForm, Validation,
@@ -194,24 +195,6 @@ impl Kind for CntkKind {
     }
 }
 
-/// Centre crop `crop`×`crop` of a 28×28 image, then `pool`×`pool` average pooling (row-major output).
-fn crop_pool(img: &[f64], crop: usize, pool: usize) -> Vec<f64> {
-    let off = (SIDE - crop) / 2;
-    let side = crop / pool;
-    let mut out = vec![0.0; side * side];
-    for (k, o) in out.iter_mut().enumerate() {
-        let (i, j) = (k / side, k % side);
-        let mut acc = 0.0;
-        for a in 0..pool {
-            for b in 0..pool {
-                acc += img[(off + i * pool + a) * SIDE + off + j * pool + b];
-            }
-        }
-        *o = acc / (pool * pool) as f64;
-    }
-    out
-}
-
 /// `(x / 255 - mean) / std` with the mean and std of `reference / 255` (all pixels).
 fn standardize(x: &mut Array2<f64>, reference: &Array2<f64>) {
     let n = reference.len().max(1) as f64;
@@ -223,10 +206,6 @@ fn standardize(x: &mut Array2<f64>, reference: &Array2<f64>) {
         / n;
     let sd = if var > 0.0 { var.sqrt() } else { 1.0 };
     x.mapv_inplace(|v| (v / 255.0 - mean) / sd);
-}
-
-fn accuracy(pred: &[usize], truth: &[usize]) -> f64 {
-    pred.iter().zip(truth).filter(|(a, b)| a == b).count() as f64 / truth.len().max(1) as f64
 }
 
 impl CntkRunner {
@@ -259,18 +238,18 @@ impl CntkRunner {
         let mut pick = |len: usize, k: usize| random_rows(&s.dataset, len, k, &mut rng);
         let itr = pick(tt.train.x.nrows(), s.n_train)?;
         let ite = pick(tt.test.x.nrows(), s.n_test)?;
-        let shrink = |x: &Array2<f64>, idx: &[usize]| -> Array2<f64> {
+        let shrink = |x: &Array2<f64>, idx: &[usize]| -> Result<Array2<f64>, String> {
             let side = self.side();
             let mut out = Array2::zeros((idx.len(), side * side));
             for (r, &i) in idx.iter().enumerate() {
                 let row = x.row(i).to_vec();
-                out.row_mut(r)
-                    .assign(&ndarray::Array1::from(crop_pool(&row, s.crop, s.pool)));
+                let small = crop_pool(&row, SIDE, s.crop, s.pool).map_err(|e| e.to_string())?;
+                out.row_mut(r).assign(&ndarray::Array1::from(small));
             }
-            out
+            Ok(out)
         };
-        let mut xtr = shrink(&tt.train.x, &itr);
-        let mut xte = shrink(&tt.test.x, &ite);
+        let mut xtr = shrink(&tt.train.x, &itr)?;
+        let mut xte = shrink(&tt.test.x, &ite)?;
         let reference = xtr.clone();
         standardize(&mut xtr, &reference);
         standardize(&mut xte, &reference);
@@ -332,7 +311,7 @@ impl CntkRunner {
         let (pred, time_solve) = timed(|| self.kernel_ridge(&ktr, &kte, d));
         let pred = pred.map_err(|e| e.to_string())?;
         Ok(ExactResult {
-            accuracy: accuracy(&pred, &d.lte),
+            accuracy: accuracy(&pred, &d.lte).map_err(|e| e.to_string())?,
             time_features,
             time_solve,
         })
@@ -480,6 +459,7 @@ impl Runner for CntkRunner {
             Ok(argmax_rows(model.predict(zte.view())?.view()))
         });
         let pred = pred.map_err(|e| fatal(e.to_string()))?;
+        let accuracy = accuracy(&pred, &d.lte).map_err(|e| fatal(e.to_string()))?;
         // the same map at full resolution (same m, width, degree), timed per image
         let full_map = self
             .feature_map(
@@ -496,7 +476,7 @@ impl Runner for CntkRunner {
         let sketch_full_h = per_image * (self.s.full_train + self.s.full_test) as f64 / 3600.0;
         Ok(CellOutput {
             metrics: vec![
-                accuracy(&pred, &d.lte),
+                accuracy,
                 time_features + time_solve,
                 pair_s * 1e3,
                 exact_full_h,
@@ -512,20 +492,6 @@ impl Runner for CntkRunner {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn crop_and_pool_average_the_centre() {
-        // image value = row index: the centre 24x24 crop starts at row 2, 2x2 pooling averages rows 2k+2, 2k+3
-        let img: Vec<f64> = (0..SIDE * SIDE).map(|k| (k / SIDE) as f64).collect();
-        let out = crop_pool(&img, 24, 2);
-        assert_eq!(out.len(), 144);
-        for (k, v) in out.iter().enumerate() {
-            let i = k / 12;
-            assert_eq!(*v, (2 * i + 2) as f64 + 0.5);
-        }
-        // no crop, no pool: identity
-        assert_eq!(crop_pool(&img, 28, 1), img);
-    }
 
     #[test]
     fn grad_rf_width_has_the_closest_parameter_count() {

@@ -16,10 +16,11 @@
 
 use std::sync::Arc;
 
-use ndarray::{Array2, ArrayView2, Axis};
+use ndarray::{Array2, Axis};
 use rand::seq::SliceRandom;
-use rfx_core::{rng_stream, FeatureMap, RfxRng};
+use rfx_core::{rng_stream, FeatureMap, Kernel, RfxRng};
 use rfx_data::Standardizer;
+use rfx_kernels::{median_distance, GaussianKernel};
 use rfx_sampling::survey::{Sampler, SurveyKernel, SurveyParams};
 use rfx_solvers::ridge::{LambdaScale, Ridge, RidgeParams};
 
@@ -115,37 +116,6 @@ impl Kind for DoubleDescent {
     }
 }
 
-fn median_distance(x: ArrayView2<'_, f64>) -> f64 {
-    let n = x.nrows();
-    let mut d = Vec::new();
-    for i in 0..n {
-        for j in i + 1..n {
-            d.push(
-                x.row(i)
-                    .iter()
-                    .zip(x.row(j).iter())
-                    .map(|(a, b)| (a - b) * (a - b))
-                    .sum::<f64>()
-                    .sqrt(),
-            );
-        }
-    }
-    d.sort_by(f64::total_cmp);
-    d.get(d.len() / 2)
-        .copied()
-        .filter(|&m| m > 0.0)
-        .unwrap_or(1.0)
-}
-
-fn gaussian_gram(x: ArrayView2<'_, f64>, sigma: f64) -> Array2<f64> {
-    let sq: Vec<f64> = x.rows().into_iter().map(|r| r.dot(&r)).collect();
-    let mut g = x.dot(&x.t());
-    for ((i, j), v) in g.indexed_iter_mut() {
-        *v = (-(sq[i] + sq[j] - 2.0 * *v).max(0.0) / (2.0 * sigma * sigma)).exp();
-    }
-    g
-}
-
 impl DdRunner {
     fn prepare(&self, name: &str, seed: &str, es: u64) -> Result<Prepared, String> {
         let s = &self.s;
@@ -189,7 +159,9 @@ impl DdRunner {
         let ytr = Array2::from_shape_fn((ltr.len(), 1), |(i, _)| sign(ltr[i]));
         let yte = lte.iter().map(|&l| sign(l)).collect();
         let sigma = s.sigma_factor * median_distance(xtr.view());
-        let gram = gaussian_gram(xtr.view(), sigma);
+        let gram = GaussianKernel::new(sigma)
+            .and_then(|k| k.gram(xtr.view(), xtr.view()))
+            .map_err(|e| e.to_string())?;
         Ok(Prepared {
             xtr,
             xte,
@@ -285,20 +257,5 @@ impl Runner for DdRunner {
             ],
             timings: Vec::new(),
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn median_distance_of_a_line() {
-        let x = ndarray::array![[0.0], [1.0], [3.0]];
-        // distances 1, 3, 2 -> median 2
-        assert_eq!(median_distance(x.view()), 2.0);
-        let g = gaussian_gram(x.view(), 1.0);
-        assert!((g[[0, 1]] - (-0.5f64).exp()).abs() < 1e-15);
-        assert_eq!(g[[2, 2]], 1.0);
     }
 }

@@ -19,11 +19,9 @@ use std::time::Instant;
 use ndarray::{Array2, Axis};
 use rfx_core::{stream_seed, Kernel, RfxRng};
 use rfx_data::{subsample, train_test_split, Standardizer};
-use rfx_solvers::linalg::f64_bytes;
 use rfx_solvers::ridge::{
-    fit_ridge_cv, krr_memory_bytes, log10_grid, select_lambda_gram,
-    select_lambda_gram_memory_bytes, CvResult, CvScore, KernelRidge, KrrParams, LambdaScale,
-    LambdaSearch, RidgeForm, Validation,
+    exact_krr_memory_bytes, fit_ridge_cv, log10_grid, select_lambda_gram, CvResult, CvScore,
+    KernelRidge, KrrParams, LambdaScale, LambdaSearch, RidgeForm, Validation,
 };
 
 use super::tabular::{
@@ -432,13 +430,7 @@ fn exact_lambda(
     select_lambda_gram(ksub.view(), y.select(Axis(0), &sub).view(), search)
 }
 
-/// Peak bytes of exact KRR with $n$ training and $n_{te}$ test rows and λ searched on $s$ rows, checked
-/// against `cap` (an error message naming both when above). Held throughout: the training Gram ($n^2$,
-/// factored in place by the refit, with α and a copy of $Y$: [`krr_memory_bytes`]) and the test cross-Gram
-/// ($n_{te} n$). During the λ search, on top: with $s < n$ the subset Gram $K_{SS}$ ($s^2$) and, while it is
-/// cut out, its rows $K_{S\cdot}$ ($sn$), the larger of which with the search's own peak
-/// ([`select_lambda_gram_memory_bytes`]: fold Grams, the tridiagonal reduction or its eigendecomposition fallback, about $1.25 s^2$
-/// doubles with 2 folds); with $s = n$ the search's peak only (no copy of $K$).
+/// [`exact_krr_memory_bytes`] checked against `cap` (an error message naming both when above).
 fn check_exact_memory(
     n: usize,
     nte: usize,
@@ -446,16 +438,7 @@ fn check_exact_memory(
     search: &LambdaSearch,
     cap: u64,
 ) -> Result<u64, String> {
-    let search_peak = select_lambda_gram_memory_bytes(s, 1, search);
-    let cv = if s < n {
-        let (s, n) = (s as u128, n as u128);
-        f64_bytes(s * s + s).saturating_add(f64_bytes(s * n).max(search_peak))
-    } else {
-        search_peak
-    };
-    let need = krr_memory_bytes(n, 1)
-        .saturating_add(f64_bytes((nte as u128) * (n as u128)))
-        .saturating_add(cv);
+    let need = exact_krr_memory_bytes(n, nte, s, search);
     if need > cap {
         return Err(format!(
             "exact KRR on {n} training rows (λ searched on {s}) needs {:.1} GiB, above the cap exact_memory_gb = {:.1}",
@@ -586,19 +569,10 @@ mod tests {
     }
 
     #[test]
-    fn exact_memory_counts_the_search_and_refuses_above_the_cap() {
+    fn exact_memory_refuses_above_the_cap() {
         let (n, nte) = (15_000, 1_660);
-        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
-        // all rows: Gram + cross-Gram + the search's fold buffers (about 1.25 n² with 2 folds), no n² copy
         let need = check_exact_memory(n, nte, n, &search(), u64::MAX).unwrap();
-        let base = krr_memory_bytes(n, 1) + f64_bytes((nte * n) as u128);
-        assert_eq!(
-            need,
-            base + select_lambda_gram_memory_bytes(n, 1, &search())
-        );
-        let n2 = f64_bytes((n * n) as u128) as f64;
-        assert!(((need - base) as f64 / n2 - 1.25).abs() < 0.01);
-        assert!(gib(need) > 3.5 && gib(need) < 8.0, "{}", gib(need));
+        assert_eq!(need, exact_krr_memory_bytes(n, nte, n, &search()));
         // the cap is a hard limit, and the message names the need and the cap
         assert_eq!(check_exact_memory(n, nte, n, &search(), need), Ok(need));
         let err = check_exact_memory(n, nte, n, &search(), need - 1).unwrap_err();
@@ -606,9 +580,5 @@ mod tests {
             err.contains("15000 training rows") && err.contains("exact_memory_gb"),
             "{err}"
         );
-        // a 3,000-row subset: its s × n rows while K_SS is cut out dominate the small search
-        let sub = check_exact_memory(n, nte, 3000, &search(), u64::MAX).unwrap();
-        assert_eq!(sub, base + f64_bytes(3000 * 3000 + 3000 + 3000 * n as u128));
-        assert!(sub < need);
     }
 }

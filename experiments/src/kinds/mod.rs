@@ -28,7 +28,7 @@ pub mod trf_spectrum;
 pub mod trf_svm;
 
 /// Every kind of the `rfx` binary, with the run guard their cells need: OpenBLAS on one thread during the
-/// cells (`rfx_solvers::linalg::SingleBlasThread`; its multi-threaded paths round differently with the
+/// cells (`rfx_linalg::SingleBlasThread`; its multi-threaded paths round differently with the
 /// thread count, so cells would depend on `--threads` and `OPENBLAS_NUM_THREADS`).
 pub fn registry() -> Kinds {
     Kinds::new(vec![
@@ -47,7 +47,7 @@ pub fn registry() -> Kinds {
         &ridge_classify::RidgeClassify,
         &selftest::SelfTest,
     ])
-    .with_run_guard(|| Box::new(rfx_solvers::linalg::SingleBlasThread::new()))
+    .with_run_guard(|| Box::new(rfx_linalg::SingleBlasThread::new()))
 }
 
 /// The sweep parameter `name` giving a number of random features, an integer from 1 to 100,000.

@@ -29,8 +29,9 @@ use std::sync::Arc;
 
 use ndarray::{Array2, Zip};
 use rfx_core::RfxRng;
+use rfx_kernels::ReluNtk;
 use rfx_ntk::{
-    feature_gram_error, GradRf, NaiveRf, NtkRfParams, NtkSketch, ReluNtk, DEFAULT_NAIVE_MEMORY_CAP,
+    feature_gram_error, GradRf, NaiveRf, NtkRfParams, NtkSketch, DEFAULT_NAIVE_MEMORY_CAP,
 };
 
 use super::ntk_common::{check_any_dataset, load_rows, Prep, Shared};

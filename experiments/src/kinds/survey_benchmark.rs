@@ -31,11 +31,14 @@ use std::time::Instant;
 use ndarray::{Array2, ArrayView2, Axis};
 use rand::seq::SliceRandom;
 use rayon::prelude::*;
-use rfx_core::{rng_stream, stream_seed, FeatureMap, RfxRng};
-use rfx_ntk::{ArcCosineKernel, ArcCosineOrder};
+use rfx_core::{rng_stream, stream_seed, FeatureMap, Kernel, RfxRng};
+use rfx_kernels::{
+    median_distance, ArcCosineKernel, ArcCosineOrder, GaussianKernel, PolynomialKernel,
+};
 use rfx_sampling::survey::{Sampler, SurveyKernel, SurveyParams, SAMPLERS};
 use rfx_sketches::{RandomMaclaurin, TensorSketch, Trp};
 use rfx_solvers::classify::{LinearSvm, SvmParams};
+use rfx_solvers::metrics::accuracy;
 use rfx_solvers::ridge::{
     argmax_rows, fit_ridge_cv, folds, one_hot, CvScore, LambdaScale, LambdaSearch, RidgeForm,
     Validation,
@@ -289,35 +292,6 @@ fn float_list(sec: &Section<'_, '_>, key: &str) -> Result<Option<Vec<f64>>, Conf
         .map(Some)
 }
 
-/// The median pairwise Euclidean distance among the first (at most) 1,000 rows (0 is replaced by 1).
-fn median_distance(x: ArrayView2<'_, f64>) -> f64 {
-    let n = x.nrows().min(1000);
-    let mut d = Vec::with_capacity(n * n.saturating_sub(1) / 2);
-    for i in 0..n {
-        for j in i + 1..n {
-            let r = x.row(i);
-            let q = x.row(j);
-            d.push(
-                r.iter()
-                    .zip(q.iter())
-                    .map(|(a, b)| (a - b) * (a - b))
-                    .sum::<f64>()
-                    .sqrt(),
-            );
-        }
-    }
-    if d.is_empty() {
-        return 1.0;
-    }
-    d.sort_by(f64::total_cmp);
-    let m = d[d.len() / 2];
-    if m > 0.0 {
-        m
-    } else {
-        1.0
-    }
-}
-
 /// Min–max scaling to $[0,1]$ with the statistics of `xtr`; constant columns map to 0; test values clipped.
 fn minmax(xtr: &mut Array2<f64>, xte: &mut Array2<f64>) {
     for j in 0..xtr.ncols() {
@@ -335,10 +309,6 @@ fn minmax(xtr: &mut Array2<f64>, xte: &mut Array2<f64>) {
         xtr.column_mut(j).mapv_inplace(f);
         xte.column_mut(j).mapv_inplace(f);
     }
-}
-
-fn accuracy(pred: &[usize], truth: &[usize]) -> f64 {
-    pred.iter().zip(truth).filter(|(a, b)| a == b).count() as f64 / truth.len().max(1) as f64
 }
 
 /// Appends a constant-1 column: $\langle\bar x,\bar y\rangle = 1 + \langle x,y\rangle$.
@@ -439,7 +409,8 @@ impl BenchRunner {
         let v = self.sigmas.get(&format!("sigma;dataset={name}"), || {
             let d = p.xtr.ncols();
             let unit = if s.sigma_times_median {
-                median_distance(p.xtr.view())
+                // among the first (at most) 1,000 rows
+                median_distance(p.xtr.slice(ndarray::s![..p.xtr.nrows().min(1000), ..]))
             } else {
                 1.0
             };
@@ -549,7 +520,7 @@ impl BenchRunner {
             .map(|&(c, j)| {
                 let (zf, lf, zv, lv) = &data[j];
                 let m = LinearSvm::fit(zf.view(), lf, p.classes, &params(c))?;
-                Ok(accuracy(&m.predict(zv.view())?, lv))
+                accuracy(&m.predict(zv.view())?, lv)
             })
             .collect::<rfx_core::Result<Vec<f64>>>()?;
         for (&c, per_split) in grid.iter().zip(accs.chunks(data.len().max(1))) {
@@ -563,7 +534,7 @@ impl BenchRunner {
             }
         }
         let m = LinearSvm::fit(ztr, &p.ltr, p.classes, &params(best.1))?;
-        Ok((accuracy(&m.predict(zte)?, &p.lte), best.1))
+        Ok((accuracy(&m.predict(zte)?, &p.lte)?, best.1))
     }
 
     /// The exact Gram on the error points (shared by every method of a data set, kernel and seed).
@@ -578,15 +549,9 @@ impl BenchRunner {
         let x = x.to_owned();
         self.grams.get(key, move || {
             let g = match kernel.as_str() {
-                "gaussian" => {
-                    let sq: Vec<f64> = x.rows().into_iter().map(|r| r.dot(&r)).collect();
-                    let mut g = x.dot(&x.t());
-                    for ((i, j), v) in g.indexed_iter_mut() {
-                        let d2 = (sq[i] + sq[j] - 2.0 * *v).max(0.0);
-                        *v = (-d2 / (2.0 * sigma * sigma)).exp();
-                    }
-                    g
-                }
+                "gaussian" => GaussianKernel::new(sigma)
+                    .and_then(|k| k.gram(x.view(), x.view()))
+                    .map_err(|e| e.to_string())?,
                 "arccos0" | "arccos1" => {
                     let order = if kernel == "arccos0" {
                         ArcCosineOrder::Zero
@@ -597,7 +562,9 @@ impl BenchRunner {
                         .gram_sym(x.view())
                         .map_err(|e| e.to_string())?
                 }
-                _ => x.dot(&x.t()).mapv(|v| (1.0 + v) * (1.0 + v)),
+                _ => PolynomialKernel::new(2, 1.0)
+                    .and_then(|k| k.gram(x.view(), x.view()))
+                    .map_err(|e| e.to_string())?,
             };
             Ok(g)
         })
@@ -757,7 +724,8 @@ impl Runner for BenchRunner {
         let pred = model
             .predict(zte.view())
             .map_err(|e| fatal(e.to_string()))?;
-        let ridge_acc = accuracy(&argmax_rows(pred.view()), &p.lte);
+        let ridge_acc =
+            accuracy(&argmax_rows(pred.view()), &p.lte).map_err(|e| fatal(e.to_string()))?;
         let lambda = model.lambda_eff() / ztr.nrows() as f64;
 
         let (svm_acc, svm_c) = if self.s.svm && kname == "gaussian" {

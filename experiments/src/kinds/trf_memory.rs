@@ -35,10 +35,12 @@ use ndarray::{Array1, Array2, Axis};
 use rand::seq::SliceRandom;
 use rfx_core::{rng_stream, FeatureMap, RfxRng};
 use rfx_harness::config::{ConfigError, Section, Value};
+use rfx_kernels::GaussianKernel;
+use rfx_sampling::{Output, Rff};
 use rfx_solvers::classify::{LogisticParams, LogisticRegression};
 use rfx_solvers::nystrom::{Nystrom, NystromParams};
 use rfx_solvers::ridge::{LambdaScale, Ridge, RidgeParams};
-use rfx_ternary::{Activation, GaussianKernel, LpRff, Rff, TernaryParams};
+use rfx_ternary::{Activation, LpRff, TernaryParams};
 
 /// The kind.
 pub struct TrfMemory;
@@ -319,9 +321,18 @@ impl MemoryRunner {
     ) -> Result<(Array2<f64>, Array2<f64>), String> {
         let p = d.xtr.ncols();
         let e = |e: rfx_core::RfxError| e.to_string();
+        // random-phase RFF of width 1 (rfx-sampling), drawn from the cell's stream
+        let random_phase_rff = |rng: &mut RfxRng| {
+            Rff::params()
+                .dim(m)
+                .sigma(1.0)
+                .output(Output::RandomPhase)
+                .fit(p, rng)
+                .map_err(e)
+        };
         match method {
             Method::LpRff(b) => {
-                let rff = Rff::fit(p, m, 1.0, rng).map_err(e)?;
+                let rff = random_phase_rff(rng)?;
                 let noise = rfx_core::stream_seed(self.s.stream_seed, "lp-rff-noise");
                 let lp = LpRff::new(rff, b, noise).map_err(e)?;
                 Ok((
@@ -330,7 +341,7 @@ impl MemoryRunner {
                 ))
             }
             Method::Rff => {
-                let rff = Rff::fit(p, m, 1.0, rng).map_err(e)?;
+                let rff = random_phase_rff(rng)?;
                 Ok((
                     rff.transform(d.xtr.view()).map_err(e)?,
                     rff.transform(d.xte.view()).map_err(e)?,
@@ -338,7 +349,7 @@ impl MemoryRunner {
             }
             Method::Nystrom => {
                 let ny = Nystrom::fit(
-                    GaussianKernel { sigma: 1.0 },
+                    GaussianKernel::new(1.0).map_err(e)?,
                     d.xtr.view(),
                     &NystromParams::new(m),
                     rng,

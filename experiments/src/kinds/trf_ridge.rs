@@ -25,8 +25,8 @@ use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use ndarray::{Array1, Array2, Axis};
 use rfx_core::{rng_stream, FeatureMap, RfxRng};
 use rfx_harness::config::{ConfigError, Section, Value};
+use rfx_linalg::eigh;
 use rfx_sampling::Rff as SamplingRff;
-use rfx_solvers::linalg::eigh;
 use rfx_ternary::{
     estimate_tau, solve_thresholds, Activation, GaussianMixture, TernaryParams, ThresholdSolution,
 };
@@ -423,7 +423,7 @@ mod tests {
         for i in 0..n {
             sys[[i, i]] += gamma;
         }
-        let chol = rfx_solvers::linalg::Cholesky::factor(sys).unwrap();
+        let chol = rfx_linalg::Cholesky::factor(sys).unwrap();
         let alpha = chol.solve(y.clone().insert_axis(Axis(1)).view()).unwrap();
         let pred = b.dot(&alpha.column(0)) / n as f64;
         let e = &pred - &yt;

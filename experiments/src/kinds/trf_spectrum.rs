@@ -28,7 +28,7 @@ use super::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use ndarray::Array1;
 use rfx_core::{rng_stream, RfxRng};
 use rfx_harness::config::{ConfigError, Section, Value};
-use rfx_solvers::linalg::eigh;
+use rfx_linalg::eigh;
 use rfx_ternary::{
     asymptotic_equivalent, mc_kernel_with_noise, spectral_norm, Activation, GaussianMixture,
     WeightLaw,

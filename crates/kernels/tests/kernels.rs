@@ -2,13 +2,18 @@
 //! Arora et al. dynamic program.
 
 use ndarray::{array, s, Array1, Array2, ArrayView1};
+use rand_distr::{Distribution, StandardNormal};
 use rfx_core::{rng_stream, Kernel};
-use rfx_ntk::{
+use rfx_kernels::{
     arccos0, arccos1, ntk_nngp_recursion, relu_ntk, ArcCosineKernel, ArcCosineOrder, ReluNngp,
     ReluNtk,
 };
-use rfx_sampling::random::gaussian_matrix;
 use std::f64::consts::PI;
+
+/// An `rows × cols` matrix of i.i.d. N(0, 1) entries, row by row from the stream.
+fn gaussian_matrix(rows: usize, cols: usize, rng: &mut rfx_core::RfxRng) -> Array2<f64> {
+    Array2::from_shape_simple_fn((rows, cols), || StandardNormal.sample(rng))
+}
 
 fn max_abs_diff(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
     a.iter()
@@ -254,4 +259,43 @@ fn zero_vectors_and_extreme_cosines_are_finite() {
     let a0 = ArcCosineKernel::new(ArcCosineOrder::Zero);
     assert_eq!(a0.eval(x.view(), (&x * -3.0).view()), 0.0);
     assert_eq!(a0.eval(x.view(), (&x * 3.0).view()), 1.0);
+}
+
+/// The one normalisation checked against its definition by plain Monte Carlo over $w \sim \mathcal N(0, I_d)$:
+/// $A_1(x, y) = 2\,\mathbb E[\mathrm{ReLU}(w^\top x)\mathrm{ReLU}(w^\top y)]$, $A_0 = 2\,\mathbb E[\mathrm{Step}\,\mathrm{Step}]$,
+/// and `ArcCosineKernel::half` is the expectation itself. Tolerance: 5 standard errors of the sample mean,
+/// estimated from the same $N = 400{,}000$ draws, so a factor-2 slip (or $1/\pi$ vs $1/(2\pi)$) is far outside.
+#[test]
+fn arc_cosine_normalisation_matches_monte_carlo_expectations() {
+    let d = 5;
+    let n_draws = 400_000;
+    let w = gaussian_matrix(n_draws, d, &mut rng_stream(11, "mc-w"));
+    let pts = gaussian_matrix(3, d, &mut rng_stream(11, "mc-x"));
+    for (i, j) in [(0, 1), (0, 2), (1, 1)] {
+        let (x, y) = (pts.row(i), pts.row(j));
+        let (px, py) = (w.dot(&x), w.dot(&y));
+        for order in [ArcCosineOrder::Zero, ArcCosineOrder::One] {
+            let prod: Vec<f64> = px
+                .iter()
+                .zip(py.iter())
+                .map(|(&a, &b)| match order {
+                    ArcCosineOrder::Zero => f64::from(u8::from(a > 0.0 && b > 0.0)),
+                    ArcCosineOrder::One => a.max(0.0) * b.max(0.0),
+                })
+                .collect();
+            let mean = prod.iter().sum::<f64>() / n_draws as f64;
+            let var =
+                prod.iter().map(|p| (p - mean) * (p - mean)).sum::<f64>() / (n_draws - 1) as f64;
+            let tol = 5.0 * (var / n_draws as f64).sqrt();
+            let half = ArcCosineKernel::half(order).eval(x, y);
+            let full = ArcCosineKernel::new(order).eval(x, y);
+            assert!(
+                (half - mean).abs() < tol,
+                "{order:?} ({i},{j}): {half} vs MC {mean} ± {tol}"
+            );
+            assert!((full - 2.0 * mean).abs() < 2.0 * tol, "{order:?} ({i},{j})");
+            // and a kernel off by the factor 2 would fail
+            assert!((full - mean).abs() > 2.0 * tol);
+        }
+    }
 }

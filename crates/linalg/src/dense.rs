@@ -1,0 +1,72 @@
+//! Small dense helpers shared by the wrappers: argument checks, symmetrisation, diagonal shifts, norms.
+
+use ndarray::{Array2, ArrayView2};
+use rfx_core::{Result, RfxError};
+use std::os::raw::c_int;
+
+/// `v` as a BLAS/LAPACK integer (LP64: at most $2^{31} - 1$), else [`RfxError::InvalidParameter`] naming `what`.
+pub(crate) fn to_int(v: usize, what: &str) -> Result<c_int> {
+    c_int::try_from(v).map_err(|_| RfxError::invalid(what, v, "at most 2^31 - 1 (LP64 BLAS)"))
+}
+
+/// The order of the square matrix `a`, else [`RfxError::DimensionMismatch`].
+pub(crate) fn check_square(a: &ArrayView2<'_, f64>, what: &str) -> Result<usize> {
+    if a.nrows() != a.ncols() {
+        return Err(RfxError::DimensionMismatch(format!(
+            "{what}: matrix must be square, got {} x {}",
+            a.nrows(),
+            a.ncols()
+        )));
+    }
+    Ok(a.nrows())
+}
+
+/// [`RfxError::Numerical`] when `a` has a NaN or an infinite entry (LAPACK would loop or return garbage).
+pub fn check_finite(a: &ArrayView2<'_, f64>, what: &str) -> Result<()> {
+    if a.iter().all(|v| v.is_finite()) {
+        Ok(())
+    } else {
+        Err(RfxError::Numerical(format!(
+            "{what}: input has non-finite entries"
+        )))
+    }
+}
+
+/// Copies the upper triangle into the lower one (row-major), making `a` exactly symmetric.
+pub fn symmetrize_from_upper(a: &mut Array2<f64>) {
+    let n = a.nrows();
+    for i in 0..n {
+        for j in 0..i {
+            a[[i, j]] = a[[j, i]];
+        }
+    }
+}
+
+/// Replaces `a` by $(A + A^\top)/2$.
+pub fn symmetrize(a: &mut Array2<f64>) {
+    let n = a.nrows();
+    for i in 0..n {
+        for j in 0..i {
+            let v = 0.5 * (a[[i, j]] + a[[j, i]]);
+            a[[i, j]] = v;
+            a[[j, i]] = v;
+        }
+    }
+}
+
+/// Adds `v` to the diagonal.
+pub fn add_diag(a: &mut Array2<f64>, v: f64) {
+    a.diag_mut().mapv_inplace(|d| d + v);
+}
+
+/// Makes `b` row-major contiguous (BLAS takes raw pointers).
+pub(crate) fn ensure_standard<T: Clone>(b: &mut Array2<T>) {
+    if !b.is_standard_layout() {
+        *b = b.as_standard_layout().to_owned();
+    }
+}
+
+/// Frobenius norm.
+pub fn fro_norm(a: ArrayView2<'_, f64>) -> f64 {
+    a.iter().map(|v| v * v).sum::<f64>().sqrt()
+}

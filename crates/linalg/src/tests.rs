@@ -1,0 +1,179 @@
+//! Unit tests of the wrappers against their definitions.
+
+use crate::*;
+use ndarray::{s, Array1, Array2};
+use rand::{Rng, SeedableRng};
+use rfx_core::RfxError;
+
+#[test]
+fn cholesky_reconstructs_and_solves() {
+    let z = randn(60, 40, 1);
+    let mut a = z.t().dot(&z);
+    add_diag(&mut a, 0.5);
+    let ch = Cholesky::factor_view(a.view()).unwrap();
+    let l = ch.l();
+    let rec = l.dot(&l.t());
+    assert!(max_abs(&(&rec - &a)) < 1e-12 * max_abs(&a));
+    let b = randn(40, 3, 2);
+    let x = ch.solve(b.view()).unwrap();
+    let r = a.dot(&x) - &b;
+    assert!(max_abs(&r) < 1e-10, "residual {}", max_abs(&r));
+    // whiten: L^{-1} A L^{-T} = I
+    let w = ch.whiten(a.view()).unwrap();
+    assert!(max_abs(&(&w - &Array2::<f64>::eye(40))) < 1e-10);
+    // log det against eigenvalues
+    let ev = eigvalsh(a.view()).unwrap();
+    assert!((ch.log_det() - ev.iter().map(|v| v.ln()).sum::<f64>()).abs() < 1e-9);
+}
+
+#[test]
+fn cholesky_rejects_indefinite_and_bad_shapes() {
+    let a = ndarray::arr2(&[[1.0, 2.0], [2.0, 1.0]]);
+    assert!(matches!(Cholesky::factor(a), Err(RfxError::Numerical(_))));
+    let r = Array2::<f64>::zeros((2, 3));
+    assert!(matches!(
+        Cholesky::factor(r),
+        Err(RfxError::DimensionMismatch(_))
+    ));
+    let mut nan = Array2::<f64>::eye(2);
+    nan[[0, 0]] = f64::NAN;
+    assert!(Cholesky::factor(nan).is_err());
+    let ch = Cholesky::factor(Array2::eye(3)).unwrap();
+    assert!(ch.solve(Array2::zeros((2, 1)).view()).is_err());
+}
+
+#[test]
+fn eigh_matches_definition() {
+    let z = randn(50, 50, 3);
+    let a = &z + &z.t();
+    let e = eigh(a.view()).unwrap();
+    assert!(e.values.windows(2).into_iter().all(|w| w[0] <= w[1]));
+    let v = &e.vectors;
+    let av = a.dot(v);
+    let mut vl = v.clone();
+    scale_cols(&mut vl, &e.values);
+    assert!(max_abs(&(&av - &vl)) < 1e-11 * max_abs(&a));
+    assert!(max_abs(&(v.t().dot(v) - Array2::<f64>::eye(50))) < 1e-12);
+    let vals = eigvalsh(a.view()).unwrap();
+    assert!((&vals - &e.values).iter().all(|d| d.abs() < 1e-10));
+    // a non-contiguous view works too
+    let sub = a.slice(s![..;2, ..;2]);
+    let es = eigh(sub).unwrap();
+    let rec = es
+        .vectors
+        .dot(&Array2::from_diag(&es.values))
+        .dot(&es.vectors.t());
+    assert!(max_abs(&(&rec - &sub)) < 1e-11 * max_abs(&a));
+}
+
+#[test]
+fn syrk_grams_and_streaming_normal_equations() {
+    let z = randn(70, 9, 4);
+    let y = randn(70, 2, 5);
+    let g = gram_cols(z.view()).unwrap();
+    assert!(max_abs(&(&g - &z.t().dot(&z))) < 1e-12 * max_abs(&g));
+    let k = gram_rows(z.view()).unwrap();
+    assert!(max_abs(&(&k - &z.dot(&z.t()))) < 1e-12 * max_abs(&k));
+    // one dsyrk call: the upper triangle, strict lower triangle zero
+    let mut u = gram_rows_upper_serial(z.view()).unwrap();
+    assert!((0..70).all(|i| (0..i).all(|j| u[[i, j]] == 0.0)));
+    symmetrize_from_upper(&mut u);
+    assert!(max_abs(&(&u - &k)) < 1e-12 * max_abs(&k));
+    // strided (non-standard) input
+    let zt = z.t().to_owned();
+    let g2 = gram_rows(zt.t()).unwrap();
+    assert!(max_abs(&(&g2 - &k)) < 1e-12 * max_abs(&k));
+    // column blocks accumulated into the upper triangle
+    let mut acc = Array2::zeros((70, 70));
+    for start in (0..9).step_by(4) {
+        let end = (start + 4).min(9);
+        gram_rows_add_upper(z.slice(s![.., start..end]), &mut acc).unwrap();
+    }
+    symmetrize_from_upper(&mut acc);
+    assert!(max_abs(&(&acc - &k)) < 1e-12 * max_abs(&k));
+    assert!(gram_rows_add_upper(z.view(), &mut Array2::zeros((3, 3))).is_err());
+    let mut ne = NormalEquations::new(9, 2).unwrap();
+    for start in (0..70).step_by(16) {
+        let end = (start + 16).min(70);
+        ne.push(z.slice(s![start..end, ..]), y.slice(s![start..end, ..]))
+            .unwrap();
+    }
+    assert_eq!(ne.n(), 70);
+    let (g3, b) = ne.finish();
+    assert!(max_abs(&(&g3 - &g)) < 1e-12 * max_abs(&g));
+    assert!(max_abs(&(&b - &z.t().dot(&y))) < 1e-12 * max_abs(&b));
+    assert!(NormalEquations::new(0, 1).is_err());
+    let mut ne = NormalEquations::new(3, 1).unwrap();
+    assert!(ne.push(z.view(), y.view()).is_err());
+}
+
+#[test]
+fn memory_cap() {
+    assert!(check_memory("x", 10, 10).is_ok());
+    match check_memory("gram", f64_bytes(5000 * 5000), 1 << 20) {
+        Err(RfxError::OutOfMemory { needed_bytes, .. }) => {
+            assert_eq!(needed_bytes, 200_000_000)
+        }
+        other => panic!("expected OutOfMemory, got {other:?}"),
+    }
+    set_blas_threads(1);
+    assert_eq!(blas_threads(), 1);
+    set_blas_threads(2);
+}
+#[test]
+fn tridiagonal_shifted_solves_equal_cholesky_solves() {
+    for n in [0usize, 1, 2, 7, 60] {
+        let z = randn(n + 3, n, 9 + n as u64);
+        let a = gram_cols(z.view()).unwrap();
+        let b = randn(n, 3, 100 + n as u64);
+        let t = Tridiagonal::new(a.view()).unwrap();
+        assert_eq!(t.diagonal().len(), n);
+        assert_eq!(t.off_diagonal().len(), n.saturating_sub(1));
+        // similarity: the trace is kept
+        let trace: f64 = t.diagonal().iter().sum();
+        assert!((trace - a.diag().sum()).abs() <= 1e-12 * (1.0 + a.diag().sum()));
+        let shifts = [1e-4, 0.5, 40.0];
+        let xs = t.solve_shifted(b.view(), &shifts).unwrap();
+        for (x, &lam) in xs.iter().zip(&shifts) {
+            let x = x.as_ref().expect("positive definite");
+            let mut al = a.clone();
+            add_diag(&mut al, lam);
+            let want = Cholesky::factor(al).unwrap().solve(b.view()).unwrap();
+            let err = max_abs(&(x - &want));
+            let scale = max_abs(&want).max(1e-300);
+            assert!(err <= 1e-9 * scale, "n = {n}, λ = {lam}: {err} vs {scale}");
+        }
+    }
+    // indefinite after the shift: no solution offered
+    let a = ndarray::arr2(&[[-1.0, 0.2], [0.2, 2.0]]);
+    let t = Tridiagonal::new(a.view()).unwrap();
+    let xs = t
+        .solve_shifted(Array2::ones((2, 1)).view(), &[0.5, 3.0])
+        .unwrap();
+    assert!(xs[0].is_none() && xs[1].is_some());
+    assert!(t
+        .solve_shifted(Array2::ones((3, 1)).view(), &[1.0])
+        .is_err());
+}
+
+/// An $n \times m$ matrix of i.i.d. $N(0, 1)$ entries (Box–Muller on a seeded ChaCha stream).
+fn randn(n: usize, m: usize, seed: u64) -> Array2<f64> {
+    let mut rng = rfx_core::RfxRng::seed_from_u64(seed);
+    Array2::from_shape_fn((n, m), |_| {
+        let u1: f64 = rng.gen_range(f64::EPSILON..1.0);
+        let u2: f64 = rng.gen();
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    })
+}
+
+/// Largest absolute entry.
+fn max_abs(a: &Array2<f64>) -> f64 {
+    a.iter().fold(0.0, |m, v| m.max(v.abs()))
+}
+
+/// Column-wise scaling $A \operatorname{diag}(d)$ in place.
+fn scale_cols(a: &mut Array2<f64>, d: &Array1<f64>) {
+    for mut row in a.axis_iter_mut(ndarray::Axis(0)) {
+        row.zip_mut_with(d, |x, s| *x *= s);
+    }
+}

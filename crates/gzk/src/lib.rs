@@ -68,6 +68,8 @@
 //! assert!(err > 5e-8 && err < 7e-8); // Fig. 1: Chebyshev error of exp(2t) at degree 10
 //! ```
 
+#![warn(missing_docs)]
+
 // ndarray's `blas` feature is on workspace-wide, so `.dot` calls cblas: link OpenBLAS
 // (research/dependencies.md, pitfall 3).
 extern crate openblas_src as _;

@@ -15,6 +15,8 @@
 //! `cells.csv`, each with the stream `rng_stream(seed, cell key)`) → [`outputs::write_all`] (summary,
 //! plot, tables, report section) — and later [`report::write_report`] over every folder of a results tree.
 
+#![warn(missing_docs)]
+
 pub mod compare;
 pub mod config;
 pub mod error;

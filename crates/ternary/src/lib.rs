@@ -37,6 +37,8 @@
 //! }
 //! ```
 
+#![warn(missing_docs)]
+
 // ndarray's `blas` feature is on workspace-wide: link OpenBLAS for `.dot` (dependencies.md, pitfall 3).
 extern crate openblas_src as _;
 

@@ -13,7 +13,7 @@ use rfx_sampling::{
 };
 use rfx_sketches::{PolynomialSketch, RandomMaclaurin};
 use rfx_solvers::nystrom::{NystromFit, NystromParams};
-use rfx_ternary::{Activation, TernaryFit, TernaryParams};
+use rfx_ternary::{Activation, ReluParams, TernaryFit, TernaryParams};
 
 use crate::params::{ParamDoc, ParamKind, Params, RawValue};
 use rfx_core::NormScaled;
@@ -679,9 +679,9 @@ static METHODS: &[MethodSpec] = &[
         params: &[
             ParamDoc {
                 name: "activation",
-                kind: ParamKind::Choice(&["relu", "abs", "cos", "exp", "erf", "gauss-bump"]),
+                kind: ParamKind::Choice(&["relu", "abs", "cos", "cos-sin", "exp", "erf", "gauss-bump"]),
                 default: "relu",
-                about: "activation whose kernel is matched (d0, d1, d2 of Table 1)",
+                about: "activation whose kernel is matched (d0, d1, d2 of Table 1; cos-sin: [cos, sin], the Gaussian kernel exp(-|x-y|^2/2), footnote 8)",
             },
             ParamDoc {
                 name: "sparsity",
@@ -699,6 +699,7 @@ static METHODS: &[MethodSpec] = &[
             let target = match p.choice("activation")? {
                 "abs" => Activation::Abs,
                 "cos" => Activation::Cos,
+                "cos-sin" => Activation::CosSin,
                 "exp" => Activation::Exp,
                 "erf" => Activation::Erf,
                 "gauss-bump" => Activation::GaussBump,
@@ -710,6 +711,18 @@ static METHODS: &[MethodSpec] = &[
             }
             .fit_boxed(data, rng)
         },
+    },
+    MethodSpec {
+        name: "relu-rf",
+        about: "ReLU random features max(0, Wx)/sqrt(m), W ~ N(0, I): E<z(x), z(y)> = |x||y| kappa1(cos)/2, half the order-1 arc-cosine kernel",
+        paper: "Cho & Saul 2009 (arc-cosine kernel, Eq. 1 with n = 1); the ReLU baseline of Tiomoko Ali, Liao & Couillet ICLR 2022, Fig. 14",
+        params: &[],
+        data_dependent: false,
+        table: false,
+        dim_rule: "m",
+        out_dim: |m, _, _| m,
+        exact_dim: true,
+        build: |m, _, data, rng| ReluParams::new(m).fit_boxed(data, rng),
     },
     MethodSpec {
         name: "rom",

@@ -285,15 +285,32 @@ const RANDOM_FOURIER_PAPER: &str =
 static METHODS: &[MethodSpec] = &[
     MethodSpec {
         name: "rff",
-        about: "random Fourier features of the Gaussian kernel, z = [cos(Wx), sin(Wx)]/sqrt(m/2), W ~ N(0, I/sigma^2)",
+        about: "random Fourier features of the Gaussian kernel, z = [cos(Wx), sin(Wx)]/sqrt(m/2) (phase=paired) or sqrt(2/m) cos(Wx + b), b ~ U[0, 2 pi) (phase=random), W ~ N(0, I/sigma^2)",
         paper: RANDOM_FOURIER_PAPER,
-        params: GAUSSIAN_ONLY,
+        params: &[
+            SIGMA,
+            ParamDoc {
+                name: "phase",
+                kind: ParamKind::Choice(&["paired", "random"]),
+                default: "paired",
+                about: "paired [cos, sin] features (m even) or Rahimi & Recht's random-phase cosines (m any; bounded by sqrt(2/m), the form LP-RFF rounds)",
+            },
+        ],
         data_dependent: false,
         table: true,
-        dim_rule: "m (m even)",
+        dim_rule: "m (paired: m even)",
         out_dim: |m, _, _| m,
         exact_dim: true,
-        build: |m, p, data, rng| gaussian_family(FourierMethod::Rff, m, p, data, rng),
+        build: |m, p, data, rng| {
+            if p.choice("phase")? == "random" {
+                return GaussianFeatureParams::new(FourierMethod::Rff)
+                    .dim(m)
+                    .sigma(p.float("sigma")?)
+                    .output(rfx_sampling::Output::RandomPhase)
+                    .fit_boxed(data, rng);
+            }
+            gaussian_family(FourierMethod::Rff, m, p, data, rng)
+        },
     },
     MethodSpec {
         name: "orf",

@@ -407,3 +407,38 @@ fn relu_and_ternary_maps_are_the_ternary_crate_maps() {
         assert!(spec.fit(64, &p, FitData::Dim(5), &mut rng).is_err());
     }
 }
+
+/// `rff(phase=random)` is `rfx_sampling`'s random-phase RFF, bit for bit from the same stream (the `rff` of
+/// `trf_memory`); the default stays the paired form.
+#[test]
+fn rff_random_phase_is_the_sampling_map() {
+    use rfx_core::FitData;
+    let x = Array2::from_shape_fn((9, 4), |(i, j)| ((i * 3 + j) % 5) as f64 / 5.0 - 0.3);
+    let spec = method("rff").unwrap();
+    let p = spec
+        .params_from(&[
+            ("phase", RawValue::from("random")),
+            ("sigma", RawValue::from(1.0)),
+        ])
+        .unwrap();
+    let z = spec
+        .fit(33, &p, FitData::Dim(4), &mut rfx_core::rng_stream(8, "rp"))
+        .unwrap();
+    let direct = rfx_sampling::Rff::params()
+        .dim(33)
+        .sigma(1.0)
+        .output(rfx_sampling::Output::RandomPhase)
+        .fit(4, &mut rfx_core::rng_stream(8, "rp"))
+        .unwrap();
+    assert_eq!(
+        z.transform(x.view()).unwrap(),
+        direct.transform(x.view()).unwrap()
+    );
+    assert_eq!(
+        spec.params_from::<&str>(&[])
+            .unwrap()
+            .choice("phase")
+            .unwrap(),
+        "paired"
+    );
+}

@@ -13,7 +13,7 @@ use rfx_sampling::{
 };
 use rfx_sketches::{PolynomialSketch, RandomMaclaurin};
 use rfx_solvers::nystrom::{NystromFit, NystromParams};
-use rfx_ternary::{Activation, TernaryFit, TernaryParams};
+use rfx_ternary::{Activation, ReluParams, TernaryFit, TernaryParams};
 
 use crate::params::{ParamDoc, ParamKind, Params, RawValue};
 use rfx_core::NormScaled;
@@ -285,15 +285,32 @@ const RANDOM_FOURIER_PAPER: &str =
 static METHODS: &[MethodSpec] = &[
     MethodSpec {
         name: "rff",
-        about: "random Fourier features of the Gaussian kernel, z = [cos(Wx), sin(Wx)]/sqrt(m/2), W ~ N(0, I/sigma^2)",
+        about: "random Fourier features of the Gaussian kernel, z = [cos(Wx), sin(Wx)]/sqrt(m/2) (phase=paired) or sqrt(2/m) cos(Wx + b), b ~ U[0, 2 pi) (phase=random), W ~ N(0, I/sigma^2)",
         paper: RANDOM_FOURIER_PAPER,
-        params: GAUSSIAN_ONLY,
+        params: &[
+            SIGMA,
+            ParamDoc {
+                name: "phase",
+                kind: ParamKind::Choice(&["paired", "random"]),
+                default: "paired",
+                about: "paired [cos, sin] features (m even) or Rahimi & Recht's random-phase cosines (m any; bounded by sqrt(2/m), the form LP-RFF rounds)",
+            },
+        ],
         data_dependent: false,
         table: true,
-        dim_rule: "m (m even)",
+        dim_rule: "m (paired: m even)",
         out_dim: |m, _, _| m,
         exact_dim: true,
-        build: |m, p, data, rng| gaussian_family(FourierMethod::Rff, m, p, data, rng),
+        build: |m, p, data, rng| {
+            if p.choice("phase")? == "random" {
+                return GaussianFeatureParams::new(FourierMethod::Rff)
+                    .dim(m)
+                    .sigma(p.float("sigma")?)
+                    .output(rfx_sampling::Output::RandomPhase)
+                    .fit_boxed(data, rng);
+            }
+            gaussian_family(FourierMethod::Rff, m, p, data, rng)
+        },
     },
     MethodSpec {
         name: "orf",
@@ -679,9 +696,9 @@ static METHODS: &[MethodSpec] = &[
         params: &[
             ParamDoc {
                 name: "activation",
-                kind: ParamKind::Choice(&["relu", "abs", "cos", "exp", "erf", "gauss-bump"]),
+                kind: ParamKind::Choice(&["relu", "abs", "cos", "cos-sin", "exp", "erf", "gauss-bump"]),
                 default: "relu",
-                about: "activation whose kernel is matched (d0, d1, d2 of Table 1)",
+                about: "activation whose kernel is matched (d0, d1, d2 of Table 1; cos-sin: [cos, sin], the Gaussian kernel exp(-|x-y|^2/2), footnote 8)",
             },
             ParamDoc {
                 name: "sparsity",
@@ -699,6 +716,7 @@ static METHODS: &[MethodSpec] = &[
             let target = match p.choice("activation")? {
                 "abs" => Activation::Abs,
                 "cos" => Activation::Cos,
+                "cos-sin" => Activation::CosSin,
                 "exp" => Activation::Exp,
                 "erf" => Activation::Erf,
                 "gauss-bump" => Activation::GaussBump,
@@ -710,6 +728,18 @@ static METHODS: &[MethodSpec] = &[
             }
             .fit_boxed(data, rng)
         },
+    },
+    MethodSpec {
+        name: "relu-rf",
+        about: "ReLU random features max(0, Wx)/sqrt(m), W ~ N(0, I): E<z(x), z(y)> = |x||y| kappa1(cos)/2, half the order-1 arc-cosine kernel",
+        paper: "Cho & Saul 2009 (arc-cosine kernel, Eq. 1 with n = 1); the ReLU baseline of Tiomoko Ali, Liao & Couillet ICLR 2022, Fig. 14",
+        params: &[],
+        data_dependent: false,
+        table: false,
+        dim_rule: "m",
+        out_dim: |m, _, _| m,
+        exact_dim: true,
+        build: |m, _, data, rng| ReluParams::new(m).fit_boxed(data, rng),
     },
     MethodSpec {
         name: "rom",

@@ -357,3 +357,88 @@ fn survey_samplers_are_the_survey_maps() {
         .expect("needs rows");
     assert!(e.to_string().contains("ls-rff"), "{e}");
 }
+
+/// `relu-rf` is `rfx_ternary::ReluFeatures` and `ternary` is Algorithm 1's fit
+/// (`TernaryParams::fit_to_target`), bit for bit from the same stream: the maps of the `trf_*` kinds
+/// (whose draws must not change when they fit through the registry). `relu-rf` is data-oblivious (the
+/// input dimension suffices), the ternary map needs rows for $\hat\tau$.
+#[test]
+fn relu_and_ternary_maps_are_the_ternary_crate_maps() {
+    use rfx_core::FitData;
+    use rfx_ternary::{Activation, ReluFeatures, TernaryParams};
+    let x = Array2::from_shape_fn((30, 5), |(i, j)| ((i * 5 + j * 3) % 7) as f64 / 7.0 - 0.45);
+    let spec = method("relu-rf").unwrap();
+    let p = spec.params_from::<&str>(&[]).unwrap();
+    assert_eq!((spec.out_dim)(48, 30, &p), 48);
+    let z = spec
+        .fit(
+            48,
+            &p,
+            FitData::Dim(5),
+            &mut rfx_core::rng_stream(4, "relu"),
+        )
+        .unwrap();
+    let direct = ReluFeatures::fit(5, 48, &mut rfx_core::rng_stream(4, "relu")).unwrap();
+    assert_eq!(
+        z.transform(x.view()).unwrap(),
+        direct.transform(x.view()).unwrap()
+    );
+    let spec = method("ternary").unwrap();
+    for (activation, target) in [("relu", Activation::Relu), ("cos-sin", Activation::CosSin)] {
+        let p = spec
+            .params_from(&[
+                ("activation", RawValue::from(activation)),
+                ("sparsity", RawValue::from(0.5)),
+            ])
+            .unwrap();
+        let mut rng = rfx_core::rng_stream(4, activation);
+        let z = spec.fit(64, &p, FitData::Rows(x.view()), &mut rng).unwrap();
+        let mut rng = rfx_core::rng_stream(4, activation);
+        let direct = TernaryParams::new(64)
+            .sparsity(0.5)
+            .fit_to_target(x.view(), &target, &mut rng)
+            .unwrap()
+            .features;
+        assert_eq!(
+            z.transform(x.view()).unwrap(),
+            direct.transform(x.view()).unwrap(),
+            "{activation}"
+        );
+        assert!(spec.fit(64, &p, FitData::Dim(5), &mut rng).is_err());
+    }
+}
+
+/// `rff(phase=random)` is `rfx_sampling`'s random-phase RFF, bit for bit from the same stream (the `rff` of
+/// `trf_memory`); the default stays the paired form.
+#[test]
+fn rff_random_phase_is_the_sampling_map() {
+    use rfx_core::FitData;
+    let x = Array2::from_shape_fn((9, 4), |(i, j)| ((i * 3 + j) % 5) as f64 / 5.0 - 0.3);
+    let spec = method("rff").unwrap();
+    let p = spec
+        .params_from(&[
+            ("phase", RawValue::from("random")),
+            ("sigma", RawValue::from(1.0)),
+        ])
+        .unwrap();
+    let z = spec
+        .fit(33, &p, FitData::Dim(4), &mut rfx_core::rng_stream(8, "rp"))
+        .unwrap();
+    let direct = rfx_sampling::Rff::params()
+        .dim(33)
+        .sigma(1.0)
+        .output(rfx_sampling::Output::RandomPhase)
+        .fit(4, &mut rfx_core::rng_stream(8, "rp"))
+        .unwrap();
+    assert_eq!(
+        z.transform(x.view()).unwrap(),
+        direct.transform(x.view()).unwrap()
+    );
+    assert_eq!(
+        spec.params_from::<&str>(&[])
+            .unwrap()
+            .choice("phase")
+            .unwrap(),
+        "paired"
+    );
+}

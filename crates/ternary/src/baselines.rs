@@ -174,6 +174,27 @@ impl ReluFeatures {
     }
 }
 
+/// Parameters of [`ReluFeatures`]: $m$ features; data-oblivious, fitted on the input dimension through
+/// [`rfx_core::Fit`] (the registry's `relu-rf`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReluParams {
+    dim: usize,
+}
+
+impl ReluParams {
+    /// $m$ features.
+    pub fn new(dim: usize) -> Self {
+        Self { dim }
+    }
+
+    /// [`ReluFeatures::fit`] on $\mathbb R^d$: $W$ ($m \times d$, row-major) is the only draw from `rng`.
+    pub fn fit(&self, d: usize, rng: &mut RfxRng) -> Result<ReluFeatures> {
+        ReluFeatures::fit(d, self.dim, rng)
+    }
+}
+
+rfx_core::impl_fit_on_dim!(ReluParams => ReluFeatures);
+
 impl FeatureMap for ReluFeatures {
     fn input_dim(&self) -> usize {
         self.w.ncols()

@@ -12,6 +12,7 @@
 //! exact): LP-RFF-$b$ $= $ $b$-bit unbiased stochastic rounding of $\sqrt{2/m}\cos(W\mathbf x + \mathbf b)$
 //! (rounding drawn once per point), `rff` the unrounded map, Nyström with $m$ uniformly drawn landmarks,
 //! TRF-$\epsilon$ $= \sigma^{ter}(W^{ter}\mathbf x)/\sqrt m$ with thresholds matching $[\cos, \sin]$ (Algorithm 1).
+//! `rff` and TRF are fitted through `rfx_registry` (`registry_choice`), LP-RFF and Nyström directly (see there).
 //!
 //! **Learners.** Regression: ridge $\mathbf w = (Z^\top Z + n\lambda I)^{-1}Z^\top\mathbf y$, λ = `lambda_ridge`,
 //! on standardised targets. Classification (`classifier`): `ridge` (default) fits the same ridge to labels
@@ -33,14 +34,15 @@ use super::trf_common::{idx_data, timed, DataSlot, SharedCache};
 use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use ndarray::{Array1, Array2, Axis};
 use rand::seq::SliceRandom;
-use rfx_core::{rng_stream, FeatureMap, RfxRng};
+use rfx_core::{rng_stream, FeatureMap, FitData, RfxRng};
 use rfx_harness::config::{ConfigError, Section, Value};
 use rfx_kernels::GaussianKernel;
+use rfx_registry::{MethodSpec, Params, RawValue};
 use rfx_sampling::{Output, Rff};
 use rfx_solvers::classify::{LogisticParams, LogisticRegression};
 use rfx_solvers::nystrom::{Nystrom, NystromParams};
 use rfx_solvers::ridge::{LambdaScale, Ridge, RidgeParams};
-use rfx_ternary::{Activation, LpRff, TernaryParams};
+use rfx_ternary::LpRff;
 
 /// The kind.
 pub struct TrfMemory;
@@ -71,6 +73,42 @@ fn parse_method(s: &str) -> Option<Method> {
             let eps: f64 = s.strip_prefix("trf-")?.parse().ok()?;
             (0.0..1.0).contains(&eps).then_some(Method::Trf(eps))
         }
+    }
+}
+
+/// The registry method and parameters of a method that the registry builds with the kind's draws: `rff` is
+/// the registry's `rff(phase=random, sigma=1)`, `trf-<eps>` its `ternary(activation=cos-sin, sparsity=eps)`.
+/// `None` for the two it cannot: `lp-rff-b` rounds with the cell's stream (`LpRff::transform_with_rng`;
+/// a registry map's transform takes no stream, and the registry's `lp-rff` keys the noise by the row), and
+/// `nystrom` factors `GaussianKernel`'s Gram (the registry's Nyström the `Gzk` Gram, rounded differently).
+fn registry_choice(method: Method) -> Option<Result<(&'static MethodSpec, Params), String>> {
+    let (name, given): (&str, Vec<(&str, RawValue)>) = match method {
+        Method::Rff => (
+            "rff",
+            vec![
+                ("phase", RawValue::from("random")),
+                ("sigma", RawValue::from(1.0)),
+            ],
+        ),
+        Method::Trf(eps) => (
+            "ternary",
+            vec![
+                ("activation", RawValue::from("cos-sin")),
+                ("sparsity", RawValue::from(eps)),
+            ],
+        ),
+        Method::LpRff(_) | Method::Nystrom => return None,
+    };
+    Some(rfx_registry::method(name).and_then(|spec| Ok((spec, spec.params_from(&given)?))))
+}
+
+/// The sweep check of `method`: a known word whose registry parameters are in range.
+fn check_method(v: &str) -> Result<(), String> {
+    let bad = || format!("invalid value \"{v}\"; allowed: {METHODS}");
+    let method = parse_method(v).ok_or_else(bad)?;
+    match registry_choice(method) {
+        Some(Err(e)) => Err(format!("{}: {e}", bad())),
+        _ => Ok(()),
     }
 }
 
@@ -129,8 +167,8 @@ impl Kind for TrfMemory {
             ParamSpec {
                 name: "method",
                 allowed: METHODS,
-                check: |v| match v.as_str().and_then(parse_method) {
-                    Some(_) => Ok(()),
+                check: |v| match v.as_str() {
+                    Some(s) => check_method(s),
                     None => Err(format!("invalid value \"{v}\"; allowed: {METHODS}")),
                 },
                 required: true,
@@ -319,8 +357,18 @@ impl MemoryRunner {
         d: &Split,
         rng: &mut RfxRng,
     ) -> Result<(Array2<f64>, Array2<f64>), String> {
-        let p = d.xtr.ncols();
         let e = |e: rfx_core::RfxError| e.to_string();
+        if let Some(choice) = registry_choice(method) {
+            let (spec, params) = choice?;
+            let f = spec
+                .fit(m, &params, FitData::Rows(d.xtr.view()), rng)
+                .map_err(e)?;
+            return Ok((
+                f.transform(d.xtr.view()).map_err(e)?,
+                f.transform(d.xte.view()).map_err(e)?,
+            ));
+        }
+        let p = d.xtr.ncols();
         // random-phase RFF of width 1 (rfx-sampling), drawn from the cell's stream
         let random_phase_rff = |rng: &mut RfxRng| {
             Rff::params()
@@ -340,13 +388,6 @@ impl MemoryRunner {
                     lp.transform_with_rng(d.xte.view(), rng).map_err(e)?,
                 ))
             }
-            Method::Rff => {
-                let rff = random_phase_rff(rng)?;
-                Ok((
-                    rff.transform(d.xtr.view()).map_err(e)?,
-                    rff.transform(d.xte.view()).map_err(e)?,
-                ))
-            }
             Method::Nystrom => {
                 let ny = Nystrom::fit(
                     GaussianKernel::new(1.0).map_err(e)?,
@@ -360,15 +401,8 @@ impl MemoryRunner {
                     ny.transform(d.xte.view()).map_err(e)?,
                 ))
             }
-            Method::Trf(eps) => {
-                let fit = TernaryParams::new(m)
-                    .sparsity(eps)
-                    .fit_to_target(d.xtr.view(), &Activation::CosSin, rng)
-                    .map_err(e)?;
-                Ok((
-                    fit.features.transform(d.xtr.view()).map_err(e)?,
-                    fit.features.transform(d.xte.view()).map_err(e)?,
-                ))
+            Method::Rff | Method::Trf(_) => {
+                Err(format!("{method:?} is built through the registry"))
             }
         }
     }
@@ -514,6 +548,13 @@ mod tests {
         assert_eq!(parse_method("trf-0.5"), Some(Method::Trf(0.5)));
         assert_eq!(parse_method("trf-1.0"), None);
         assert_eq!(parse_method("lp-rff-4"), None);
+        assert!(check_method("trf-0.5").is_ok() && check_method("rff").is_ok());
+        let e = check_method("trf-0.995").unwrap_err();
+        assert!(e.contains("trf-0.995") && e.contains("sparsity"), "{e}");
+        let name = |me| registry_choice(me).map(|c| c.map(|(spec, _)| spec.name));
+        assert_eq!(name(Method::Rff), Some(Ok("rff")));
+        assert_eq!(name(Method::Trf(0.5)), Some(Ok("ternary")));
+        assert_eq!(name(Method::Nystrom), None);
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //! **Features.** ReLU RF $z(\mathbf x) = \max(0, W\mathbf x)/\sqrt m$, $W_{kj}\sim\mathcal N(0,1)$ (kernel: the
 //! arc-cosine kernel of order 1); TRF $\sigma^{ter}(W^{ter}\mathbf x)/\sqrt m$ with sparsity ε and thresholds
 //! matching the $d_1, d_2$ of ReLU at the data's $\hat\tau$ (Algorithm 1; exact for $\hat\tau \lesssim 1.3$).
+//! Both are fitted through `rfx_registry` (`relu` is the registry's `relu-rf`, `trf-ε` its `ternary` with
+//! `activation = relu`, `sparsity = ε`; see `registry_choice`).
 //! **Data.** `n_train` and `n_test` images drawn at random from the training and test sets (the draw of a
 //! seed is `rng_stream(stream_seed, "data;seed=..")`, shared by every method and $m$), centred with the
 //! training mean and scaled so that the training $\hat\tau = \frac1n\sum_i\Vert\mathbf x_i\Vert^2$ equals `tau`.
@@ -14,24 +16,41 @@
 use super::trf_common::{idx_data, random_rows, timed, DataSlot, SharedCache};
 use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use ndarray::{Array2, Axis};
-use rfx_core::{rng_stream, FeatureMap, RfxRng};
+use rfx_core::{rng_stream, FitData, RfxRng};
 use rfx_harness::config::{ConfigError, Section, Value};
+use rfx_registry::{MethodSpec, Params, RawValue};
 use rfx_solvers::classify::{LinearSvm, SvmParams};
-use rfx_ternary::{Activation, ReluFeatures, TernaryParams};
 
 /// The kind.
 pub struct TrfSvm;
 
-const METHODS: &str = "\"relu\" or \"trf-<eps>\" with eps in [0, 1), e.g. trf-0.5";
+const METHODS: &str = "\"relu\" or \"trf-<eps>\" with eps in [0, 0.99], e.g. trf-0.5";
 const DATASETS: [&str; 2] = ["fashion-mnist", "mnist"];
 
-/// `None` = ReLU RF, `Some(eps)` = TRF.
-fn parse_method(s: &str) -> Option<Option<f64>> {
-    if s == "relu" {
-        return Some(None);
-    }
-    let eps: f64 = s.strip_prefix("trf-")?.parse().ok()?;
-    (0.0..1.0).contains(&eps).then_some(Some(eps))
+/// The registry method and parameters of a `method` value: `relu` is `relu-rf`, `trf-<eps>` is `ternary`
+/// matched to ReLU at sparsity eps. The registry checks the parameters (sweep check and cell alike).
+fn registry_choice(value: &str) -> Result<(&'static MethodSpec, Params), String> {
+    let bad = || format!("invalid value \"{value}\"; allowed: {METHODS}");
+    let (name, given): (&str, Vec<(&str, RawValue)>) = if value == "relu" {
+        ("relu-rf", vec![])
+    } else {
+        let eps: f64 = value
+            .strip_prefix("trf-")
+            .and_then(|e| e.parse().ok())
+            .ok_or_else(bad)?;
+        (
+            "ternary",
+            vec![
+                ("activation", RawValue::from("relu")),
+                ("sparsity", RawValue::from(eps)),
+            ],
+        )
+    };
+    let spec = rfx_registry::method(name)?;
+    let params = spec
+        .params_from(&given)
+        .map_err(|e| format!("{}: {e}", bad()))?;
+    Ok((spec, params))
 }
 
 struct Settings {
@@ -69,8 +88,8 @@ impl Kind for TrfSvm {
             ParamSpec {
                 name: "method",
                 allowed: METHODS,
-                check: |v| match v.as_str().and_then(parse_method) {
-                    Some(_) => Ok(()),
+                check: |v| match v.as_str() {
+                    Some(s) => registry_choice(s).map(|_| ()),
                     None => Err(format!("invalid value \"{v}\"; allowed: {METHODS}")),
                 },
                 required: true,
@@ -162,8 +181,8 @@ impl Runner for SvmRunner {
         )
     }
     fn run_cell(&self, cell: &Cell, rng: &mut RfxRng) -> Result<CellOutput, CellError> {
-        let method = parse_method(cell.str("method")?)
-            .ok_or_else(|| CellError::Fatal(format!("cell {}: bad method", cell.key())))?;
+        let (spec, params) = registry_choice(cell.str("method")?)
+            .map_err(|e| CellError::Fatal(format!("cell {}: {e}", cell.key())))?;
         let m = usize::try_from(cell.int("m")?)
             .map_err(|_| CellError::Fatal(format!("cell {}: bad m", cell.key())))?;
         let seed = cell.get("seed").map(Value::to_string).unwrap_or_default();
@@ -174,27 +193,14 @@ impl Runner for SvmRunner {
         })?;
         let key = cell.key();
         let err = |e: rfx_core::RfxError| format!("cell {key}: {e}");
-        let p = d.xtr.ncols();
         let (r, time_features) = timed(|| -> Result<_, String> {
-            match method {
-                None => {
-                    let f = ReluFeatures::fit(p, m, rng).map_err(err)?;
-                    Ok((
-                        f.transform(d.xtr.view()).map_err(err)?,
-                        f.transform(d.xte.view()).map_err(err)?,
-                    ))
-                }
-                Some(eps) => {
-                    let fit = TernaryParams::new(m)
-                        .sparsity(eps)
-                        .fit_to_target(d.xtr.view(), &Activation::Relu, rng)
-                        .map_err(err)?;
-                    Ok((
-                        fit.features.transform(d.xtr.view()).map_err(err)?,
-                        fit.features.transform(d.xte.view()).map_err(err)?,
-                    ))
-                }
-            }
+            let f = spec
+                .fit(m, &params, FitData::Rows(d.xtr.view()), rng)
+                .map_err(err)?;
+            Ok((
+                f.transform(d.xtr.view()).map_err(err)?,
+                f.transform(d.xte.view()).map_err(err)?,
+            ))
         });
         let (ztr, zte) = r.map_err(CellError::Fatal)?;
         let svm_seed = rfx_core::stream_seed(self.s.stream_seed, &key);
@@ -224,10 +230,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_methods() {
-        assert_eq!(parse_method("relu"), Some(None));
-        assert_eq!(parse_method("trf-0.9"), Some(Some(0.9)));
-        assert_eq!(parse_method("trf-1"), None);
-        assert_eq!(parse_method("rff"), None);
+    fn methods_map_to_registry_methods() {
+        let name = |v: &str| registry_choice(v).map(|(spec, _)| spec.name);
+        assert_eq!(name("relu"), Ok("relu-rf"));
+        assert_eq!(name("trf-0.9"), Ok("ternary"));
+        let (_, p) = registry_choice("trf-0.5").unwrap();
+        assert_eq!(p.float("sparsity").unwrap(), 0.5);
+        assert_eq!(p.choice("activation").unwrap(), "relu");
+        for bad in ["trf-1", "trf-x", "rff", "trf--0.1"] {
+            let e = registry_choice(bad).unwrap_err();
+            assert!(e.contains(bad) && e.contains("trf-<eps>"), "{e}");
+        }
     }
 }

@@ -24,7 +24,11 @@ fn committed_experiments_keep_their_fingerprints() {
         .filter(|p| p.extension().is_some_and(|x| x == "toml") && !p.ends_with("Cargo.toml"))
         .collect();
     files.sort();
-    assert!(files.len() >= 20, "found only {} experiment files", files.len());
+    assert!(
+        files.len() >= 20,
+        "found only {} experiment files",
+        files.len()
+    );
     let mut checked = 0;
     let mut wrong = Vec::new();
     for file in &files {
@@ -46,5 +50,9 @@ fn committed_experiments_keep_their_fingerprints() {
         }
     }
     assert_eq!(checked, files.len());
-    assert!(wrong.is_empty(), "fingerprints changed:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "fingerprints changed:\n{}",
+        wrong.join("\n")
+    );
 }

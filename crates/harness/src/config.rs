@@ -4,11 +4,16 @@
 //! [`Section`] that records which keys were asked for. [`Section::finish`] then rejects every key that
 //! was not asked for, naming the file, line, key and the keys that are allowed. Type and range errors
 //! carry the same location, so that a user can fix the file from the message alone.
+//!
+//! A kind's settings are read with serde into a typed struct implementing [`Settings`]
+//! ([`Section::typed`]): the struct declares its keys with what each accepts, and checks its ranges once,
+//! when it is built (the checked-parameters pattern of linfa's `ParamGuard`).
 
 use std::cell::RefCell;
 use std::fmt;
 use std::ops::Range;
 
+use serde::de::{DeserializeOwned, IntoDeserializer};
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
@@ -466,6 +471,64 @@ impl<'d, 'a> Section<'d, 'a> {
         }
     }
 
+    /// The settings struct `T` read from this section with serde, then checked ([`Settings::check`]).
+    ///
+    /// Every key of [`Settings::KEYS`] is marked as known, so [`Section::finish`] rejects any other key
+    /// with its line and the allowed keys, as for keys read one by one. A value of the wrong type is
+    /// reported at its key's line with what the key accepts; a range error from `check` likewise.
+    pub fn typed<T: Settings>(&self) -> Result<T, ConfigError> {
+        for (key, _) in T::KEYS {
+            self.raw(key);
+        }
+        let table = Spanned::new(self.span(), self.table.clone());
+        let value = T::deserialize(table.into_deserializer()).map_err(|e| {
+            let key = e.span().and_then(|span| {
+                self.table
+                    .iter()
+                    .find(|(k, v)| {
+                        // Value first: a `[quick]` overlay keeps the key's span and moves the value.
+                        v.span().contains(&span.start) || k.span().contains(&span.start)
+                    })
+                    .map(|(k, _)| k.get_ref().to_string())
+            });
+            let message = e.message().trim().to_string();
+            match key {
+                Some(key) => {
+                    let allowed = T::KEYS.iter().find(|(k, _)| *k == key).map(|(_, a)| *a);
+                    let found = self.table.get(key.as_str()).map(|v| v.get_ref());
+                    let message = serde_message(&message, found);
+                    match allowed {
+                        Some(a) => self.error(&key, format!("{message}; allowed: {a}")),
+                        None => self.error(&key, message),
+                    }
+                }
+                None => match e.span() {
+                    Some(span) => self.doc.error_at(span, &self.path, message),
+                    None => ConfigError {
+                        file: self.doc.file.clone(),
+                        line: self.line,
+                        key: self.path.clone(),
+                        message,
+                    },
+                },
+            }
+        })?;
+        value
+            .check()
+            .map_err(|Invalid { key, message }| self.error(key, message))?;
+        Ok(value)
+    }
+
+    /// The byte span of this section's table (its first key to its last value; empty when it has none).
+    fn span(&self) -> Range<usize> {
+        let start = self.table.keys().map(|k| k.span().start).min();
+        let end = self.table.values().map(|v| v.span().end).max();
+        match (start, end) {
+            (Some(s), Some(e)) => s..e,
+            _ => 0..0,
+        }
+    }
+
     /// Rejects every key that was not asked for, listing the allowed keys.
     pub fn finish(&self) -> Result<(), ConfigError> {
         let asked = self.asked.borrow();
@@ -494,6 +557,93 @@ impl<'d, 'a> Section<'d, 'a> {
             }
         }
         Ok(())
+    }
+}
+
+/// A serde error about a value in the words of [`Section`]'s readers: `expected an integer, found a
+/// string` for a wrong type, `value -3 out of range` for a negative value of an unsigned field; other
+/// messages as serde words them.
+fn serde_message(message: &str, found: Option<&DeValue<'_>>) -> String {
+    let expected = message.rsplit_once(", expected ").map(|(_, e)| e.trim());
+    if let (Some(rest), Some(found)) = (message.strip_prefix("invalid type: "), found) {
+        let what = match expected.unwrap_or(rest) {
+            "usize" | "u64" | "u32" | "u16" | "u8" | "i64" | "i32" | "isize" => "an integer",
+            "f64" | "f32" => "a number",
+            "a boolean" => "true or false",
+            other => other,
+        };
+        return format!("expected {what}, found {}", type_name(found));
+    }
+    if let (Some(_), Some(v)) = (message.strip_prefix("invalid value: integer "), found) {
+        if let Some(Value::Int(i)) = scalar(v) {
+            return format!("value {i} out of range");
+        }
+    }
+    message.to_string()
+}
+
+/// A kind's settings: a struct read with serde from the kind's section ([`Section::typed`]), every field
+/// defaulted (`#[serde(default)]` with a [`Default`] holding the defaults), and checked once when read.
+pub trait Settings: DeserializeOwned + Default {
+    /// The keys of the section, each with the values it accepts (for messages), e.g.
+    /// `("grid_points", "integers from 3 to 100000000")`.
+    const KEYS: &'static [(&'static str, &'static str)];
+
+    /// Checks the ranges and choices of the values read ([`int_in`], [`float_in`], [`choice_in`]).
+    fn check(&self) -> Result<(), Invalid>;
+
+    /// The settings of an optional section: read and checked when present, the defaults when absent.
+    fn read(section: Option<&Section<'_, '_>>) -> Result<Self, ConfigError> {
+        match section {
+            Some(s) => s.typed(),
+            None => Ok(Self::default()),
+        }
+    }
+}
+
+/// A value out of range in [`Settings::check`]: its key and what is wrong, with the allowed values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Invalid {
+    /// The key of the section.
+    pub key: &'static str,
+    /// The message, e.g. `value 2 out of range; allowed: integers from 3 to 10`.
+    pub message: String,
+}
+
+/// Checks that integer `value` of `key` is in `[min, max]` (the message of [`Section::opt_int`]).
+/// (`i128` holds every `i64` and `u64` a field may have.)
+pub fn int_in(key: &'static str, value: i128, min: i128, max: i128) -> Result<(), Invalid> {
+    if (min..=max).contains(&value) {
+        Ok(())
+    } else {
+        Err(Invalid {
+            key,
+            message: format!("value {value} out of range; allowed: integers from {min} to {max}"),
+        })
+    }
+}
+
+/// Checks that number `value` of `key` is in `[min, max]` (the message of [`Section::opt_float`]).
+pub fn float_in(key: &'static str, value: f64, min: f64, max: f64) -> Result<(), Invalid> {
+    if value >= min && value <= max {
+        Ok(())
+    } else {
+        Err(Invalid {
+            key,
+            message: format!("value {value} out of range; allowed: numbers from {min} to {max}"),
+        })
+    }
+}
+
+/// Checks that string `value` of `key` is one of `allowed` (the message of [`Section::opt_choice`]).
+pub fn choice_in(key: &'static str, value: &str, allowed: &[&str]) -> Result<(), Invalid> {
+    if allowed.contains(&value) {
+        Ok(())
+    } else {
+        Err(Invalid {
+            key,
+            message: format!("unknown value \"{value}\"; allowed: {}", allowed.join(", ")),
+        })
     }
 }
 
@@ -561,6 +711,141 @@ mod tests {
             .collect();
         assert_eq!(d, vec![Value::Int(1)]);
         assert_eq!(sweep.list("e").unwrap().unwrap().len(), 1);
+    }
+
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    #[serde(default)]
+    struct Demo {
+        points: usize,
+        scale: f64,
+        mode: String,
+    }
+
+    impl Default for Demo {
+        fn default() -> Self {
+            Demo {
+                points: 7,
+                scale: 1.5,
+                mode: "fast".into(),
+            }
+        }
+    }
+
+    impl Settings for Demo {
+        const KEYS: &'static [(&'static str, &'static str)] = &[
+            ("points", "integers from 3 to 100"),
+            ("scale", "numbers from 0 to 10"),
+            ("mode", "fast, slow"),
+        ];
+        fn check(&self) -> Result<(), Invalid> {
+            int_in("points", self.points as i128, 3, 100)?;
+            float_in("scale", self.scale, 0.0, 10.0)?;
+            choice_in("mode", &self.mode, &["fast", "slow"])
+        }
+    }
+
+    fn demo(src: &str) -> Result<Option<Demo>, ConfigError> {
+        let doc = Doc::parse("f.toml", src).unwrap();
+        let root = doc.root();
+        let section = root.table("demo")?;
+        let settings = Demo::read(section.as_ref())?;
+        if let Some(s) = &section {
+            s.finish()?;
+        }
+        root.finish()?;
+        Ok(section.map(|_| settings))
+    }
+
+    #[test]
+    fn typed_settings_read_values_and_defaults() {
+        let d = demo("[demo]\npoints = 12\nscale = 2\n").unwrap().unwrap();
+        assert_eq!(
+            d,
+            Demo {
+                points: 12,
+                scale: 2.0,
+                mode: "fast".into()
+            }
+        );
+        assert_eq!(demo("[demo]\n").unwrap(), Some(Demo::default()));
+        // Absent section: the defaults.
+        let doc = Doc::parse("f.toml", "").unwrap();
+        assert_eq!(
+            Demo::read(doc.root().table("demo").unwrap().as_ref()).unwrap(),
+            Demo::default()
+        );
+    }
+
+    #[test]
+    fn typed_settings_reject_unknown_keys_like_section() {
+        let e = demo("[demo]\npoints = 12\n\npoint = 3\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (Some(4), "demo.point"));
+        assert_eq!(
+            e.message,
+            "unknown key; allowed keys here: mode, points, scale"
+        );
+        assert_eq!(
+            e.to_string(),
+            "f.toml:4: `demo.point`: unknown key; allowed keys here: mode, points, scale"
+        );
+    }
+
+    #[test]
+    fn typed_settings_type_errors_name_the_key_line_and_allowed_values() {
+        let e = demo("[demo]\npoints = 12\nscale = \"big\"\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (Some(3), "demo.scale"));
+        assert_eq!(
+            e.message,
+            "expected a number, found a string; allowed: numbers from 0 to 10"
+        );
+        // A value overlaid by `[quick]` is reported at its own line, under its own key.
+        let mut doc = Doc::parse(
+            "f.toml",
+            "[demo]\npoints = 5\nscale = 1\n[quick.demo]\nscale = \"x\"\n",
+        )
+        .unwrap();
+        doc.apply_quick(true);
+        let e = doc
+            .root()
+            .table("demo")
+            .unwrap()
+            .unwrap()
+            .typed::<Demo>()
+            .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (Some(5), "demo.scale"));
+        let e = demo("[demo]\npoints = 1.5\n").unwrap_err();
+        assert_eq!(
+            e.message,
+            "expected an integer, found a float; allowed: integers from 3 to 100"
+        );
+        let e = demo("[demo]\n\npoints = -4\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (Some(3), "demo.points"));
+        assert_eq!(
+            e.message,
+            "value -4 out of range; allowed: integers from 3 to 100"
+        );
+        assert!(!e.to_string().contains('\n'), "one line: {e}");
+    }
+
+    #[test]
+    fn typed_settings_range_errors_name_the_key_line_and_range() {
+        let e = demo("[demo]\nmode = \"slow\"\npoints = 2\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (Some(3), "demo.points"));
+        assert_eq!(
+            e.message,
+            "value 2 out of range; allowed: integers from 3 to 100"
+        );
+        let e = demo("[demo]\nscale = 11.5\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (Some(2), "demo.scale"));
+        assert_eq!(
+            e.message,
+            "value 11.5 out of range; allowed: numbers from 0 to 10"
+        );
+        let e = demo("[demo]\nmode = \"medium\"\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "f.toml:2: `demo.mode`: unknown value \"medium\"; allowed: fast, slow"
+        );
     }
 
     #[test]

@@ -21,7 +21,7 @@ use rfx_ntk::{ArcCosineFeatures, Sampler};
 use super::ntk_common::{check_any_dataset, load_rows, Prep, Shared};
 use super::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_core::FeatureMap;
-use rfx_harness::config::{ConfigError, Section};
+use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Settings};
 
 /// The kind.
 pub struct ArccosCondition;
@@ -33,6 +33,39 @@ exact (leverage-score weights drawn exactly)";
 struct Data {
     x: Array2<f64>,
     a1: Array2<f64>,
+}
+
+/// `[arccos_condition]`: the subsample size n, λ as a multiple of the Gram's largest eigenvalue, and the
+/// Gibbs sweeps of the leverage sampler.
+#[derive(serde::Deserialize)]
+#[serde(default)]
+struct ArccosSettings {
+    n: usize,
+    lambda_factor: f64,
+    gibbs_sweeps: usize,
+}
+
+impl Default for ArccosSettings {
+    fn default() -> Self {
+        ArccosSettings {
+            n: 1000,
+            lambda_factor: 1e-4,
+            gibbs_sweeps: 1,
+        }
+    }
+}
+
+impl Settings for ArccosSettings {
+    const KEYS: &'static [(&'static str, &'static str)] = &[
+        ("n", "integers from 2 to 20000"),
+        ("lambda_factor", "numbers from 0.000000000001 to 1000000"),
+        ("gibbs_sweeps", "integers from 1 to 100"),
+    ];
+    fn check(&self) -> Result<(), Invalid> {
+        int_in("n", self.n as i128, 2, 20_000)?;
+        float_in("lambda_factor", self.lambda_factor, 1e-12, 1e6)?;
+        int_in("gibbs_sweeps", self.gibbs_sweeps as i128, 1, 100)
+    }
 }
 
 struct ArccosRunner {
@@ -67,23 +100,17 @@ impl Kind for ArccosCondition {
         ]
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
-        let mut r = ArccosRunner {
-            n: 1000,
-            lambda_factor: 1e-4,
-            gibbs_sweeps: 1,
+        let ArccosSettings {
+            n,
+            lambda_factor,
+            gibbs_sweeps,
+        } = ArccosSettings::read(section)?;
+        let r = ArccosRunner {
+            n,
+            lambda_factor,
+            gibbs_sweeps,
             data: Shared::default(),
         };
-        if let Some(s) = section {
-            if let Some(v) = s.opt_int("n", 2, 20_000)? {
-                r.n = v as usize;
-            }
-            if let Some(v) = s.opt_float("lambda_factor", 1e-12, 1e6)? {
-                r.lambda_factor = v;
-            }
-            if let Some(v) = s.opt_int("gibbs_sweeps", 1, 100)? {
-                r.gibbs_sweeps = v as usize;
-            }
-        }
         Ok(Box::new(r))
     }
 }

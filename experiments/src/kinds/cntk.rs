@@ -31,7 +31,7 @@ use ndarray::{Array2, Axis};
 use rand::seq::SliceRandom;
 use rfx_core::{rng_stream, FeatureMap, Kernel, RfxRng};
 use rfx_data::{crop_pool, TrainTest};
-use rfx_harness::config::{ConfigError, Section};
+use rfx_harness::config::{choice_in, float_in, int_in, ConfigError, Invalid, Section};
 use rfx_ntk::{CnnGradRf, CnnGradRfParams, Cntk, CntkSketch};
 use rfx_solvers::metrics::accuracy;
 use rfx_solvers::ridge::{
@@ -46,7 +46,10 @@ const METHODS: [&str; 3] = ["exact", "cntksketch", "grad-rf"];
 const DATASETS: [&str; 2] = ["fashion-mnist", "mnist"];
 const SIDE: usize = 28;
 
-#[derive(Clone, Debug)]
+/// `[cntk]`: data, image preprocessing, network, ridge and timing settings. Its `Debug` form is the
+/// fingerprint (`settings()`), so the name, fields and their order stay as they are.
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(default)]
 struct Settings {
     dataset: String,
     n_train: usize,
@@ -91,6 +94,72 @@ impl Default for Settings {
             full_train: 60_000,
             full_test: 10_000,
         }
+    }
+}
+
+impl rfx_harness::config::Settings for Settings {
+    const KEYS: &'static [(&'static str, &'static str)] = &[
+        ("dataset", "fashion-mnist, mnist"),
+        ("n_train", "integers from 20 to 60000"),
+        ("n_test", "integers from 10 to 10000"),
+        ("crop", "integers from 1 to 28"),
+        ("pool", "integers from 1 to 28 dividing crop"),
+        ("depth", "integers from 2 to 16"),
+        ("filter", "odd integers from 1 to 15"),
+        ("degree", "integers from 1 to 32"),
+        ("width_div", "integers from 1 to 64"),
+        ("batch", "integers from 1 to 1024"),
+        ("timing_pairs", "integers from 1 to 1000"),
+        ("timing_images", "integers from 1 to 10000"),
+        ("full_train", "integers from 1 to 10000000"),
+        ("full_test", "integers from 0 to 10000000"),
+        ("valid_fraction", "numbers from 0.01 to 0.99"),
+        ("lambda_log2_min", "integers from -60 to 60"),
+        (
+            "lambda_log2_max",
+            "integers from -60 to 60, >= lambda_log2_min",
+        ),
+        ("max_exact_pairs", "numbers from 0 to 1000000000000"),
+    ];
+    fn check(&self) -> Result<(), Invalid> {
+        choice_in("dataset", &self.dataset, &DATASETS)?;
+        for (key, value, lo, hi) in [
+            ("n_train", self.n_train, 20, 60_000),
+            ("n_test", self.n_test, 10, 10_000),
+            ("crop", self.crop, 1, SIDE as i128),
+            ("pool", self.pool, 1, SIDE as i128),
+            ("depth", self.depth, 2, 16),
+            ("filter", self.filter, 1, 15),
+            ("degree", self.degree, 1, 32),
+            ("width_div", self.width_div, 1, 64),
+            ("batch", self.batch, 1, 1024),
+            ("timing_pairs", self.timing_pairs, 1, 1000),
+            ("timing_images", self.timing_images, 1, 10_000),
+            ("full_train", self.full_train, 1, 10_000_000),
+            ("full_test", self.full_test, 0, 10_000_000),
+        ] {
+            int_in(key, value as i128, lo, hi)?;
+        }
+        float_in("valid_fraction", self.valid_fraction, 0.01, 0.99)?;
+        int_in("lambda_log2_min", self.lambda_log2_min as i128, -60, 60)?;
+        int_in("lambda_log2_max", self.lambda_log2_max as i128, -60, 60)?;
+        float_in("max_exact_pairs", self.max_exact_pairs, 0.0, 1e12)?;
+        let invalid = |key, message: &str| {
+            Err(Invalid {
+                key,
+                message: message.into(),
+            })
+        };
+        if self.filter % 2 == 0 {
+            return invalid("filter", "must be odd (same padding)");
+        }
+        if self.crop % self.pool != 0 {
+            return invalid("pool", "must divide crop");
+        }
+        if self.lambda_log2_max < self.lambda_log2_min {
+            return invalid("lambda_log2_max", "must be >= lambda_log2_min");
+        }
+        Ok(())
     }
 }
 
@@ -139,52 +208,7 @@ impl Kind for CntkKind {
         ]
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
-        let mut s = Settings::default();
-        if let Some(sec) = section {
-            if let Some(v) = sec.opt_choice("dataset", &DATASETS)? {
-                s.dataset = v;
-            }
-            let int = |key: &str, lo: i64, hi: i64, dst: &mut usize| -> Result<(), ConfigError> {
-                if let Some(v) = sec.opt_int(key, lo, hi)? {
-                    *dst = v as usize;
-                }
-                Ok(())
-            };
-            int("n_train", 20, 60_000, &mut s.n_train)?;
-            int("n_test", 10, 10_000, &mut s.n_test)?;
-            int("crop", 1, SIDE as i64, &mut s.crop)?;
-            int("pool", 1, SIDE as i64, &mut s.pool)?;
-            int("depth", 2, 16, &mut s.depth)?;
-            int("filter", 1, 15, &mut s.filter)?;
-            int("degree", 1, 32, &mut s.degree)?;
-            int("width_div", 1, 64, &mut s.width_div)?;
-            int("batch", 1, 1024, &mut s.batch)?;
-            int("timing_pairs", 1, 1000, &mut s.timing_pairs)?;
-            int("timing_images", 1, 10_000, &mut s.timing_images)?;
-            int("full_train", 1, 10_000_000, &mut s.full_train)?;
-            int("full_test", 0, 10_000_000, &mut s.full_test)?;
-            if let Some(v) = sec.opt_float("valid_fraction", 0.01, 0.99)? {
-                s.valid_fraction = v;
-            }
-            if let Some(v) = sec.opt_int("lambda_log2_min", -60, 60)? {
-                s.lambda_log2_min = v;
-            }
-            if let Some(v) = sec.opt_int("lambda_log2_max", -60, 60)? {
-                s.lambda_log2_max = v;
-            }
-            if let Some(v) = sec.opt_float("max_exact_pairs", 0.0, 1e12)? {
-                s.max_exact_pairs = v;
-            }
-            if s.filter % 2 == 0 {
-                return Err(sec.error("filter", "must be odd (same padding)"));
-            }
-            if s.crop % s.pool != 0 {
-                return Err(sec.error("pool", "must divide crop"));
-            }
-            if s.lambda_log2_max < s.lambda_log2_min {
-                return Err(sec.error("lambda_log2_max", "must be >= lambda_log2_min"));
-            }
-        }
+        let s = <Settings as rfx_harness::config::Settings>::read(section)?;
         Ok(Box::new(CntkRunner {
             s,
             data: DataSlot::new(),

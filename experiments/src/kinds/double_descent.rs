@@ -27,20 +27,52 @@ use rfx_solvers::ridge::{LambdaScale, Ridge, RidgeParams};
 use super::tabular::DataCache;
 use super::trf_common::{cell_f64, check_f64, idx_data, DataSlot, SharedCache};
 use super::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
-use rfx_harness::config::{ConfigError, Section, Value};
+use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Value};
 
 /// The kind.
 pub struct DoubleDescent;
 
 const DATASETS: [&str; 2] = ["sonar", "mnist12"];
 
-#[derive(Debug, Clone)]
+/// `[double_descent]`: training and test sizes, the ridge λ and the bandwidth factor. Its `Debug` form is
+/// the fingerprint (`settings()`), so the name, fields and their order stay as they are.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(default)]
 struct Settings {
     sonar_train: usize,
     mnist_train: usize,
     mnist_test: usize,
     lambda: f64,
     sigma_factor: f64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            sonar_train: 104,
+            mnist_train: 200,
+            mnist_test: 1000,
+            lambda: 1e-8,
+            sigma_factor: 1.0,
+        }
+    }
+}
+
+impl rfx_harness::config::Settings for Settings {
+    const KEYS: &'static [(&'static str, &'static str)] = &[
+        ("sonar_train", "integers from 10 to 198"),
+        ("mnist_train", "integers from 10 to 10000"),
+        ("mnist_test", "integers from 10 to 2000"),
+        ("lambda", "numbers from 0.0000000000000001 to 1000000"),
+        ("sigma_factor", "numbers from 0.001 to 1000"),
+    ];
+    fn check(&self) -> Result<(), Invalid> {
+        int_in("sonar_train", self.sonar_train as i128, 10, 198)?;
+        int_in("mnist_train", self.mnist_train as i128, 10, 10_000)?;
+        int_in("mnist_test", self.mnist_test as i128, 10, 2000)?;
+        float_in("lambda", self.lambda, 1e-16, 1e6)?;
+        float_in("sigma_factor", self.sigma_factor, 1e-3, 1e3)
+    }
 }
 
 struct Prepared {
@@ -83,30 +115,7 @@ impl Kind for DoubleDescent {
         ]
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
-        let mut s = Settings {
-            sonar_train: 104,
-            mnist_train: 200,
-            mnist_test: 1000,
-            lambda: 1e-8,
-            sigma_factor: 1.0,
-        };
-        if let Some(sec) = section {
-            if let Some(v) = sec.opt_int("sonar_train", 10, 198)? {
-                s.sonar_train = v as usize;
-            }
-            if let Some(v) = sec.opt_int("mnist_train", 10, 10_000)? {
-                s.mnist_train = v as usize;
-            }
-            if let Some(v) = sec.opt_int("mnist_test", 10, 2000)? {
-                s.mnist_test = v as usize;
-            }
-            if let Some(v) = sec.opt_float("lambda", 1e-16, 1e6)? {
-                s.lambda = v;
-            }
-            if let Some(v) = sec.opt_float("sigma_factor", 1e-3, 1e3)? {
-                s.sigma_factor = v;
-            }
-        }
+        let s = <Settings as rfx_harness::config::Settings>::read(section)?;
         Ok(Box::new(DdRunner {
             s,
             keel: DataCache::default(),

@@ -12,7 +12,7 @@
 use super::{check_int, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rand::Rng;
 use rfx_core::RfxRng;
-use rfx_harness::config::{ConfigError, Section};
+use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Settings};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Exit code of a run ended by `abort_after_cells` (that of a process killed by SIGKILL in a shell).
@@ -20,6 +20,46 @@ pub const ABORT_EXIT_CODE: i32 = 137;
 
 /// The kind.
 pub struct SelfTest;
+
+/// `[selftest]`: values drawn per cell, a sleep per cell, an offset added to the mean, and the cell at
+/// which the process ends as a kill would.
+#[derive(serde::Deserialize)]
+#[serde(default)]
+struct SelfTestSettings {
+    draws: usize,
+    sleep_ms: u64,
+    offset: f64,
+    abort_after_cells: Option<usize>,
+}
+
+impl Default for SelfTestSettings {
+    fn default() -> Self {
+        SelfTestSettings {
+            draws: 1000,
+            sleep_ms: 0,
+            offset: 0.0,
+            abort_after_cells: None,
+        }
+    }
+}
+
+impl Settings for SelfTestSettings {
+    const KEYS: &'static [(&'static str, &'static str)] = &[
+        ("draws", "integers from 1 to 10000000"),
+        ("sleep_ms", "integers from 0 to 60000"),
+        ("offset", "numbers from -1 to 1"),
+        ("abort_after_cells", "integers from 0 to 1000000"),
+    ];
+    fn check(&self) -> Result<(), Invalid> {
+        int_in("draws", self.draws as i128, 1, 10_000_000)?;
+        int_in("sleep_ms", self.sleep_ms as i128, 0, 60_000)?;
+        float_in("offset", self.offset, -1.0, 1.0)?;
+        match self.abort_after_cells {
+            Some(k) => int_in("abort_after_cells", k as i128, 0, 1_000_000),
+            None => Ok(()),
+        }
+    }
+}
 
 struct SelfTestRunner {
     draws: usize,
@@ -46,20 +86,17 @@ impl Kind for SelfTest {
         }]
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
-        let (draws, sleep_ms, offset, abort_after_cells) = match section {
-            Some(s) => (
-                s.opt_int("draws", 1, 10_000_000)?.unwrap_or(1000),
-                s.opt_int("sleep_ms", 0, 60_000)?.unwrap_or(0),
-                s.opt_float("offset", -1.0, 1.0)?.unwrap_or(0.0),
-                s.opt_int("abort_after_cells", 0, 1_000_000)?,
-            ),
-            None => (1000, 0, 0.0, None),
-        };
-        Ok(Box::new(SelfTestRunner {
-            draws: draws as usize,
-            sleep_ms: sleep_ms as u64,
+        let SelfTestSettings {
+            draws,
+            sleep_ms,
             offset,
-            abort_after_cells: abort_after_cells.map(|k| k as usize),
+            abort_after_cells,
+        } = SelfTestSettings::read(section)?;
+        Ok(Box::new(SelfTestRunner {
+            draws,
+            sleep_ms,
+            offset,
+            abort_after_cells,
             started: AtomicUsize::new(0),
         }))
     }

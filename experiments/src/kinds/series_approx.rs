@@ -5,10 +5,33 @@ use super::{check_int, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_core::RfxRng;
 use rfx_gzk::gegenbauer::Basis;
 use rfx_gzk::series::ScalarFunction;
-use rfx_harness::config::{ConfigError, Section, Value};
+use rfx_harness::config::{int_in, ConfigError, Invalid, Section, Settings, Value};
 
 /// The kind.
 pub struct SeriesApprox;
+
+/// `[series_approx]`: the number of grid points on [−1, 1] of the sup-norm error.
+#[derive(serde::Deserialize)]
+#[serde(default)]
+struct SeriesSettings {
+    grid_points: usize,
+}
+
+impl Default for SeriesSettings {
+    fn default() -> Self {
+        SeriesSettings {
+            grid_points: 20_001,
+        }
+    }
+}
+
+impl Settings for SeriesSettings {
+    const KEYS: &'static [(&'static str, &'static str)] =
+        &[("grid_points", "integers from 3 to 100000000")];
+    fn check(&self) -> Result<(), Invalid> {
+        int_in("grid_points", self.grid_points as i128, 3, 100_000_000)
+    }
+}
 
 struct SeriesRunner {
     grid_points: usize,
@@ -75,11 +98,7 @@ impl Kind for SeriesApprox {
         ]
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
-        let grid_points = match section {
-            Some(s) => s.opt_int("grid_points", 3, 100_000_000)?,
-            None => None,
-        }
-        .unwrap_or(20_001) as usize;
+        let SeriesSettings { grid_points } = SeriesSettings::read(section)?;
         Ok(Box::new(SeriesRunner { grid_points }))
     }
 }

@@ -35,7 +35,7 @@ use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use ndarray::{Array1, Array2, Axis};
 use rand::seq::SliceRandom;
 use rfx_core::{rng_stream, FeatureMap, FitData, RfxRng};
-use rfx_harness::config::{ConfigError, Section, Value};
+use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Value};
 use rfx_kernels::GaussianKernel;
 use rfx_registry::{MethodSpec, Params, RawValue};
 use rfx_sampling::{Output, Rff};
@@ -112,6 +112,11 @@ fn check_method(v: &str) -> Result<(), String> {
     }
 }
 
+/// `[trf_memory]`: sizes, the TRF threshold factor τ, batch size, bits per TRF entry, the classifiers'
+/// settings (`classifier = "ridge"` or `"logistic"` is the field `logistic`), the caps of Nyström and exact
+/// ridge, and the seed of the data stream (the fingerprint formats these, `settings()`).
+#[derive(serde::Deserialize)]
+#[serde(default)]
 struct Settings {
     n_train: usize,
     n_test: usize,
@@ -122,10 +127,75 @@ struct Settings {
     lambda_ridge: f64,
     max_iter: usize,
     logistic_tol: f64,
+    #[serde(rename = "classifier", deserialize_with = "classifier_is_logistic")]
     logistic: bool,
     nystrom_max_m: usize,
     ridge_max_m: usize,
     stream_seed: u64,
+}
+
+/// `classifier = "logistic"` → true, `"ridge"` → false; the allowed values are added by [`Section::typed`].
+fn classifier_is_logistic<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    let name = <String as serde::Deserialize>::deserialize(d)?;
+    match name.as_str() {
+        "ridge" => Ok(false),
+        "logistic" => Ok(true),
+        _ => Err(serde::de::Error::custom(format!(
+            "unknown value \"{name}\""
+        ))),
+    }
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            n_train: 20_000,
+            n_test: 5_000,
+            tau: 0.5,
+            batch: 250,
+            trf_bits: 1.0,
+            lambda_logistic: 1e-5,
+            lambda_ridge: 1e-4,
+            max_iter: 300,
+            logistic_tol: 1e-5,
+            logistic: false,
+            nystrom_max_m: 5000,
+            ridge_max_m: 5000,
+            stream_seed: 0,
+        }
+    }
+}
+
+impl rfx_harness::config::Settings for Settings {
+    const KEYS: &'static [(&'static str, &'static str)] = &[
+        ("n_train", "integers from 10 to 60000"),
+        ("n_test", "integers from 10 to 10000"),
+        ("tau", "numbers from 0.001 to 100"),
+        ("batch", "integers from 1 to 1000000"),
+        ("trf_bits", "numbers from 1 to 2"),
+        ("lambda_logistic", "numbers from 0 to 1000000"),
+        ("lambda_ridge", "numbers from 0 to 1000000"),
+        ("max_iter", "integers from 1 to 100000"),
+        ("logistic_tol", "numbers from 0.00000000000001 to 1"),
+        ("classifier", "ridge, logistic"),
+        ("nystrom_max_m", "integers from 1 to 100000"),
+        ("ridge_max_m", "integers from 1 to 100000"),
+        ("stream_seed", "integers from 0 to 9223372036854775807"),
+    ];
+    fn check(&self) -> Result<(), Invalid> {
+        int_in("n_train", self.n_train as i128, 10, 60_000)?;
+        int_in("n_test", self.n_test as i128, 10, 10_000)?;
+        float_in("tau", self.tau, 1e-3, 100.0)?;
+        int_in("batch", self.batch as i128, 1, 1_000_000)?;
+        float_in("trf_bits", self.trf_bits, 1.0, 2.0)?;
+        float_in("lambda_logistic", self.lambda_logistic, 0.0, 1e6)?;
+        float_in("lambda_ridge", self.lambda_ridge, 0.0, 1e6)?;
+        int_in("max_iter", self.max_iter as i128, 1, 100_000)?;
+        float_in("logistic_tol", self.logistic_tol, 1e-14, 1.0)?;
+        int_in("nystrom_max_m", self.nystrom_max_m as i128, 1, 100_000)?;
+        int_in("ridge_max_m", self.ridge_max_m as i128, 1, 100_000)?;
+        int_in("stream_seed", self.stream_seed as i128, 0, i64::MAX as i128)
+    }
 }
 
 /// A prepared train/test split: inputs scaled to $\hat\tau$ = `tau`, and labels (classification) or
@@ -177,62 +247,7 @@ impl Kind for TrfMemory {
         ]
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
-        let mut s = Settings {
-            n_train: 20_000,
-            n_test: 5_000,
-            tau: 0.5,
-            batch: 250,
-            trf_bits: 1.0,
-            lambda_logistic: 1e-5,
-            lambda_ridge: 1e-4,
-            max_iter: 300,
-            logistic_tol: 1e-5,
-            logistic: false,
-            nystrom_max_m: 5000,
-            ridge_max_m: 5000,
-            stream_seed: 0,
-        };
-        if let Some(sec) = section {
-            if let Some(v) = sec.opt_int("n_train", 10, 60_000)? {
-                s.n_train = v as usize;
-            }
-            if let Some(v) = sec.opt_int("n_test", 10, 10_000)? {
-                s.n_test = v as usize;
-            }
-            if let Some(v) = sec.opt_float("tau", 1e-3, 100.0)? {
-                s.tau = v;
-            }
-            if let Some(v) = sec.opt_int("batch", 1, 1_000_000)? {
-                s.batch = v as usize;
-            }
-            if let Some(v) = sec.opt_float("trf_bits", 1.0, 2.0)? {
-                s.trf_bits = v;
-            }
-            if let Some(v) = sec.opt_float("lambda_logistic", 0.0, 1e6)? {
-                s.lambda_logistic = v;
-            }
-            if let Some(v) = sec.opt_float("lambda_ridge", 0.0, 1e6)? {
-                s.lambda_ridge = v;
-            }
-            if let Some(v) = sec.opt_int("max_iter", 1, 100_000)? {
-                s.max_iter = v as usize;
-            }
-            if let Some(v) = sec.opt_float("logistic_tol", 1e-14, 1.0)? {
-                s.logistic_tol = v;
-            }
-            if let Some(v) = sec.opt_choice("classifier", &["ridge", "logistic"])? {
-                s.logistic = v == "logistic";
-            }
-            if let Some(v) = sec.opt_int("nystrom_max_m", 1, 100_000)? {
-                s.nystrom_max_m = v as usize;
-            }
-            if let Some(v) = sec.opt_int("ridge_max_m", 1, 100_000)? {
-                s.ridge_max_m = v as usize;
-            }
-            if let Some(v) = sec.opt_int("stream_seed", 0, i64::MAX)? {
-                s.stream_seed = v as u64;
-            }
-        }
+        let s = <Settings as rfx_harness::config::Settings>::read(section)?;
         Ok(Box::new(MemoryRunner {
             s,
             mnist: DataSlot::new(),

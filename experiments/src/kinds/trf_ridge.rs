@@ -24,7 +24,7 @@ use super::trf_common::{
 use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use ndarray::{Array1, Array2, Axis};
 use rfx_core::{rng_stream, FeatureMap, RfxRng};
-use rfx_harness::config::{ConfigError, Section, Value};
+use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Value};
 use rfx_linalg::eigh;
 use rfx_sampling::Rff as SamplingRff;
 use rfx_ternary::{
@@ -72,6 +72,11 @@ fn check_parse<T>(v: &Value, parse: fn(&str) -> Option<T>, allowed: &str) -> Res
     }
 }
 
+/// `[trf_ridge_gamma]`: training and test sizes (even: two classes), the Gaussian-mixture dimension, the
+/// TRF threshold factor τ, the feature block size and the seed of the data stream (the fingerprint
+/// formats these, `settings()`).
+#[derive(serde::Deserialize)]
+#[serde(default)]
 struct Settings {
     n: usize,
     n_test: usize,
@@ -79,6 +84,45 @@ struct Settings {
     tau: f64,
     block: usize,
     stream_seed: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            n: 1024,
+            n_test: 512,
+            p_gmm: 512,
+            tau: 0.5,
+            block: 4096,
+            stream_seed: 0,
+        }
+    }
+}
+
+impl rfx_harness::config::Settings for Settings {
+    const KEYS: &'static [(&'static str, &'static str)] = &[
+        ("n", "even integers from 4 to 5000"),
+        ("n_test", "even integers from 2 to 2000"),
+        ("p_gmm", "integers from 2 to 4096"),
+        ("tau", "numbers from 0.001 to 100"),
+        ("block", "integers from 64 to 65536"),
+        ("stream_seed", "integers from 0 to 9223372036854775807"),
+    ];
+    fn check(&self) -> Result<(), Invalid> {
+        int_in("n", self.n as i128, 4, 5000)?;
+        int_in("n_test", self.n_test as i128, 2, 2000)?;
+        int_in("p_gmm", self.p_gmm as i128, 2, 4096)?;
+        float_in("tau", self.tau, 1e-3, 100.0)?;
+        int_in("block", self.block as i128, 64, 65536)?;
+        int_in("stream_seed", self.stream_seed as i128, 0, i64::MAX as i128)?;
+        if self.n % 2 != 0 || self.n_test % 2 != 0 {
+            return Err(Invalid {
+                key: "n",
+                message: "n and n_test must be even (two classes of equal size)".into(),
+            });
+        }
+        Ok(())
+    }
 }
 
 /// The part of a cell shared by all its γ values.
@@ -133,38 +177,7 @@ impl Kind for TrfRidgeGamma {
         ]
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
-        let mut s = Settings {
-            n: 1024,
-            n_test: 512,
-            p_gmm: 512,
-            tau: 0.5,
-            block: 4096,
-            stream_seed: 0,
-        };
-        if let Some(sec) = section {
-            if let Some(v) = sec.opt_int("n", 4, 5000)? {
-                s.n = v as usize;
-            }
-            if let Some(v) = sec.opt_int("n_test", 2, 2000)? {
-                s.n_test = v as usize;
-            }
-            if let Some(v) = sec.opt_int("p_gmm", 2, 4096)? {
-                s.p_gmm = v as usize;
-            }
-            if let Some(v) = sec.opt_float("tau", 1e-3, 100.0)? {
-                s.tau = v;
-            }
-            if let Some(v) = sec.opt_int("block", 64, 65536)? {
-                s.block = v as usize;
-            }
-            if let Some(v) = sec.opt_int("stream_seed", 0, i64::MAX)? {
-                s.stream_seed = v as u64;
-            }
-        }
-        if s.n % 2 != 0 || s.n_test % 2 != 0 {
-            let sec = section.expect("odd sizes only come from the section");
-            return Err(sec.error("n", "n and n_test must be even (two classes of equal size)"));
-        }
+        let s = <Settings as rfx_harness::config::Settings>::read(section)?;
         Ok(Box::new(RidgeRunner {
             s,
             mnist: DataSlot::new(),

@@ -27,7 +27,7 @@ use super::trf_common::{check_f64, fatal, group_key, timed, SharedCache};
 use super::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use ndarray::Array1;
 use rfx_core::{rng_stream, RfxRng};
-use rfx_harness::config::{ConfigError, Section, Value};
+use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Value};
 use rfx_linalg::eigh;
 use rfx_ternary::{
     asymptotic_equivalent, mc_kernel_with_noise, spectral_norm, Activation, GaussianMixture,
@@ -53,12 +53,52 @@ fn parse_law(s: &str) -> Option<WeightLaw> {
     }
 }
 
+/// `[trf_spectrum]`: the sample size n (even: two classes), dimension p, features m, histogram bin width
+/// and the seed of the data stream (the fingerprint formats these, `settings()`).
+#[derive(serde::Deserialize)]
+#[serde(default)]
 struct Settings {
     n: usize,
     p: usize,
     m: usize,
     bin_width: f64,
     stream_seed: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            n: 2048,
+            p: 512,
+            m: 102_400,
+            bin_width: 0.2,
+            stream_seed: 0,
+        }
+    }
+}
+
+impl rfx_harness::config::Settings for Settings {
+    const KEYS: &'static [(&'static str, &'static str)] = &[
+        ("n", "even integers from 4 to 8192"),
+        ("p", "integers from 2 to 8192"),
+        ("m", "integers from 2 to 10000000"),
+        ("bin_width", "numbers from 0.000000001 to 1000000000"),
+        ("stream_seed", "integers from 0 to 9223372036854775807"),
+    ];
+    fn check(&self) -> Result<(), Invalid> {
+        int_in("n", self.n as i128, 4, 8192)?;
+        int_in("p", self.p as i128, 2, 8192)?;
+        int_in("m", self.m as i128, 2, 10_000_000)?;
+        float_in("bin_width", self.bin_width, 1e-9, 1e9)?;
+        int_in("stream_seed", self.stream_seed as i128, 0, i64::MAX as i128)?;
+        if self.n % 2 != 0 {
+            return Err(Invalid {
+                key: "n",
+                message: "n must be even (two classes of equal size)".into(),
+            });
+        }
+        Ok(())
+    }
 }
 
 /// Spectrum and top eigenvector of one matrix.
@@ -118,33 +158,7 @@ impl Kind for TrfSpectrum {
         ]
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
-        let mut s = Settings {
-            n: 2048,
-            p: 512,
-            m: 102_400,
-            bin_width: 0.2,
-            stream_seed: 0,
-        };
-        if let Some(sec) = section {
-            if let Some(v) = sec.opt_int("n", 4, 8192)? {
-                s.n = v as usize;
-            }
-            if let Some(v) = sec.opt_int("p", 2, 8192)? {
-                s.p = v as usize;
-            }
-            if let Some(v) = sec.opt_int("m", 2, 10_000_000)? {
-                s.m = v as usize;
-            }
-            if let Some(v) = sec.opt_float("bin_width", 1e-9, 1e9)? {
-                s.bin_width = v;
-            }
-            if let Some(v) = sec.opt_int("stream_seed", 0, i64::MAX)? {
-                s.stream_seed = v as u64;
-            }
-            if s.n % 2 != 0 {
-                return Err(sec.error("n", "n must be even (two classes of equal size)"));
-            }
-        }
+        let s = <Settings as rfx_harness::config::Settings>::read(section)?;
         Ok(Box::new(SpectrumRunner {
             s,
             cache: SharedCache::default(),

@@ -16,8 +16,8 @@
 use super::trf_common::{idx_data, random_rows, timed, DataSlot, SharedCache};
 use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use ndarray::{Array2, Axis};
-use rfx_core::{rng_stream, FitData, RfxRng};
-use rfx_harness::config::{ConfigError, Section, Value};
+use rfx_core::{rng_stream, FeatureMap, FitData, RfxRng};
+use rfx_harness::config::{choice_in, float_in, int_in, ConfigError, Invalid, Section, Value};
 use rfx_registry::{MethodSpec, Params, RawValue};
 use rfx_solvers::classify::{LinearSvm, SvmParams};
 
@@ -53,6 +53,10 @@ fn registry_choice(value: &str) -> Result<(&'static MethodSpec, Params), String>
     Ok((spec, params))
 }
 
+/// `[trf_svm]`: the data set, training and test sizes, the TRF threshold factor τ, the SVM's C and the
+/// seed of the data stream (the fingerprint formats these, `settings()`).
+#[derive(serde::Deserialize)]
+#[serde(default)]
 struct Settings {
     dataset: String,
     n_train: usize,
@@ -60,6 +64,38 @@ struct Settings {
     tau: f64,
     c: f64,
     stream_seed: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            dataset: "fashion-mnist".into(),
+            n_train: 1024,
+            n_test: 1024,
+            tau: 1.0,
+            c: 1.0,
+            stream_seed: 0,
+        }
+    }
+}
+
+impl rfx_harness::config::Settings for Settings {
+    const KEYS: &'static [(&'static str, &'static str)] = &[
+        ("dataset", "fashion-mnist, mnist"),
+        ("n_train", "integers from 10 to 60000"),
+        ("n_test", "integers from 10 to 10000"),
+        ("tau", "numbers from 0.001 to 100"),
+        ("c", "numbers from 0.000000001 to 1000000000"),
+        ("stream_seed", "integers from 0 to 9223372036854775807"),
+    ];
+    fn check(&self) -> Result<(), Invalid> {
+        choice_in("dataset", &self.dataset, &DATASETS)?;
+        int_in("n_train", self.n_train as i128, 10, 60_000)?;
+        int_in("n_test", self.n_test as i128, 10, 10_000)?;
+        float_in("tau", self.tau, 1e-3, 100.0)?;
+        float_in("c", self.c, 1e-9, 1e9)?;
+        int_in("stream_seed", self.stream_seed as i128, 0, i64::MAX as i128)
+    }
 }
 
 struct Split {
@@ -98,34 +134,7 @@ impl Kind for TrfSvm {
         ]
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
-        let mut s = Settings {
-            dataset: "fashion-mnist".into(),
-            n_train: 1024,
-            n_test: 1024,
-            tau: 1.0,
-            c: 1.0,
-            stream_seed: 0,
-        };
-        if let Some(sec) = section {
-            if let Some(v) = sec.opt_choice("dataset", &DATASETS)? {
-                s.dataset = v;
-            }
-            if let Some(v) = sec.opt_int("n_train", 10, 60_000)? {
-                s.n_train = v as usize;
-            }
-            if let Some(v) = sec.opt_int("n_test", 10, 10_000)? {
-                s.n_test = v as usize;
-            }
-            if let Some(v) = sec.opt_float("tau", 1e-3, 100.0)? {
-                s.tau = v;
-            }
-            if let Some(v) = sec.opt_float("c", 1e-9, 1e9)? {
-                s.c = v;
-            }
-            if let Some(v) = sec.opt_int("stream_seed", 0, i64::MAX)? {
-                s.stream_seed = v as u64;
-            }
-        }
+        let s = <Settings as rfx_harness::config::Settings>::read(section)?;
         Ok(Box::new(SvmRunner {
             s,
             data: DataSlot::new(),

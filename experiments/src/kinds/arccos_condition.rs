@@ -19,9 +19,9 @@ use rfx_kernels::{ArcCosineKernel, ArcCosineOrder};
 use rfx_ntk::{ArcCosineFeatures, Sampler};
 
 use super::ntk_common::{check_any_dataset, load_rows, Prep, Shared};
-use super::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_core::FeatureMap;
 use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Settings};
+use rfx_harness::kind::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 
 /// The kind.
 pub struct ArccosCondition;

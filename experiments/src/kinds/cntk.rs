@@ -26,12 +26,12 @@
 //! times on the run's thread pool. Exact cells above `max_exact_pairs` pairs are skipped.
 
 use super::trf_common::{idx_data, random_rows, timed, DataSlot, SharedCache};
-use super::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use ndarray::{Array2, Axis};
 use rand::seq::SliceRandom;
 use rfx_core::{rng_stream, FeatureMap, Kernel, RfxRng};
 use rfx_data::{crop_pool, TrainTest};
 use rfx_harness::config::{choice_in, float_in, int_in, ConfigError, Invalid, Section};
+use rfx_harness::kind::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_ntk::{CnnGradRf, CnnGradRfParams, Cntk, CntkSketch};
 use rfx_solvers::metrics::accuracy;
 use rfx_solvers::ridge::{

@@ -26,8 +26,8 @@ use rfx_solvers::ridge::{LambdaScale, Ridge, RidgeParams};
 
 use super::tabular::DataCache;
 use super::trf_common::{cell_f64, check_f64, idx_data, DataSlot, SharedCache};
-use super::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Value};
+use rfx_harness::kind::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 
 /// The kind.
 pub struct DoubleDescent;
@@ -192,14 +192,14 @@ impl Runner for DdRunner {
     fn settings(&self) -> String {
         format!("{:?}", self.s)
     }
-    fn tolerance(&self, metric: &str) -> super::Tolerance {
+    fn tolerance(&self, metric: &str) -> rfx_harness::kind::Tolerance {
         match metric {
             // With D ≥ n and λ = 1e-8 the fit interpolates: the training residual is 1e-10 to 1e-7 of ‖y‖²,
             // the difference of nearly equal numbers, so the solve's rounding (≈ 1e-16 times the condition
             // number of ZᵀZ + λI) fills its trailing digits; a summation order changed by another BLAS or
             // CPU moves it at the 1e-9 level.
-            "train_mse" => super::Tolerance::Relative(1e-6),
-            m => super::default_tolerance(m),
+            "train_mse" => rfx_harness::kind::Tolerance::Relative(1e-6),
+            m => rfx_harness::kind::default_tolerance(m),
         }
     }
     fn run_cell(&self, cell: &Cell, rng: &mut RfxRng) -> Result<CellOutput, CellError> {

@@ -21,8 +21,8 @@ use super::tabular::{
     check_dataset, check_table_method, exact_kernel, fit_method, method_kernel, methods_allowed,
     DataCache, DataNeed, MethodSettings, TableKernel,
 };
-use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_harness::config::{ConfigError, Section};
+use rfx_harness::kind::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_registry::MethodChoice;
 
 /// The kind.

@@ -28,9 +28,9 @@ use super::tabular::{
     check_dataset, check_table_method, fit_method, method_kernel, methods_allowed, DataCache,
     DataNeed, MethodSettings, TableKernel,
 };
-use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_harness::config::Value;
 use rfx_harness::config::{ConfigError, Section};
+use rfx_harness::kind::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_registry::{bias_of, with_bias, MethodChoice, ParamDoc, ParamKind, Params, BIAS};
 
 /// The kind.

@@ -4,10 +4,7 @@
 //! [`rfx_harness::Runner`] that computes one cell; [`registry`] hands the list to the generic runner
 //! (`rfx-harness`), which knows none of them by name.
 
-pub use rfx_harness::kind::{
-    check_choice, check_int, default_tolerance, Cell, CellError, CellOutput, Kind, Kinds,
-    ParamSpec, Runner, Tolerance,
-};
+use rfx_harness::kind::{check_int, Kinds, ParamSpec};
 
 pub mod arccos_condition;
 pub mod cntk;

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use ndarray::{Array2, Axis};
 use rfx_data::{Loaded, Standardizer};
 
-use super::CellError;
 use rfx_harness::config::Value;
+use rfx_harness::kind::CellError;
 
 /// Checks a `dataset` sweep value: any registered data set; the error lists the allowed names.
 pub fn check_any_dataset(v: &Value) -> Result<(), String> {

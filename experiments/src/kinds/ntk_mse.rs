@@ -35,8 +35,10 @@ use rfx_ntk::{
 };
 
 use super::ntk_common::{check_any_dataset, load_rows, Prep, Shared};
-use super::{check_choice, check_int, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_harness::config::{ConfigError, Section, Value};
+use rfx_harness::kind::{
+    check_choice, check_int, Cell, CellError, CellOutput, Kind, ParamSpec, Runner,
+};
 
 /// The kind.
 pub struct NtkMse;

@@ -41,9 +41,9 @@ use rfx_solvers::ridge::{
 
 use super::tabular::{check_dataset, DataCache, DataNeed};
 use super::trf_common::{idx_data, random_rows, timed, DataSlot, SharedCache};
-use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_core::FitData;
 use rfx_harness::config::{ConfigError, Section, Value};
+use rfx_harness::kind::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_registry::{
     bias_of, method, with_bias, MethodChoice, ParamDoc, ParamKind, Params, RawValue, BIAS,
 };

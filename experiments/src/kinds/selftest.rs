@@ -9,10 +9,10 @@
 //! the settings stay the same, which `rfx compare` and `rfx verify` must catch; without `abort_after_cells`
 //! the same experiment resumes the aborted run.
 
-use super::{check_int, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rand::Rng;
 use rfx_core::RfxRng;
 use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Settings};
+use rfx_harness::kind::{check_int, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Exit code of a run ended by `abort_after_cells` (that of a process killed by SIGKILL in a shell).

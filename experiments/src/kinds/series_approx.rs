@@ -1,11 +1,11 @@
 //! `series_approx`: sup-norm error of truncated Taylor and Gegenbauer series of a kernel function on
 //! [−1, 1] (random Gegenbauer features paper, Fig. 1). The mathematics is in `rfx_gzk::series`.
 
-use super::{check_int, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_core::RfxRng;
 use rfx_gzk::gegenbauer::Basis;
 use rfx_gzk::series::ScalarFunction;
 use rfx_harness::config::{int_in, ConfigError, Invalid, Section, Settings, Value};
+use rfx_harness::kind::{check_int, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 
 /// The kind.
 pub struct SeriesApprox;

@@ -46,8 +46,10 @@ use rfx_solvers::ridge::{
 
 use super::tabular::DataCache;
 use super::trf_common::{group_key, idx_data, DataSlot, SharedCache};
-use super::{check_choice, check_int, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_harness::config::{ConfigError, Section, Value};
+use rfx_harness::kind::{
+    check_choice, check_int, Cell, CellError, CellOutput, Kind, ParamSpec, Runner,
+};
 
 /// The kind.
 pub struct SurveyBenchmark;

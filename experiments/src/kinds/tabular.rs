@@ -11,8 +11,8 @@ use rfx_data::registry::Kind as DataKind;
 use rfx_data::Loaded;
 use rfx_gzk::zonal::Gzk;
 
-use super::CellError;
 use rfx_harness::config::Value;
+use rfx_harness::kind::CellError;
 use rfx_registry::{MethodChoice, RawValue};
 
 /// Which kind of data a table kind needs.
@@ -146,7 +146,7 @@ pub static METHODS_ALLOWED: std::sync::LazyLock<String> = std::sync::LazyLock::n
            rff and fastfood only for the Gaussian kernel, ntk-rf and ntk-sketch only for the ReLU NTK"
 });
 
-/// `METHODS_ALLOWED` as a `&'static str` (for [`super::ParamSpec::allowed`]).
+/// `METHODS_ALLOWED` as a `&'static str` (for [`rfx_harness::ParamSpec::allowed`]).
 pub fn methods_allowed() -> &'static str {
     std::sync::LazyLock::force(&METHODS_ALLOWED).as_str()
 }

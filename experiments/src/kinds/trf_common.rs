@@ -9,12 +9,12 @@
 //! count. The computation runs on its own OS thread: a rayon worker that waits for it must not steal a
 //! sibling cell that would then wait on the same cache entry (a re-entrant deadlock).
 
-use super::{Cell, CellError};
 use ndarray::{Array2, ArrayView2, Axis};
 use rand::seq::SliceRandom;
 use rfx_core::RfxRng;
 use rfx_data::{cache_dir_from_env, fetch_from_env, load_idx_set, TrainTest};
 use rfx_harness::config::Value;
+use rfx_harness::kind::{Cell, CellError};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 

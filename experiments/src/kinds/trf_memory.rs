@@ -31,11 +31,11 @@
 
 use super::tabular::DataCache;
 use super::trf_common::{idx_data, timed, DataSlot, SharedCache};
-use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use ndarray::{Array1, Array2, Axis};
 use rand::seq::SliceRandom;
 use rfx_core::{rng_stream, FeatureMap, FitData, RfxRng};
 use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Value};
+use rfx_harness::kind::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_kernels::GaussianKernel;
 use rfx_registry::{MethodSpec, Params, RawValue};
 use rfx_sampling::{Output, Rff};
@@ -231,7 +231,7 @@ impl Kind for TrfMemory {
             ParamSpec {
                 name: "task",
                 allowed: "\"mnist-parity\", \"fashion-parity\" (binary classification) or \"protein\" (regression)",
-                check: |v| super::check_choice(v, &TASKS),
+                check: |v| rfx_harness::kind::check_choice(v, &TASKS),
                 required: true,
             },
             ParamSpec {

@@ -21,10 +21,10 @@ use super::trf_common::{
     cell_f64, center_columns, check_f64, fatal, group_key, idx_data, scale_to_tau, timed, DataSlot,
     SharedCache,
 };
-use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use ndarray::{Array1, Array2, Axis};
 use rfx_core::{rng_stream, FeatureMap, RfxRng};
 use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Value};
+use rfx_harness::kind::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_linalg::eigh;
 use rfx_sampling::Rff as SamplingRff;
 use rfx_ternary::{

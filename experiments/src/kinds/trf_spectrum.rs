@@ -24,10 +24,10 @@
 //! ($\Vert\mathbf K_1 - \mathbf K_2\Vert/(2\Vert\mathbf K\Vert)$), the floor below which `rel_error` cannot go.
 
 use super::trf_common::{check_f64, fatal, group_key, timed, SharedCache};
-use super::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use ndarray::Array1;
 use rfx_core::{rng_stream, RfxRng};
 use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Value};
+use rfx_harness::kind::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_linalg::eigh;
 use rfx_ternary::{
     asymptotic_equivalent, mc_kernel_with_noise, spectral_norm, Activation, GaussianMixture,

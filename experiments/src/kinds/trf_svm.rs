@@ -14,10 +14,10 @@
 //! by dual coordinate descent. **Time** = features (train + test) + training, the paper's running time.
 
 use super::trf_common::{idx_data, random_rows, timed, DataSlot, SharedCache};
-use super::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use ndarray::{Array2, Axis};
 use rfx_core::{rng_stream, FeatureMap, FitData, RfxRng};
 use rfx_harness::config::{choice_in, float_in, int_in, ConfigError, Invalid, Section, Value};
+use rfx_harness::kind::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_registry::{MethodSpec, Params, RawValue};
 use rfx_solvers::classify::{LinearSvm, SvmParams};
 

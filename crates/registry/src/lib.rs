@@ -56,7 +56,7 @@ pub mod params;
 pub use kernels::{kernel, kernels, with_bias, KernelSpec};
 pub use methods::{
     bias_of, build_method, method, methods, table_kernels, table_methods, BoxedMap, MethodChoice,
-    MethodSpec, BIAS,
+    MethodSpec, BIAS, NTK_DEPTH,
 };
 pub use params::{ParamDoc, ParamKind, Params, RawValue, Value};
 

@@ -147,6 +147,14 @@ const DEPTH: ParamDoc = ParamDoc {
     default: "2",
     about: "NTK depth L (hidden layers); only with kernel=relu-ntk",
 };
+/// The depth $L \ge 1$ (hidden layers) of the ReLU NTK of the NTK maps (`ntk-rf`, `ntk-sketch`) and of the
+/// table kinds' `exact(kernel=relu-ntk, depth=L)`.
+pub const NTK_DEPTH: ParamDoc = ParamDoc {
+    name: "depth",
+    kind: ParamKind::Int { min: 1, max: 8 },
+    default: "1",
+    about: "NTK depth L",
+};
 pub(crate) const GAUSSIAN_ONLY: &[ParamDoc] = &[SIGMA];
 
 /// The parameter `bias` of a method or kernel: every input row becomes $[x, \beta]$ before the map or kernel
@@ -549,12 +557,7 @@ static METHODS: &[MethodSpec] = &[
         about: "NTK random features: arc-cosine features per layer combined by a degree-2 sketch (m1 = m - mcs ReLU features, mcs sketch)",
         paper: "Han et al. 2021 (NTK random features) Algorithm 1; Zandieh et al. NeurIPS 2021 (NTKRF, TensorSRHT)",
         params: &[
-            ParamDoc {
-                name: "depth",
-                kind: ParamKind::Int { min: 1, max: 8 },
-                default: "1",
-                about: "NTK depth L",
-            },
+            NTK_DEPTH,
             ParamDoc {
                 name: "sketch_share",
                 kind: ParamKind::Float { min: 0.05, max: 0.95 },
@@ -601,12 +604,7 @@ static METHODS: &[MethodSpec] = &[
         about: "NTKSketch: polynomial fit of the NTK's arc-cosine chain, sketched by PolySketch and compressed by SRHT",
         paper: "Zandieh et al. NeurIPS 2021, Algorithm 1 and Theorem 2",
         params: &[
-            ParamDoc {
-                name: "depth",
-                kind: ParamKind::Int { min: 1, max: 8 },
-                default: "1",
-                about: "NTK depth L",
-            },
+            NTK_DEPTH,
             ParamDoc {
                 name: "degree",
                 kind: ParamKind::Int { min: 1, max: rfx_ntk::MAX_POLY_DEGREE as i64 },

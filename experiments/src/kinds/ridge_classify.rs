@@ -46,6 +46,7 @@ use rfx_harness::config::{ConfigError, Section, Value};
 use rfx_harness::kind::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_registry::{
     bias_of, method, with_bias, MethodChoice, ParamDoc, ParamKind, Params, RawValue, BIAS,
+    NTK_DEPTH,
 };
 
 /// The kind.
@@ -67,12 +68,7 @@ const EXACT_PARAMS: &[ParamDoc] = &[
         default: "relu-ntk",
         about: "exact kernel",
     },
-    ParamDoc {
-        name: "depth",
-        kind: ParamKind::Int { min: 1, max: 8 },
-        default: "1",
-        about: "NTK depth L",
-    },
+    NTK_DEPTH,
     ParamDoc {
         name: "sigma",
         kind: ParamKind::Float { min: 0.0, max: 1e6 },

@@ -279,7 +279,8 @@ fn killed_run_resumes_without_recomputing() {
         "rows on disk when the tenth cell started:\n{before}"
     );
     assert!(
-        finished.iter().all(|l| l.split(',').count() == 7), // dim, seed, mean, scaled, note, time_s, commit
+        // dim, seed, mean, scaled, note, time_s, commit, load
+        finished.iter().all(|l| l.split(',').count() == 8),
         "{before}"
     );
     // A kill in the middle of writing the tenth row leaves part of it, without a newline.
@@ -588,9 +589,21 @@ fn cells_record_the_commit_that_computed_them() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(out.join("st/cells.csv")).unwrap();
     let mut lines = text.lines();
-    assert!(lines.next().unwrap().ends_with(",commit"));
+    assert!(lines.next().unwrap().ends_with(",commit,load"));
     for line in lines {
-        let commit = line.rsplit(',').next().unwrap();
+        let mut fields = line.rsplit(',');
+        // The load field: 1-minute load average at the cell's start and end, and the CPUs (Linux).
+        let load: Vec<f64> = fields
+            .next()
+            .unwrap()
+            .split('/')
+            .map(|x| x.parse().unwrap())
+            .collect();
+        assert!(
+            load.len() == 3 && load[2] >= 1.0 && load[0] >= 0.0 && load[1] >= 0.0,
+            "{line}"
+        );
+        let commit = fields.next().unwrap();
         match &head {
             Some(h) => assert!(
                 commit == h || commit == format!("{h}+dirty"),
@@ -601,10 +614,11 @@ fn cells_record_the_commit_that_computed_them() {
     }
     let report = std::fs::read_to_string(out.join("st/report.md")).unwrap();
     assert!(report.contains("All 24 cells computed"), "{report}");
-    // A cells.csv written before the commit column existed is read (commit unknown) and still reused.
+    // A cells.csv written before the commit and load columns existed is read (commit unknown) and still
+    // reused.
     let legacy: String = text
         .lines()
-        .map(|l| l.rsplit_once(',').unwrap().0.to_string() + "\n")
+        .map(|l| l.rsplitn(3, ',').nth(2).unwrap().to_string() + "\n")
         .collect();
     std::fs::write(out.join("st/cells.csv"), legacy).unwrap();
     let o = run(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);

@@ -68,6 +68,7 @@
 
 #![warn(missing_docs)]
 
+pub mod claims;
 pub mod compare;
 pub mod config;
 pub mod error;

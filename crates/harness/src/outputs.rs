@@ -5,15 +5,14 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use crate::claims::{self, ClaimSpec};
 use crate::config::Value;
 use crate::error::AppError;
 use crate::folder::{manifest_cells_computed, ResultsFolder};
 use crate::io::write_atomic;
 use crate::kind::Kinds;
 use crate::results::{cells_present, summarize, summary_csv, Layout, Row, Summary};
-use crate::spec::{
-    BestTableSpec, Better, ClaimSpec, NumFormat, PaperValue, ScoreTableSpec, Spec, TableSpec,
-};
+use crate::spec::{BestTableSpec, Better, NumFormat, PaperValue, ScoreTableSpec, Spec, TableSpec};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// Writes summary.csv, `<name>.png`/`.svg` (or one pair per value of `plot.figures`), table.md and report.md
@@ -267,94 +266,33 @@ pub fn table_markdown(
     out
 }
 
-/// The verdict on a claim.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Verdict {
-    /// "holds", "partly", "does not hold" or "not evaluated".
-    pub word: &'static str,
-    /// Comparisons in which the claimed order holds.
-    pub satisfied: usize,
-    /// Comparisons made.
-    pub total: usize,
-    /// Up to five comparisons that fail, described.
-    pub failures: Vec<String>,
-}
-
-/// Checks a claim on the summaries: for every combination of the other parameters (within `where`),
-/// the best value of each group must be strictly better than the next group's.
-pub fn evaluate(claim: &ClaimSpec, layout: &Layout, summaries: &[Summary]) -> Verdict {
+/// The claims' view of the computed cells: one [`claims::Point`] per cell with a row and no note.
+pub fn claim_points(
+    spec: &Spec,
+    layout: &Layout,
+    rows: &[Row],
+    claim: &ClaimSpec,
+) -> Vec<claims::Point> {
+    let by_key: std::collections::HashMap<String, &Row> =
+        rows.iter().map(|r| (r.key(layout), r)).collect();
     let mi = metric_index(layout, &claim.metric);
-    let passes = |s: &Summary| {
-        claim
-            .filter
-            .iter()
-            .all(|(k, vals)| s.get(k).is_some_and(|v| vals.contains(v)))
-    };
-    let mut contexts: Vec<Vec<(String, Value)>> = Vec::new();
-    for s in summaries.iter().filter(|s| passes(s)) {
-        let ctx: Vec<(String, Value)> = s
-            .params
-            .iter()
-            .filter(|(k, _)| *k != claim.by)
-            .cloned()
-            .collect();
-        if !contexts.contains(&ctx) {
-            contexts.push(ctx);
-        }
-    }
-    let better = |a: f64, b: f64| match claim.better {
-        Better::Lower => a < b,
-        Better::Higher => a > b,
-    };
-    let (mut satisfied, mut total, mut failures) = (0, 0, Vec::new());
-    for ctx in &contexts {
-        let members: Vec<&Summary> = summaries
-            .iter()
-            .filter(|s| passes(s) && ctx.iter().all(|(k, v)| s.get(k) == Some(v)))
-            .collect();
-        let group_best = |g: &Vec<String>| -> Option<(f64, String)> {
-            members
-                .iter()
-                .filter_map(|s| {
-                    let v = s.get(&claim.by)?.to_string();
-                    (g.contains(&v) && s.mean[mi].is_finite()).then_some((s.mean[mi], v))
-                })
-                .reduce(|a, b| if better(b.0, a.0) { b } else { a })
-        };
-        let vals: Option<Vec<(f64, String)>> = claim.order.iter().map(group_best).collect();
-        let Some(vals) = vals else { continue };
-        total += 1;
-        match vals.windows(2).find(|w| !better(w[0].0, w[1].0)) {
-            None => satisfied += 1,
-            Some(w) if failures.len() < 5 => {
-                let where_: Vec<String> = ctx.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                failures.push(format!(
-                    "{}: {} {:.3e} vs {} {:.3e}",
-                    where_.join(", "),
-                    w[0].1,
-                    w[0].0,
-                    w[1].1,
-                    w[1].0
-                ));
+    let ai = claim.budget.as_ref().map(|b| metric_index(layout, &b.at));
+    spec.cells()
+        .into_iter()
+        .filter_map(|cell| {
+            let row = by_key.get(&cell.key())?;
+            if !row.note(layout).is_empty() {
+                return None;
             }
-            Some(_) => {}
-        }
-    }
-    let word = if total == 0 {
-        "not evaluated"
-    } else if satisfied == total {
-        "holds"
-    } else if 2 * satisfied >= total {
-        "partly"
-    } else {
-        "does not hold"
-    };
-    Verdict {
-        word,
-        satisfied,
-        total,
-        failures,
-    }
+            let m = row.metrics(layout);
+            Some(claims::Point {
+                params: cell.params,
+                value: m[mi],
+                at: ai.map_or(f64::NAN, |i| m[i]),
+                quiet: row.quiet(layout),
+            })
+        })
+        .collect()
 }
 
 /// The experiment's section of the report (markdown, image paths relative to the results root).
@@ -443,32 +381,12 @@ pub fn section(
         out.push('\n');
     }
     if !spec.claims.is_empty() {
-        let _ = writeln!(
-            out,
-            "### Claims\n\n| claim | verdict | comparisons that hold |\n|---|---|---|"
-        );
-        let mut details = String::new();
-        for c in &spec.claims {
-            let v = evaluate(c, layout, summaries);
-            let _ = writeln!(
-                out,
-                "| {} | **{}** | {} of {} |",
-                c.text, v.word, v.satisfied, v.total
-            );
-            for f in &v.failures {
-                let _ = writeln!(details, "- *{}* fails at {f}", c.text);
-            }
-        }
-        if !details.is_empty() {
-            let _ = writeln!(out, "\nFirst comparisons that fail:\n\n{details}");
-        }
-        let _ = writeln!(
-            out,
-            "\nEach claim is an ordering of values of one sweep parameter by a metric, compared at every \
-             combination of the other parameters (a group of values counts with its best member). It **holds** \
-             when the order is strict in every comparison, **partly** when in at least half, and **does not \
-             hold** otherwise.\n"
-        );
+        let verdicts: Vec<(&ClaimSpec, claims::ClaimVerdict)> = spec
+            .claims
+            .iter()
+            .map(|c| (c, claims::evaluate(c, &claim_points(spec, layout, rows, c))))
+            .collect();
+        out.push_str(&claims::claims_markdown(&verdicts));
     }
     if !spec.paper_values.is_empty() {
         let _ = writeln!(out, "### The paper's numbers beside ours\n\n| cell | metric | paper | ours | ours / paper | source |\n|---|---|---|---|---|---|");

@@ -12,6 +12,26 @@ use crate::spec::Spec;
 /// The name of the provenance column, the last of `cells.csv`.
 pub const COMMIT_COLUMN: &str = "commit";
 
+/// The provenance column with the machine's load around the cell: `start/end/cpus` (see [`Row::load`]).
+pub const LOAD_COLUMN: &str = "load";
+
+/// The load field for a cell starting or ending now: the 1-minute load average (`/proc/loadavg`; empty where
+/// there is none) and the CPUs available to this process.
+pub fn load_now() -> Option<(f64, usize)> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let load: f64 = text.split_whitespace().next()?.parse().ok()?;
+    let cpus = std::thread::available_parallelism().ok()?.get();
+    Some((load, cpus))
+}
+
+/// Formats the load field from the readings at a cell's start and end.
+pub fn load_field(start: Option<(f64, usize)>, end: Option<(f64, usize)>) -> String {
+    match (start, end) {
+        (Some((a, n)), Some((b, _))) => format!("{a:.2}/{b:.2}/{n}"),
+        _ => String::new(),
+    }
+}
+
 /// The column layout of `cells.csv`: parameters, then metrics, then `note`, then timings, then `commit`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Layout {
@@ -37,6 +57,13 @@ impl Layout {
 
     /// The CSV header.
     pub fn header(&self) -> Vec<String> {
+        let mut h = self.commit_header();
+        h.push(LOAD_COLUMN.into());
+        h
+    }
+
+    /// The header of files written before the `load` column existed.
+    fn commit_header(&self) -> Vec<String> {
         let mut h = self.legacy_header();
         h.push(COMMIT_COLUMN.into());
         h
@@ -53,24 +80,28 @@ impl Layout {
 
     /// Number of columns.
     pub fn width(&self) -> usize {
-        self.params.len() + self.metrics.len() + 1 + self.timings.len() + 1
+        self.params.len() + self.metrics.len() + 1 + self.timings.len() + 2
     }
 
-    /// The rows of a `cells.csv` text whose header matches this layout (a file without the `commit` column
-    /// gets an empty one), and the number of lines dropped as cut off; `None` when the columns differ.
+    /// The rows of a `cells.csv` text whose header matches this layout (a file without the `commit` or
+    /// `load` column gets empty ones), and the number of lines dropped as cut off; `None` when the columns
+    /// differ.
     pub fn read(&self, text: &str) -> Option<(Vec<Row>, usize)> {
         let (header, mut rows, dropped) = parse_cells(text);
         let header = header?;
-        if header == self.header() {
-            Some((rows, dropped))
+        let missing = if header == self.header() {
+            0
+        } else if header == self.commit_header() {
+            1
         } else if header == self.legacy_header() {
-            for r in &mut rows {
-                r.0.push(String::new());
-            }
-            Some((rows, dropped))
+            2
         } else {
-            None
+            return None;
+        };
+        for r in &mut rows {
+            r.0.extend(std::iter::repeat_n(String::new(), missing));
         }
+        Some((rows, dropped))
     }
 }
 
@@ -122,7 +153,28 @@ impl Row {
 
     /// The provenance field: the commit that computed the cell (empty when not recorded).
     pub fn commit<'a>(&'a self, layout: &Layout) -> &'a str {
+        self.0.get(layout.width() - 2).map_or("", String::as_str)
+    }
+
+    /// The load field: `start/end/cpus` (1-minute load average at the cell's start and end, CPUs available);
+    /// empty when not recorded.
+    pub fn load<'a>(&'a self, layout: &Layout) -> &'a str {
         self.0.get(layout.width() - 1).map_or("", String::as_str)
+    }
+
+    /// Whether the cell was timed on a quiet machine: the load average below the CPU count at its start and
+    /// end; `None` when the load was not recorded.
+    pub fn quiet(&self, layout: &Layout) -> Option<bool> {
+        let f: Vec<f64> = self
+            .load(layout)
+            .split('/')
+            .map(|x| x.parse::<f64>())
+            .collect::<Result<_, _>>()
+            .ok()?;
+        match f.as_slice() {
+            [start, end, cpus] => Some(start < cpus && end < cpus),
+            _ => None,
+        }
     }
 }
 

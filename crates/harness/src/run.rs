@@ -191,9 +191,11 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
             return Ok(());
         }
         let mut rng = rfx_core::rng_stream(spec.seed, &cell.key());
+        let load_start = crate::results::load_now();
         let t0 = Instant::now();
         let out = spec.runner.run_cell(cell, &mut rng);
         let secs = t0.elapsed().as_secs_f64();
+        let load = crate::results::load_field(load_start, crate::results::load_now());
         let mut fields: Vec<String> = cell.params.iter().map(|(_, v)| v.to_string()).collect();
         let (metrics, note, timings) = match out {
             Ok(CellOutput { metrics, timings }) => {
@@ -231,6 +233,7 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
         fields.push(secs.to_string());
         fields.extend(timings.iter().map(|t| t.to_string()));
         fields.push(provenance.clone());
+        fields.push(load);
         let line = csv_line(&fields);
         {
             let mut guard = sink

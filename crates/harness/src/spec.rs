@@ -147,23 +147,6 @@ pub struct TableSpec {
     pub show_paper: bool,
 }
 
-/// `[[claim]]`: a paper's claim as an ordering of groups of a parameter's values by a metric.
-#[derive(Debug, Clone)]
-pub struct ClaimSpec {
-    /// The claim in words, with its source in the paper.
-    pub text: String,
-    /// Metric compared.
-    pub metric: String,
-    /// Lower or higher is better.
-    pub better: Better,
-    /// The parameter whose values are ordered.
-    pub by: String,
-    /// Groups from best to worst; a group's value is the best of its members.
-    pub order: Vec<Vec<String>>,
-    /// Restrictions on other parameters.
-    pub filter: Vec<(String, Vec<Value>)>,
-}
-
 /// One column of a [`BestTableSpec`]: a metric on a subset of the cells.
 #[derive(Debug, Clone)]
 pub struct BestColumn {
@@ -260,7 +243,7 @@ pub struct Spec {
     /// Whether cells run in parallel (`[experiment] parallel_cells`, default `true`).
     pub parallel_cells: bool,
     /// Claims with verdicts.
-    pub claims: Vec<ClaimSpec>,
+    pub claims: Vec<crate::claims::ClaimSpec>,
     /// Paper numbers.
     pub paper_values: Vec<PaperValue>,
     /// Whether `[quick]` overrides were applied.
@@ -351,7 +334,7 @@ impl Spec {
         let claims = root
             .tables("claim")?
             .iter()
-            .map(|s| read_claim(s, &params, &metrics, &sweep))
+            .map(|s| crate::claims::read_claim(s, &params, &metrics, &sweep))
             .collect::<Result<Vec<_>, _>>()?;
         let paper_values = root
             .tables("paper_value")?
@@ -475,7 +458,7 @@ fn read_sweep(root: &Section<'_, '_>, kind: &dyn Kind) -> Result<Vec<Axis>, Conf
     Ok(axes)
 }
 
-fn need_param(
+pub(crate) fn need_param(
     s: &Section<'_, '_>,
     key: &str,
     value: &str,
@@ -494,7 +477,7 @@ fn need_param(
     }
 }
 
-fn need_metric(
+pub(crate) fn need_metric(
     s: &Section<'_, '_>,
     key: &str,
     value: &str,
@@ -703,7 +686,7 @@ fn read_table(
     Ok(spec)
 }
 
-fn read_filter(
+pub(crate) fn read_filter(
     s: &Section<'_, '_>,
     key: &str,
     params: &[String],
@@ -724,79 +707,6 @@ fn read_filter(
     }
     t.finish()?;
     Ok(out)
-}
-
-fn read_claim(
-    s: &Section<'_, '_>,
-    params: &[String],
-    metrics: &[String],
-    sweep: &[Axis],
-) -> Result<ClaimSpec, ConfigError> {
-    let text = s.req_str("text")?;
-    let metric = s.req_str("metric")?;
-    need_metric(s, "metric", &metric, metrics)?;
-    let better = match s.opt_choice("better", &["lower", "higher"])?.as_deref() {
-        Some("higher") => Better::Higher,
-        _ => Better::Lower,
-    };
-    let by = s.req_str("by")?;
-    need_param(s, "by", &by, params)?;
-    let axis_values: Vec<String> = sweep
-        .iter()
-        .find(|a| a.name == by)
-        .map(|a| a.values.iter().map(|v| v.to_string()).collect())
-        .unwrap_or_default();
-    let raw = s.value("order").ok_or_else(|| {
-        s.error(
-            "order",
-            "missing required key (groups of values from best to worst)",
-        )
-    })?;
-    let mut order = Vec::new();
-    let items: Vec<_> = match raw.get_ref() {
-        toml::de::DeValue::Array(a) => a.iter().collect(),
-        _ => {
-            return Err(s.error(
-                "order",
-                "expected an array of values or of arrays of values",
-            ))
-        }
-    };
-    for item in items {
-        let group: Vec<String> = match item.get_ref() {
-            toml::de::DeValue::Array(g) => g
-                .iter()
-                .map(|v| s.scalar("order", v).map(|v| v.to_string()))
-                .collect::<Result<_, _>>()?,
-            _ => vec![s.scalar("order", item)?.to_string()],
-        };
-        for g in &group {
-            if !axis_values.contains(g) {
-                return Err(s.error_in(
-                    "order",
-                    item,
-                    format!(
-                        "\"{g}\" is not a value of sweep.{by}; allowed: {}",
-                        axis_values.join(", ")
-                    ),
-                ));
-            }
-        }
-        order.push(group);
-    }
-    if order.len() < 2 {
-        return Err(s.error("order", "a claim orders at least two groups"));
-    }
-    let filter = read_filter(s, "where", params)?;
-    s.finish()?;
-    Ok(ClaimSpec {
-        text,
-        metric,
-        better,
-        by,
-        order,
-        filter,
-    })
 }
 
 fn read_best_table(

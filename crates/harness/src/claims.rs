@@ -1,0 +1,1478 @@
+//! Claims: a paper's sentence turned into a rule that is decided on the cells by a test over the seeds.
+//!
+//! A `[[claim]]` orders groups of values of one sweep parameter (`by`, e.g. `method`) by a metric and is
+//! checked at every combination of the other parameters (its *contexts*), restricted by `where`. Each
+//! comparison of two values is decided by a test over the seeds — paired where both values have cells for the
+//! same seeds, Welch's otherwise — at level `alpha`, with three outcomes: the claim **holds** there, it is
+//! **reversed** (significantly the other way), or the comparison is **inconclusive** (within noise).
+//!
+//! * `test = "order"` (default): the first group is better than the second, and so on. Two-sided $t$-test of
+//!   the difference of the means.
+//! * `test = "equivalent"` with a `margin` (or `margin_rel`, relative to the second group's mean): the means
+//!   differ by less than the margin — two one-sided tests (TOST): the $(1-2\alpha)$ confidence interval of the
+//!   difference lies inside $(-\delta, \delta)$; reversed when it lies wholly outside.
+//! * `test = "not-worse"` with a margin: the first group is worse than the second by less than the margin
+//!   (non-inferiority: the one-sided $(1-\alpha)$ upper bound of the loss is below $\delta$); reversed when the
+//!   lower bound is above $\delta$.
+//! * `test = "ratio"` with `factor` and `factor_reading` (`up-to`, `at-least` or `about`): an order claim whose
+//!   size is a factor; the measured factor (worse mean / better mean per comparison; its maximum, minimum or
+//!   geometric mean) is printed beside the paper's and agrees when within `factor_tolerance` (default 2) of it.
+//!
+//! Groups: `group = "all"` (default: every member of a group must beat every member of the next), `"any"`
+//! (the group's best member by mean stands for it) or `"mean"` (the members' mean per seed).
+//!
+//! Equal budget: with `at = "<metric>"` and `along = "<parameter>"` the curves traced along `along` (e.g. the
+//! feature count) are compared at equal values of the metric `at` (e.g. memory in bits): each seed's curve is
+//! interpolated linearly on log–log axes between measured points, only inside the range where every compared
+//! curve has points (never extrapolated), at the measured values of `at` in that range; the range is reported.
+//!
+//! Timing claims (`timing = true`, default for metrics ending in `_s`) use only cells whose load average at
+//! start and end was below the number of CPUs; cells timed on a busy machine are dropped, and cells whose load
+//! was not recorded are used with the verdict saying the timings are unverified.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+use crate::config::{ConfigError, Section, Value};
+use crate::spec::{need_metric, need_param, read_filter, Axis, Better};
+
+/// How a group of values counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupMode {
+    /// Every member must win against every member of the next group.
+    All,
+    /// The group's best member (by mean) stands for it.
+    Any,
+    /// The members' mean, per seed.
+    Mean,
+}
+
+/// An equivalence or non-inferiority margin $\delta$.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Margin {
+    /// In the metric's units.
+    Abs(f64),
+    /// Relative to the mean of the second group's member in each comparison.
+    Rel(f64),
+}
+
+impl Margin {
+    fn of(self, reference: f64) -> f64 {
+        match self {
+            Margin::Abs(d) => d,
+            Margin::Rel(r) => r * reference.abs(),
+        }
+    }
+
+    fn describe(self) -> String {
+        match self {
+            Margin::Abs(d) => format!("margin {d}"),
+            Margin::Rel(r) => format!("margin {}% of the reference", r * 100.0),
+        }
+    }
+}
+
+/// How the paper states a factor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FactorReading {
+    /// "Up to F×": compared with the largest measured factor.
+    UpTo,
+    /// "At least F×": compared with the smallest measured factor.
+    AtLeast,
+    /// "About F×": compared with the geometric mean of the measured factors.
+    About,
+}
+
+/// The rule a claim is decided by.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClaimTest {
+    /// Strict order of the groups.
+    Order,
+    /// The groups' means differ by less than the margin (TOST).
+    Equivalent(Margin),
+    /// Each group is worse than the next by less than the margin (non-inferiority).
+    NotWorse(Margin),
+    /// An order whose size is a factor.
+    Ratio {
+        /// The paper's factor $F$.
+        factor: f64,
+        /// How the paper states it.
+        reading: FactorReading,
+        /// The measured factor agrees when within $[F/\tau, F\tau]$ (at-least: above $F/\tau$).
+        tolerance: f64,
+    },
+}
+
+impl ClaimTest {
+    /// A short name for the report.
+    pub fn name(&self) -> String {
+        match self {
+            ClaimTest::Order => "order".into(),
+            ClaimTest::Equivalent(m) => format!("equivalent ({})", m.describe()),
+            ClaimTest::NotWorse(m) => format!("not worse ({})", m.describe()),
+            ClaimTest::Ratio {
+                factor, reading, ..
+            } => format!(
+                "ratio ({} {factor}×)",
+                match reading {
+                    FactorReading::UpTo => "up to",
+                    FactorReading::AtLeast => "at least",
+                    FactorReading::About => "about",
+                }
+            ),
+        }
+    }
+}
+
+/// Compare curves at equal values of a metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EqualBudget {
+    /// The metric on the common axis (e.g. memory in bits, output dimension).
+    pub at: String,
+    /// The sweep parameter that traces each curve (e.g. the feature count).
+    pub along: String,
+}
+
+/// `[[claim]]`: a paper's claim as a rule on groups of a parameter's values.
+#[derive(Debug, Clone)]
+pub struct ClaimSpec {
+    /// The claim in our words.
+    pub text: String,
+    /// The paper's sentence, quoted, with where it stands (section, figure, table).
+    pub quote: String,
+    /// Metric compared.
+    pub metric: String,
+    /// Lower or higher is better.
+    pub better: Better,
+    /// The parameter whose values are ordered.
+    pub by: String,
+    /// Groups from best to worst (for equivalence: groups claimed equal).
+    pub order: Vec<Vec<String>>,
+    /// Restrictions on other parameters.
+    pub filter: Vec<(String, Vec<Value>)>,
+    /// How a group counts.
+    pub group: GroupMode,
+    /// The rule.
+    pub test: ClaimTest,
+    /// Significance level of each comparison.
+    pub alpha: f64,
+    /// The metric is computed without randomness (e.g. a series' error): single values compare directly.
+    pub exact: bool,
+    /// The metric is a proportion (an accuracy) over this many test points drawn once: the test set's binomial
+    /// sampling variance $p_a(1-p_a)/N + p_b(1-p_b)/N$ is added to the seeds' (a $z$-test; with one value on
+    /// each side, the two-proportion $z$-test). Unpaired, so conservative when both classify the same points.
+    pub binomial_n: Option<u64>,
+    /// The parameter whose values are the replicates a test pairs over (default `seed`; e.g. `dataset` for a
+    /// claim about the mean over data sets, each data set's value being its mean over seeds).
+    pub replicate: String,
+    /// Compare curves at equal values of a metric rather than at equal parameter values.
+    pub budget: Option<EqualBudget>,
+    /// A timing claim (only cells timed on a quiet machine count).
+    pub timing: bool,
+}
+
+/// Reads a `[[claim]]` section.
+pub(crate) fn read_claim(
+    s: &Section<'_, '_>,
+    params: &[String],
+    metrics: &[String],
+    sweep: &[Axis],
+) -> Result<ClaimSpec, ConfigError> {
+    let text = s.req_str("text")?;
+    let quote = s.req_str("quote")?;
+    let metric = s.req_str("metric")?;
+    need_metric(s, "metric", &metric, metrics)?;
+    let better = match s.opt_choice("better", &["lower", "higher"])?.as_deref() {
+        Some("higher") => Better::Higher,
+        _ => Better::Lower,
+    };
+    let by = s.req_str("by")?;
+    need_param(s, "by", &by, params)?;
+    let axis_values: Vec<String> = sweep
+        .iter()
+        .find(|a| a.name == by)
+        .map(|a| a.values.iter().map(|v| v.to_string()).collect())
+        .unwrap_or_default();
+    let raw = s.value("order").ok_or_else(|| {
+        s.error(
+            "order",
+            "missing required key (groups of values from best to worst)",
+        )
+    })?;
+    let mut order: Vec<Vec<String>> = Vec::new();
+    let items: Vec<_> = match raw.get_ref() {
+        toml::de::DeValue::Array(a) => a.iter().collect(),
+        _ => {
+            return Err(s.error(
+                "order",
+                "expected an array of values or of arrays of values",
+            ))
+        }
+    };
+    for item in items {
+        let group: Vec<String> = match item.get_ref() {
+            toml::de::DeValue::Array(g) => g
+                .iter()
+                .map(|v| s.scalar("order", v).map(|v| v.to_string()))
+                .collect::<Result<_, _>>()?,
+            _ => vec![s.scalar("order", item)?.to_string()],
+        };
+        if group.is_empty() {
+            return Err(s.error_in("order", item, "an empty group"));
+        }
+        for g in &group {
+            if !axis_values.contains(g) {
+                return Err(s.error_in(
+                    "order",
+                    item,
+                    format!(
+                        "\"{g}\" is not a value of sweep.{by}; allowed: {}",
+                        axis_values.join(", ")
+                    ),
+                ));
+            }
+            if order.iter().flatten().any(|o| o == g)
+                || group.iter().filter(|x| *x == g).count() > 1
+            {
+                return Err(s.error_in("order", item, format!("\"{g}\" appears twice")));
+            }
+        }
+        order.push(group);
+    }
+    if order.len() < 2 {
+        return Err(s.error("order", "a claim orders at least two groups"));
+    }
+    let filter = read_filter(s, "where", params)?;
+    let group = match s.opt_choice("group", &["all", "any", "mean"])?.as_deref() {
+        Some("any") => GroupMode::Any,
+        Some("mean") => GroupMode::Mean,
+        _ => GroupMode::All,
+    };
+    let alpha = s.opt_float("alpha", 1e-6, 0.5)?.unwrap_or(0.05);
+    let margin = || -> Result<Margin, ConfigError> {
+        match (
+            s.opt_float("margin", 0.0, f64::MAX)?,
+            s.opt_float("margin_rel", 0.0, 10.0)?,
+        ) {
+            (Some(d), None) => Ok(Margin::Abs(d)),
+            (None, Some(r)) => Ok(Margin::Rel(r)),
+            (Some(_), Some(_)) => Err(s.error("margin_rel", "give `margin` or `margin_rel`, not both")),
+            (None, None) => Err(s.error(
+                "margin",
+                "missing required key for this test (`margin` in the metric's units, or `margin_rel`, a fraction)",
+            )),
+        }
+    };
+    let test = match s
+        .opt_choice("test", &["order", "equivalent", "not-worse", "ratio"])?
+        .as_deref()
+    {
+        Some("equivalent") => ClaimTest::Equivalent(margin()?),
+        Some("not-worse") => ClaimTest::NotWorse(margin()?),
+        Some("ratio") => {
+            let factor = s.opt_float("factor", 1.0, 1e12)?.ok_or_else(|| {
+                s.error(
+                    "factor",
+                    "missing required key for test = \"ratio\" (the paper's factor, ≥ 1)",
+                )
+            })?;
+            let reading = match s
+                .opt_choice("factor_reading", &["up-to", "at-least", "about"])?
+                .as_deref()
+            {
+                Some("up-to") => FactorReading::UpTo,
+                Some("at-least") => FactorReading::AtLeast,
+                Some(_) => FactorReading::About,
+                None => return Err(s.error(
+                    "factor_reading",
+                    "missing required key for test = \"ratio\"; allowed: up-to, at-least, about",
+                )),
+            };
+            let tolerance = s.opt_float("factor_tolerance", 1.0, 1e6)?.unwrap_or(2.0);
+            ClaimTest::Ratio {
+                factor,
+                reading,
+                tolerance,
+            }
+        }
+        _ => ClaimTest::Order,
+    };
+    if !matches!(test, ClaimTest::Equivalent(_) | ClaimTest::NotWorse(_)) {
+        for k in ["margin", "margin_rel"] {
+            if s.value(k).is_some() {
+                return Err(s.error(k, "only for test = \"equivalent\" or \"not-worse\""));
+            }
+        }
+    }
+    if !matches!(test, ClaimTest::Ratio { .. }) {
+        for k in ["factor", "factor_reading", "factor_tolerance"] {
+            if s.value(k).is_some() {
+                return Err(s.error(k, "only for test = \"ratio\""));
+            }
+        }
+    }
+    let exact = s.opt_bool("exact")?.unwrap_or(false);
+    let binomial_n = s.opt_int("binomial_n", 1, i64::MAX)?.map(|n| n as u64);
+    if exact && binomial_n.is_some() {
+        return Err(s.error(
+            "binomial_n",
+            "`exact` metrics have no sampling noise: give one of `exact`, `binomial_n`",
+        ));
+    }
+    let budget = match (s.opt_str("at")?, s.opt_str("along")?) {
+        (None, None) => None,
+        (Some(at), Some(along)) => {
+            need_metric(s, "at", &at, metrics)?;
+            need_param(s, "along", &along, params)?;
+            if along == by || along == "seed" {
+                return Err(s.error("along", "must be a parameter other than `by` and `seed`"));
+            }
+            Some(EqualBudget { at, along })
+        }
+        (Some(_), None) => {
+            return Err(s.error(
+                "at",
+                "`at` needs `along` (the parameter that traces each curve)",
+            ))
+        }
+        (None, Some(_)) => {
+            return Err(s.error("along", "`along` needs `at` (the metric to compare at)"))
+        }
+    };
+    let replicate = s.opt_str("replicate")?.unwrap_or_else(|| "seed".into());
+    if replicate != "seed" {
+        need_param(s, "replicate", &replicate, params)?;
+        if replicate == by || budget.is_some() {
+            return Err(s.error(
+                "replicate",
+                "must differ from `by`, and equal-budget claims (`at`) pair over seeds only",
+            ));
+        }
+    }
+    let timing = s.opt_bool("timing")?.unwrap_or(metric.ends_with("_s"));
+    s.finish()?;
+    Ok(ClaimSpec {
+        text,
+        quote,
+        metric,
+        better,
+        by,
+        order,
+        filter,
+        group,
+        test,
+        alpha,
+        exact,
+        binomial_n,
+        replicate,
+        budget,
+        timing,
+    })
+}
+
+/// One computed cell as the claims see it.
+#[derive(Debug, Clone)]
+pub struct Point {
+    /// Every sweep parameter's value, `seed` included.
+    pub params: Vec<(String, Value)>,
+    /// The claim's metric.
+    pub value: f64,
+    /// The equal-budget metric (NaN without one).
+    pub at: f64,
+    /// Whether the load average was below the CPU count at the cell's start and end (`None`: not recorded).
+    pub quiet: Option<bool>,
+}
+
+impl Point {
+    fn get(&self, name: &str) -> Option<&Value> {
+        self.params.iter().find(|(k, _)| k == name).map(|(_, v)| v)
+    }
+}
+
+/// The outcome of one comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The claimed relation holds, significantly.
+    Holds,
+    /// The opposite holds, significantly.
+    Reversed,
+    /// Within noise.
+    Inconclusive,
+}
+
+/// One decided comparison.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    /// Where (the other parameters' values, and the budget value).
+    pub context: String,
+    /// The better-claimed side.
+    pub a: String,
+    /// The other side.
+    pub b: String,
+    /// Means of the two sides.
+    pub means: (f64, f64),
+    /// The outcome.
+    pub outcome: Outcome,
+    /// The test and its numbers.
+    pub detail: String,
+    /// Worse mean / better mean (ratio claims).
+    pub factor: Option<f64>,
+}
+
+/// The verdict on a claim.
+#[derive(Debug, Clone)]
+pub struct ClaimVerdict {
+    /// `holds`, `holds in part`, `within noise`, `mixed`, `does not hold` or `not evaluated`.
+    pub word: String,
+    /// Comparisons that hold.
+    pub holds: usize,
+    /// Comparisons reversed.
+    pub reversed: usize,
+    /// Comparisons within noise.
+    pub inconclusive: usize,
+    /// Every comparison.
+    pub comparisons: Vec<Comparison>,
+    /// Sentences the reader needs: the compared ranges, the measured factor, timing caveats.
+    pub remarks: Vec<String>,
+}
+
+impl ClaimVerdict {
+    /// Number of comparisons.
+    pub fn total(&self) -> usize {
+        self.holds + self.reversed + self.inconclusive
+    }
+
+    /// "holds in 12, reversed in 1, inconclusive in 17 of 30".
+    pub fn counts(&self) -> String {
+        format!(
+            "holds in {}, reversed in {}, inconclusive in {} of {}",
+            self.holds,
+            self.reversed,
+            self.inconclusive,
+            self.total()
+        )
+    }
+}
+
+type Sample = BTreeMap<String, f64>;
+
+fn mean(s: &Sample) -> f64 {
+    s.values().sum::<f64>() / s.len() as f64
+}
+
+/// The difference of two samples' means with its standard error and degrees of freedom.
+#[derive(Debug, Clone, Copy)]
+struct DiffStat {
+    mean: f64,
+    se: f64,
+    df: f64,
+}
+
+/// Paired when both samples have the same (≥ 2) seeds; Welch when both have ≥ 2 values; a one-sample test
+/// against a single value; `None` when both are single values.
+fn diff_stat(a: &Sample, b: &Sample, binomial_n: Option<u64>) -> Option<(DiffStat, &'static str)> {
+    let var = |v: &[f64]| {
+        let m = v.iter().sum::<f64>() / v.len() as f64;
+        v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() as f64 - 1.0)
+    };
+    if a.len() >= 2 && a.len() == b.len() && a.keys().all(|k| b.contains_key(k)) {
+        let d: Vec<f64> = a.iter().map(|(k, x)| x - b[k]).collect();
+        let n = d.len() as f64;
+        return Some((
+            DiffStat {
+                mean: d.iter().sum::<f64>() / n,
+                se: (var(&d) / n).sqrt(),
+                df: n - 1.0,
+            },
+            "paired t",
+        ));
+    }
+    let av: Vec<f64> = a.values().copied().collect();
+    let bv: Vec<f64> = b.values().copied().collect();
+    let (na, nb) = (av.len() as f64, bv.len() as f64);
+    let m = mean(a) - mean(b);
+    match (av.len(), bv.len()) {
+        (x, y) if x >= 2 && y >= 2 => {
+            let (qa, qb) = (var(&av) / na, var(&bv) / nb);
+            let se2 = qa + qb;
+            // Welch–Satterthwaite degrees of freedom.
+            let df = if se2 > 0.0 {
+                se2 * se2 / (qa * qa / (na - 1.0) + qb * qb / (nb - 1.0))
+            } else {
+                na + nb - 2.0
+            };
+            Some((
+                DiffStat {
+                    mean: m,
+                    se: se2.sqrt(),
+                    df,
+                },
+                "Welch t",
+            ))
+        }
+        (x, 1) if x >= 2 => Some((
+            DiffStat {
+                mean: m,
+                se: (var(&av) / na).sqrt(),
+                df: na - 1.0,
+            },
+            "one-sample t",
+        )),
+        (1, y) if y >= 2 => Some((
+            DiffStat {
+                mean: m,
+                se: (var(&bv) / nb).sqrt(),
+                df: nb - 1.0,
+            },
+            "one-sample t",
+        )),
+        (1, 1) => binomial_n.map(|n| {
+            let (pa, pb) = (mean(a), mean(b));
+            let n = n as f64;
+            (
+                DiffStat {
+                    mean: m,
+                    se: ((pa * (1.0 - pa) + pb * (1.0 - pb)) / n).max(0.0).sqrt(),
+                    df: 1e9,
+                },
+                "two-proportion z",
+            )
+        }),
+        _ => None,
+    }
+}
+
+/// Two-sided p-value of $t = \bar d / \mathrm{se}$ with `df` degrees of freedom; zero spread decides any
+/// non-zero difference.
+fn p_two_sided(d: DiffStat) -> f64 {
+    if d.se == 0.0 || !d.se.is_finite() {
+        return if d.mean == 0.0 { 1.0 } else { 0.0 };
+    }
+    let t = d.mean / d.se;
+    if d.df >= LARGE_DF {
+        return 2.0 * (1.0 - standard_normal().cdf(t.abs()));
+    }
+    match StudentsT::new(0.0, 1.0, d.df) {
+        Ok(dist) => 2.0 * (1.0 - dist.cdf(t.abs())),
+        Err(_) => 1.0,
+    }
+}
+
+/// Above this many degrees of freedom Student's $t$ is replaced by the standard normal (their quantiles
+/// differ by less than $10^{-4}$ relative; statrs' $t$ inverse is slow for huge `df`).
+const LARGE_DF: f64 = 1e5;
+
+fn standard_normal() -> statrs::distribution::Normal {
+    statrs::distribution::Normal::standard()
+}
+
+/// The $q$-quantile of Student's $t$ with `df` degrees of freedom.
+fn t_quantile(q: f64, df: f64) -> f64 {
+    if df >= LARGE_DF {
+        return standard_normal().inverse_cdf(q);
+    }
+    StudentsT::new(0.0, 1.0, df).map_or(f64::INFINITY, |d| d.inverse_cdf(q))
+}
+
+/// Decides one comparison of `a` (claimed better, or equal) against `b`.
+fn decide(claim: &ClaimSpec, a: &Sample, b: &Sample) -> (Outcome, String, Option<f64>) {
+    let (ma, mb) = (mean(a), mean(b));
+    // loss > 0: a is worse than b.
+    let sign = match claim.better {
+        Better::Lower => 1.0,
+        Better::Higher => -1.0,
+    };
+    let factor = match claim.test {
+        ClaimTest::Ratio { .. } => Some(match claim.better {
+            Better::Lower => mb / ma,
+            Better::Higher => ma / mb,
+        }),
+        _ => None,
+    };
+    let stat = diff_stat(a, b, claim.binomial_n).map(|(d, how)| match claim.binomial_n {
+        // Seeds vary the features, not the test set drawn once: add its binomial sampling variance.
+        Some(n) if how != "two-proportion z" => {
+            let n = n as f64;
+            let bin = ((ma * (1.0 - ma) + mb * (1.0 - mb)) / n).max(0.0);
+            (
+                DiffStat {
+                    mean: d.mean,
+                    se: (d.se * d.se + bin).sqrt(),
+                    df: 1e9,
+                },
+                "z (seed spread + test-set binomial spread)",
+            )
+        }
+        _ => (d, how),
+    });
+    let Some((d, how)) = stat else {
+        // One value on each side.
+        if !claim.exact {
+            return (
+                Outcome::Inconclusive,
+                "one value each: no test possible".into(),
+                factor,
+            );
+        }
+        let loss = sign * (ma - mb);
+        let outcome = match &claim.test {
+            ClaimTest::Order | ClaimTest::Ratio { .. } => {
+                if loss < 0.0 {
+                    Outcome::Holds
+                } else if loss > 0.0 {
+                    Outcome::Reversed
+                } else {
+                    Outcome::Inconclusive
+                }
+            }
+            ClaimTest::Equivalent(m) => {
+                if (ma - mb).abs() < m.of(mb) {
+                    Outcome::Holds
+                } else {
+                    Outcome::Reversed
+                }
+            }
+            ClaimTest::NotWorse(m) => {
+                if loss < m.of(mb) {
+                    Outcome::Holds
+                } else {
+                    Outcome::Reversed
+                }
+            }
+        };
+        return (outcome, "exact values".into(), factor);
+    };
+    let loss = sign * d.mean;
+    match &claim.test {
+        ClaimTest::Order | ClaimTest::Ratio { .. } => {
+            let p = p_two_sided(d);
+            let outcome = if p >= claim.alpha || loss == 0.0 {
+                Outcome::Inconclusive
+            } else if loss < 0.0 {
+                Outcome::Holds
+            } else {
+                Outcome::Reversed
+            };
+            (outcome, format!("{how}, p = {p:.2e}"), factor)
+        }
+        ClaimTest::Equivalent(m) => {
+            let delta = m.of(mb);
+            let half = t_quantile(1.0 - claim.alpha, d.df) * d.se;
+            let (lo, hi) = (d.mean - half, d.mean + half);
+            let outcome = if lo > -delta && hi < delta {
+                Outcome::Holds
+            } else if lo > delta || hi < -delta {
+                Outcome::Reversed
+            } else {
+                Outcome::Inconclusive
+            };
+            (
+                outcome,
+                format!(
+                    "{how}, {:.0}% CI of the difference [{lo:.3e}, {hi:.3e}], δ = {delta:.3e}",
+                    100.0 * (1.0 - 2.0 * claim.alpha)
+                ),
+                factor,
+            )
+        }
+        ClaimTest::NotWorse(m) => {
+            let delta = m.of(mb);
+            let half = t_quantile(1.0 - claim.alpha, d.df) * d.se;
+            let outcome = if loss + half < delta {
+                Outcome::Holds
+            } else if loss - half > delta {
+                Outcome::Reversed
+            } else {
+                Outcome::Inconclusive
+            };
+            (
+                outcome,
+                format!(
+                    "{how}, loss {loss:.3e}, one-sided {:.0}% bounds [{:.3e}, {:.3e}], δ = {delta:.3e}",
+                    100.0 * (1.0 - claim.alpha),
+                    loss - half,
+                    loss + half
+                ),
+                factor,
+            )
+        }
+    }
+}
+
+/// Interpolates a curve (points sorted by x) at `x` on log–log axes (linear where a value is not positive);
+/// `None` outside the curve's range.
+fn interpolate(curve: &[(f64, f64)], x: f64) -> Option<f64> {
+    let first = curve.first()?;
+    let last = curve.last()?;
+    let tol = 1e-9 * x.abs().max(f64::MIN_POSITIVE);
+    if x < first.0 - tol || x > last.0 + tol {
+        return None;
+    }
+    for w in curve.windows(2) {
+        let ((x0, y0), (x1, y1)) = (w[0], w[1]);
+        if (x - x0).abs() <= tol {
+            return Some(y0);
+        }
+        if (x - x1).abs() <= tol {
+            return Some(y1);
+        }
+        if x0 < x && x < x1 {
+            let logx = x0 > 0.0 && x1 > 0.0;
+            let logy = y0 > 0.0 && y1 > 0.0;
+            let (u0, u1, u) = if logx {
+                (x0.ln(), x1.ln(), x.ln())
+            } else {
+                (x0, x1, x)
+            };
+            let t = (u - u0) / (u1 - u0);
+            return Some(if logy {
+                (y0.ln() + t * (y1.ln() - y0.ln())).exp()
+            } else {
+                y0 + t * (y1 - y0)
+            });
+        }
+    }
+    (curve.len() == 1 && (x - first.0).abs() <= tol).then_some(first.1)
+}
+
+fn describe(ctx: &[(String, Value)]) -> String {
+    if ctx.is_empty() {
+        "everywhere".into()
+    } else {
+        ctx.iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Decides a claim on the computed cells.
+pub fn evaluate(claim: &ClaimSpec, points: &[Point]) -> ClaimVerdict {
+    let mut remarks = Vec::new();
+    let passes = |p: &Point| {
+        claim
+            .filter
+            .iter()
+            .all(|(k, vals)| p.get(k).is_some_and(|v| vals.contains(v)))
+            && p.value.is_finite()
+            && claim
+                .order
+                .iter()
+                .flatten()
+                .any(|g| p.get(&claim.by).is_some_and(|v| v.to_string() == *g))
+    };
+    let mut selected: Vec<&Point> = points.iter().filter(|p| passes(p)).collect();
+    if claim.timing {
+        let busy = selected.iter().filter(|p| p.quiet == Some(false)).count();
+        let unknown = selected.iter().filter(|p| p.quiet.is_none()).count();
+        let n = selected.len();
+        selected.retain(|p| p.quiet != Some(false));
+        if busy > 0 {
+            remarks.push(format!(
+                "{busy} of {n} cells were timed with the load average at or above the CPU count and are left out."
+            ));
+        }
+        if unknown > 0 {
+            remarks.push(format!(
+                "Timings unverified: the load was not recorded for {unknown} of {n} cells (computed before \
+                 per-cell load was recorded), so they may come from a busy machine."
+            ));
+        }
+    }
+    let along = claim.budget.as_ref().map(|b| b.along.as_str());
+    let rep = claim.replicate.as_str();
+    let skip = |k: &str| k == claim.by || k == "seed" || k == rep || Some(k) == along;
+    // Contexts in first-seen order.
+    let mut contexts: Vec<Vec<(String, Value)>> = Vec::new();
+    for p in &selected {
+        let ctx: Vec<(String, Value)> =
+            p.params.iter().filter(|(k, _)| !skip(k)).cloned().collect();
+        if !contexts.contains(&ctx) {
+            contexts.push(ctx);
+        }
+    }
+    let mut comparisons = Vec::new();
+    for ctx in &contexts {
+        let members: Vec<&&Point> = selected
+            .iter()
+            .filter(|p| ctx.iter().all(|(k, v)| p.get(k) == Some(v)))
+            .collect();
+        let seed_of = |p: &Point| p.get(rep).map_or_else(String::new, |v| v.to_string());
+        let by_of = |p: &Point| p.get(&claim.by).map(|v| v.to_string()).unwrap_or_default();
+        for pair in claim.order.windows(2) {
+            let names: Vec<&String> = pair.iter().flatten().collect();
+            // Samples of each member at each comparison point (one point, or one per budget value).
+            let mut at_points: Vec<(String, BTreeMap<String, Sample>)> = Vec::new();
+            match &claim.budget {
+                None => {
+                    // member -> replicate -> (sum, count): several seeds of one replicate are averaged
+                    let mut sums: BTreeMap<String, BTreeMap<String, (f64, usize)>> =
+                        BTreeMap::new();
+                    for p in &members {
+                        let v = by_of(p);
+                        if names.contains(&&v) {
+                            let e = sums
+                                .entry(v)
+                                .or_default()
+                                .entry(seed_of(p))
+                                .or_insert((0.0, 0));
+                            e.0 += p.value;
+                            e.1 += 1;
+                        }
+                    }
+                    let samples: BTreeMap<String, Sample> = sums
+                        .into_iter()
+                        .map(|(m, reps)| {
+                            (
+                                m,
+                                reps.into_iter()
+                                    .map(|(r, (sum, n))| (r, sum / n as f64))
+                                    .collect(),
+                            )
+                        })
+                        .collect();
+                    at_points.push((describe(ctx), samples));
+                }
+                Some(b) => {
+                    // member -> seed -> curve (x, y), and member -> along value -> x values
+                    let mut curves: BTreeMap<String, BTreeMap<String, Vec<(f64, f64)>>> =
+                        BTreeMap::new();
+                    let mut xs: BTreeMap<String, BTreeMap<String, Vec<f64>>> = BTreeMap::new();
+                    for p in &members {
+                        let v = by_of(p);
+                        if !names.contains(&&v) || !p.at.is_finite() {
+                            continue;
+                        }
+                        curves
+                            .entry(v.clone())
+                            .or_default()
+                            .entry(seed_of(p))
+                            .or_default()
+                            .push((p.at, p.value));
+                        let a = p.get(&b.along).map(|x| x.to_string()).unwrap_or_default();
+                        xs.entry(v).or_default().entry(a).or_default().push(p.at);
+                    }
+                    for c in curves.values_mut().flat_map(|m| m.values_mut()) {
+                        c.sort_by(|x, y| x.0.total_cmp(&y.0));
+                    }
+                    // The common range: inside every seed's curve of every member present.
+                    let (mut lo, mut hi) = (f64::NEG_INFINITY, f64::INFINITY);
+                    for c in curves.values().flat_map(|m| m.values()) {
+                        if let (Some(f), Some(l)) = (c.first(), c.last()) {
+                            lo = lo.max(f.0);
+                            hi = hi.min(l.0);
+                        }
+                    }
+                    if curves.len() < 2 || lo > hi {
+                        remarks.push(format!(
+                            "{}: the curves of {} share no range of {}; not compared there.",
+                            describe(ctx),
+                            pair.iter()
+                                .map(|g| g.join("/"))
+                                .collect::<Vec<_>>()
+                                .join(" vs "),
+                            b.at
+                        ));
+                        continue;
+                    }
+                    let mut grid: Vec<f64> = xs
+                        .values()
+                        .flat_map(|m| m.values())
+                        .map(|v| v.iter().sum::<f64>() / v.len() as f64)
+                        .filter(|x| *x >= lo * (1.0 - 1e-12) && *x <= hi * (1.0 + 1e-12))
+                        .collect();
+                    grid.sort_by(f64::total_cmp);
+                    grid.dedup_by(|x, y| (*x - *y).abs() <= 1e-9 * y.abs());
+                    remarks.push(format!(
+                        "{}: compared at {} equal values of {} in [{lo:.4e}, {hi:.4e}] (the range where every curve has points).",
+                        describe(ctx),
+                        grid.len(),
+                        b.at
+                    ));
+                    for x in grid {
+                        let mut samples: BTreeMap<String, Sample> = BTreeMap::new();
+                        for (member, seeds) in &curves {
+                            for (seed, curve) in seeds {
+                                if let Some(y) = interpolate(curve, x) {
+                                    samples
+                                        .entry(member.clone())
+                                        .or_default()
+                                        .insert(seed.clone(), y);
+                                }
+                            }
+                        }
+                        at_points.push((format!("{}, {}={x:.4e}", describe(ctx), b.at), samples));
+                    }
+                }
+            }
+            for (where_, samples) in at_points {
+                let sides: Vec<Vec<(String, Sample)>> = pair
+                    .iter()
+                    .map(|g| {
+                        g.iter()
+                            .filter_map(|m| {
+                                samples
+                                    .get(m)
+                                    .filter(|s| !s.is_empty())
+                                    .map(|s| (m.clone(), s.clone()))
+                            })
+                            .collect()
+                    })
+                    .collect();
+                if sides.iter().any(Vec::is_empty) {
+                    continue;
+                }
+                let pick = |side: &Vec<(String, Sample)>| -> Vec<(String, Sample)> {
+                    match claim.group {
+                        GroupMode::All => side.clone(),
+                        GroupMode::Any => {
+                            let best = side
+                                .iter()
+                                .min_by(|x, y| {
+                                    let (a, b) = (mean(&x.1), mean(&y.1));
+                                    match claim.better {
+                                        Better::Lower => a.total_cmp(&b),
+                                        Better::Higher => b.total_cmp(&a),
+                                    }
+                                })
+                                .cloned();
+                            best.into_iter().collect()
+                        }
+                        GroupMode::Mean => {
+                            if side.len() == 1 {
+                                return side.clone();
+                            }
+                            // seeds every member has
+                            let seeds: Vec<&String> = side[0]
+                                .1
+                                .keys()
+                                .filter(|k| side.iter().all(|(_, s)| s.contains_key(*k)))
+                                .collect();
+                            let s: Sample = seeds
+                                .iter()
+                                .map(|k| {
+                                    (
+                                        (*k).clone(),
+                                        side.iter().map(|(_, s)| s[*k]).sum::<f64>()
+                                            / side.len() as f64,
+                                    )
+                                })
+                                .collect();
+                            let name = format!(
+                                "mean({})",
+                                side.iter()
+                                    .map(|(n, _)| n.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            );
+                            if s.is_empty() {
+                                Vec::new()
+                            } else {
+                                vec![(name, s)]
+                            }
+                        }
+                    }
+                };
+                let (left, right) = (pick(&sides[0]), pick(&sides[1]));
+                for (na, sa) in &left {
+                    for (nb, sb) in &right {
+                        let (outcome, detail, factor) = decide(claim, sa, sb);
+                        comparisons.push(Comparison {
+                            context: where_.clone(),
+                            a: na.clone(),
+                            b: nb.clone(),
+                            means: (mean(sa), mean(sb)),
+                            outcome,
+                            detail,
+                            factor,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    let count = |o: Outcome| comparisons.iter().filter(|c| c.outcome == o).count();
+    let (holds, reversed, inconclusive) = (
+        count(Outcome::Holds),
+        count(Outcome::Reversed),
+        count(Outcome::Inconclusive),
+    );
+    let mut word = if comparisons.is_empty() {
+        "not evaluated"
+    } else if holds == comparisons.len() {
+        "holds"
+    } else if reversed == comparisons.len() {
+        "does not hold"
+    } else if holds == 0 && reversed == 0 {
+        "within noise"
+    } else if reversed == 0 {
+        "holds in part"
+    } else if holds == 0 {
+        "does not hold"
+    } else {
+        "mixed"
+    }
+    .to_string();
+    if let ClaimTest::Ratio {
+        factor,
+        reading,
+        tolerance,
+    } = claim.test
+    {
+        let fs: Vec<f64> = comparisons
+            .iter()
+            .filter_map(|c| c.factor)
+            .filter(|f| f.is_finite() && *f > 0.0)
+            .collect();
+        if !fs.is_empty() {
+            let (measured, what) = match reading {
+                FactorReading::UpTo => (fs.iter().copied().fold(f64::MIN, f64::max), "largest"),
+                FactorReading::AtLeast => (fs.iter().copied().fold(f64::MAX, f64::min), "smallest"),
+                FactorReading::About => (
+                    (fs.iter().map(|f| f.ln()).sum::<f64>() / fs.len() as f64).exp(),
+                    "geometric mean",
+                ),
+            };
+            let agrees = match reading {
+                FactorReading::AtLeast => measured >= factor / tolerance,
+                _ => measured >= factor / tolerance && measured <= factor * tolerance,
+            };
+            let lo = fs.iter().copied().fold(f64::MAX, f64::min);
+            let hi = fs.iter().copied().fold(f64::MIN, f64::max);
+            remarks.push(format!(
+                "Measured factor {measured:.3}× ({what} of {} comparisons, range {lo:.3}–{hi:.3}×) beside the paper's {factor}×: {}.",
+                fs.len(),
+                if agrees {
+                    format!("agrees (within a factor {tolerance})")
+                } else {
+                    format!("differs by more than a factor {tolerance}")
+                }
+            ));
+            if !agrees && (word == "holds" || word == "holds in part") {
+                word = format!("{word}; factor differs");
+            }
+        }
+    }
+    if claim.timing
+        && remarks.iter().any(|r| r.starts_with("Timings unverified"))
+        && word != "not evaluated"
+    {
+        word = format!("{word} (timings unverified)");
+    }
+    ClaimVerdict {
+        word,
+        holds,
+        reversed,
+        inconclusive,
+        comparisons,
+        remarks,
+    }
+}
+
+/// The claims section of an experiment's report.
+pub fn claims_markdown(claims: &[(&ClaimSpec, ClaimVerdict)]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "### Claims\n\n| claim | test | verdict | holds | reversed | inconclusive |\n|---|---|---|---|---|---|"
+    );
+    for (c, v) in claims {
+        let _ = writeln!(
+            out,
+            "| {} | {}{} | **{}** | {} | {} | {} of {} |",
+            c.text,
+            c.test.name(),
+            c.budget
+                .as_ref()
+                .map_or_else(String::new, |b| format!(", at equal {}", b.at)),
+            v.word,
+            v.holds,
+            v.reversed,
+            v.inconclusive,
+            v.total()
+        );
+    }
+    let _ = writeln!(out);
+    for (c, v) in claims {
+        let _ = writeln!(out, "- **{}** — the paper: {}", c.text, c.quote);
+        let _ = writeln!(
+            out,
+            "  - {} (comparisons at α = {}; groups count {}).",
+            v.counts(),
+            c.alpha,
+            match c.group {
+                GroupMode::All => "with every member",
+                GroupMode::Any => "with their best member",
+                GroupMode::Mean => "with their members' mean",
+            }
+        );
+        for r in &v.remarks {
+            let _ = writeln!(out, "  - {r}");
+        }
+        for cmp in v
+            .comparisons
+            .iter()
+            .filter(|x| x.outcome == Outcome::Reversed)
+            .take(5)
+        {
+            let _ = writeln!(
+                out,
+                "  - reversed at {}: {} {:.4e} vs {} {:.4e} ({})",
+                cmp.context, cmp.a, cmp.means.0, cmp.b, cmp.means.1, cmp.detail
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nEach comparison is decided by a test over the seeds (paired where both sides have the same seeds, \
+         Welch's otherwise): **holds** when the claimed relation is significant, **reversed** when the opposite \
+         is, **inconclusive** when the gap is within noise. A claim **holds** when every comparison holds, \
+         **holds in part** when some hold and none is reversed, is **within noise** when none is decided, \
+         **mixed** when some hold and some are reversed, and **does not hold** when none holds and some are \
+         reversed. Claims and their tests: README, \"Writing an experiment\".\n"
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claim(order: &[&[&str]], test: ClaimTest) -> ClaimSpec {
+        ClaimSpec {
+            text: "t".into(),
+            quote: "q".into(),
+            metric: "err".into(),
+            better: Better::Lower,
+            by: "method".into(),
+            order: order
+                .iter()
+                .map(|g| g.iter().map(|s| s.to_string()).collect())
+                .collect(),
+            filter: Vec::new(),
+            group: GroupMode::All,
+            test,
+            alpha: 0.05,
+            exact: false,
+            binomial_n: None,
+            replicate: "seed".into(),
+            budget: None,
+            timing: false,
+        }
+    }
+
+    fn pt(method: &str, seed: i64, value: f64) -> Point {
+        Point {
+            params: vec![
+                ("method".into(), Value::Str(method.into())),
+                ("seed".into(), Value::Int(seed)),
+            ],
+            value,
+            at: f64::NAN,
+            quiet: None,
+        }
+    }
+
+    /// Seed-to-seed noise shared by the methods (what pairing removes) plus small own noise.
+    fn noisy(method: &str, base: f64, own: f64) -> Vec<Point> {
+        let shared = [0.3, -0.5, 0.1, 0.4, -0.2, 0.6, -0.4, -0.3];
+        let jitter = [0.01, -0.02, 0.015, -0.005, 0.02, -0.01, 0.0, 0.005];
+        (0..8)
+            .map(|s| {
+                pt(
+                    method,
+                    s,
+                    base + shared[s as usize] + own * jitter[s as usize],
+                )
+            })
+            .collect()
+    }
+
+    fn run(c: &ClaimSpec, pts: Vec<Point>) -> ClaimVerdict {
+        evaluate(c, &pts)
+    }
+
+    #[test]
+    fn student_t_matches_tables() {
+        // t_{0.975, 4} = 2.776 (standard tables), so |t| = 2.776 gives p = 0.05.
+        assert!((t_quantile(0.975, 4.0) - 2.776_445).abs() < 1e-5);
+        let p = p_two_sided(DiffStat {
+            mean: 2.776_445,
+            se: 1.0,
+            df: 4.0,
+        });
+        assert!((p - 0.05).abs() < 1e-5, "{p}");
+        // Large df: the normal, z_{0.975} = 1.959964.
+        assert!((t_quantile(0.975, 1e9) - 1.959_964).abs() < 1e-6);
+        assert!((t_quantile(0.975, 1e5 - 1.0) - 1.959_964).abs() < 1e-4);
+    }
+
+    #[test]
+    fn order_holds_reverses_and_is_inconclusive() {
+        let c = claim(&[&["a"], &["b"]], ClaimTest::Order);
+        // A gap of 0.1 with shared noise of ±0.5: pairing resolves it.
+        let mut p = noisy("a", 1.0, 1.0);
+        p.extend(noisy("b", 1.1, 1.0));
+        let v = run(&c, p);
+        assert_eq!((v.word.as_str(), v.holds, v.reversed), ("holds", 1, 0));
+        let mut p = noisy("a", 1.1, 1.0);
+        p.extend(noisy("b", 1.0, 1.0));
+        let v = run(&c, p);
+        assert_eq!((v.word.as_str(), v.reversed), ("does not hold", 1));
+        // A gap of 0.001 beside own noise of ±0.02: within noise.
+        let mut p = noisy("a", 1.0, 1.0);
+        p.extend(noisy("b", 1.001, -1.0));
+        let v = run(&c, p);
+        assert_eq!((v.word.as_str(), v.inconclusive), ("within noise", 1));
+    }
+
+    #[test]
+    fn welch_when_seeds_differ() {
+        let c = claim(&[&["a"], &["b"]], ClaimTest::Order);
+        // Unpaired, the shared seed noise (sd ≈ 0.4) hides a gap of 0.1 ...
+        let mut p = noisy("a", 1.0, 1.0);
+        p.extend(noisy("b", 1.1, 1.0).into_iter().map(|mut x| {
+            x.params[1].1 = Value::Int(x.params[1].1.as_int().unwrap_or(0) + 100);
+            x
+        }));
+        let v = run(&c, p);
+        assert_eq!(v.inconclusive, 1);
+        assert!(v.comparisons[0].detail.starts_with("Welch"));
+        // ... but not a gap of 2.
+        let mut p = noisy("a", 1.0, 1.0);
+        p.extend(noisy("b", 3.0, 1.0).into_iter().map(|mut x| {
+            x.params[1].1 = Value::Int(x.params[1].1.as_int().unwrap_or(0) + 100);
+            x
+        }));
+        assert_eq!(run(&c, p).holds, 1);
+    }
+
+    #[test]
+    fn a_group_counts_with_every_member_by_default() {
+        // "a and n beat x": n does, a does not.
+        let mut p = noisy("a", 1.5, 1.0);
+        p.extend(noisy("n", 1.0, 1.0));
+        p.extend(noisy("x", 1.2, 1.0));
+        let mut c = claim(&[&["a", "n"], &["x"]], ClaimTest::Order);
+        let v = run(&c, p.clone());
+        assert_eq!((v.word.as_str(), v.holds, v.reversed), ("mixed", 1, 1));
+        c.group = GroupMode::Any;
+        let v = run(&c, p.clone());
+        assert_eq!((v.word.as_str(), v.holds, v.total()), ("holds", 1, 1));
+        assert_eq!(v.comparisons[0].a, "n");
+        // The group's mean (1.25) is worse than x (1.2).
+        c.group = GroupMode::Mean;
+        let v = run(&c, p);
+        assert_eq!((v.word.as_str(), v.reversed), ("does not hold", 1));
+        assert_eq!(v.comparisons[0].a, "mean(a, n)");
+    }
+
+    #[test]
+    fn equivalence_needs_the_interval_inside_the_margin() {
+        // Paired differences -0.005 ± 0.026 (8 seeds): the 90 % interval is about ±0.017 wide.
+        let mut p = noisy("a", 1.0, 1.0);
+        p.extend(noisy("b", 1.005, -1.0));
+        let v = run(
+            &claim(&[&["a"], &["b"]], ClaimTest::Equivalent(Margin::Abs(0.05))),
+            p.clone(),
+        );
+        assert_eq!(v.word, "holds");
+        // A margin smaller than the noise cannot be shown.
+        let v = run(
+            &claim(&[&["a"], &["b"]], ClaimTest::Equivalent(Margin::Abs(0.006))),
+            p,
+        );
+        assert_eq!(v.word, "within noise");
+        // A difference of 0.2 is outside a 5 % margin.
+        let mut p = noisy("a", 1.0, 1.0);
+        p.extend(noisy("b", 1.2, 1.0));
+        let v = run(
+            &claim(&[&["a"], &["b"]], ClaimTest::Equivalent(Margin::Rel(0.05))),
+            p,
+        );
+        assert_eq!(v.word, "does not hold");
+    }
+
+    #[test]
+    fn not_worse_is_one_sided() {
+        // a is better than b by 0.2: not worse, whatever the margin.
+        let mut p = noisy("a", 1.0, 1.0);
+        p.extend(noisy("b", 1.2, 1.0));
+        let v = run(
+            &claim(&[&["a"], &["b"]], ClaimTest::NotWorse(Margin::Abs(0.01))),
+            p,
+        );
+        assert_eq!(v.word, "holds");
+        // a is worse by 0.2: more than a 0.05 margin.
+        let mut p = noisy("a", 1.2, 1.0);
+        p.extend(noisy("b", 1.0, 1.0));
+        let v = run(
+            &claim(&[&["a"], &["b"]], ClaimTest::NotWorse(Margin::Abs(0.05))),
+            p.clone(),
+        );
+        assert_eq!(v.word, "does not hold");
+        // ... but within a 0.5 margin.
+        let v = run(
+            &claim(&[&["a"], &["b"]], ClaimTest::NotWorse(Margin::Abs(0.5))),
+            p,
+        );
+        assert_eq!(v.word, "holds");
+    }
+
+    #[test]
+    fn ratio_prints_and_checks_the_factor() {
+        let ratio = |factor, reading| ClaimTest::Ratio {
+            factor,
+            reading,
+            tolerance: 2.0,
+        };
+        // b takes 25× as long as a.
+        let mut p: Vec<Point> = (0..4).map(|s| pt("a", s, 1.0 + 0.01 * s as f64)).collect();
+        p.extend((0..4).map(|s| pt("b", s, 25.0 + 0.1 * s as f64)));
+        let v = run(
+            &claim(&[&["a"], &["b"]], ratio(29.0, FactorReading::UpTo)),
+            p.clone(),
+        );
+        assert_eq!(v.word, "holds");
+        let f = v.comparisons[0].factor.unwrap_or(0.0);
+        assert!((f - 25.15 / 1.015).abs() < 1e-9, "{f}");
+        assert!(v.remarks[0].contains("agrees"));
+        let v = run(
+            &claim(&[&["a"], &["b"]], ratio(150.0, FactorReading::AtLeast)),
+            p,
+        );
+        assert_eq!(v.word, "holds; factor differs");
+    }
+
+    #[test]
+    fn log_log_interpolation_is_exact_for_power_laws() {
+        let curve: Vec<(f64, f64)> = [1.0, 2.0, 8.0]
+            .iter()
+            .map(|&x: &f64| (x, 3.0 * x.powf(-1.5)))
+            .collect();
+        for x in [1.0, 1.3, 2.0, 5.0, 8.0] {
+            let y = interpolate(&curve, x).unwrap_or(f64::NAN);
+            assert!((y - 3.0 * f64::powf(x, -1.5)).abs() < 1e-12, "{x}: {y}");
+        }
+        assert_eq!(interpolate(&curve, 0.5), None);
+        assert_eq!(interpolate(&curve, 9.0), None);
+    }
+
+    #[test]
+    fn equal_budget_compares_inside_the_common_range_only() {
+        // Memory bits = m·b: a uses 1 bit per feature, b uses 8; error = 1/√m for both plus seed noise.
+        // At equal memory a has 8× the features: lower error; at equal m they tie.
+        let mut pts = Vec::new();
+        for (method, bits) in [("a", 1.0), ("b", 8.0)] {
+            for m in [64.0, 128.0, 256.0, 512.0, 1024.0] {
+                for s in 0..4 {
+                    let noise = 1.0 + 0.01 * [1.0, -1.0, 0.5, -0.5][s as usize];
+                    pts.push(Point {
+                        params: vec![
+                            ("method".into(), Value::Str(method.into())),
+                            ("m".into(), Value::Float(m)),
+                            ("seed".into(), Value::Int(s)),
+                        ],
+                        value: noise / f64::sqrt(m),
+                        at: m * bits,
+                        quiet: None,
+                    });
+                }
+            }
+        }
+        let mut c = claim(&[&["a"], &["b"]], ClaimTest::Order);
+        // At equal m: identical errors (same noise), so within noise.
+        assert_eq!(run(&c, pts.clone()).word, "within noise");
+        c.budget = Some(EqualBudget {
+            at: "bits".into(),
+            along: "m".into(),
+        });
+        let v = run(&c, pts);
+        // Common range of bits: [512, 1024]: a's points 512 and 1024, b's 512 and 1024.
+        assert_eq!((v.word.as_str(), v.holds), ("holds", 2));
+        assert!(
+            v.remarks[0].contains("[5.1200e2, 1.0240e3]"),
+            "{}",
+            v.remarks[0]
+        );
+        assert!(v.comparisons.iter().all(|x| x.context.contains("bits=")));
+    }
+
+    #[test]
+    fn single_values_need_exact_metrics() {
+        let mut c = claim(&[&["a"], &["b"]], ClaimTest::Order);
+        let p = vec![pt("a", 0, 1.0), pt("b", 0, 2.0)];
+        assert_eq!(run(&c, p.clone()).word, "within noise");
+        c.exact = true;
+        assert_eq!(run(&c, p).word, "holds");
+    }
+
+    #[test]
+    fn replicates_can_be_data_sets() {
+        // Per data set a beats b by 0.01 with seed noise ±0.05 (3 seeds: inconclusive per data set); over
+        // 6 data sets, each averaged over its seeds, the gap is consistent.
+        let mut pts = Vec::new();
+        for d in 0..6 {
+            for s in 0..3 {
+                for (m, base) in [("a", 0.80), ("b", 0.81)] {
+                    let noise =
+                        0.05 * [1.0, -1.0, 0.0][s as usize] * if m == "a" { 1.0 } else { -1.0 };
+                    pts.push(Point {
+                        params: vec![
+                            ("dataset".into(), Value::Int(d)),
+                            ("method".into(), Value::Str(m.into())),
+                            ("seed".into(), Value::Int(s)),
+                        ],
+                        value: base + 0.1 * d as f64 + noise,
+                        at: f64::NAN,
+                        quiet: None,
+                    });
+                }
+            }
+        }
+        let mut c = claim(&[&["a"], &["b"]], ClaimTest::Order);
+        let v = run(&c, pts.clone());
+        assert_eq!((v.word.as_str(), v.total()), ("within noise", 6));
+        c.replicate = "dataset".into();
+        let v = run(&c, pts);
+        assert_eq!((v.word.as_str(), v.total()), ("holds", 1));
+        assert!(v.comparisons[0].detail.starts_with("paired t"));
+    }
+
+    #[test]
+    fn single_accuracies_use_the_binomial_spread() {
+        let mut c = claim(&[&["a"], &["b"]], ClaimTest::Order);
+        c.better = Better::Higher;
+        // 0.72 vs 0.70: se = sqrt((0.72·0.28 + 0.70·0.30)/N); z = 0.02/se.
+        let p = vec![pt("a", 0, 0.72), pt("b", 0, 0.70)];
+        c.binomial_n = Some(200);
+        // N = 200: z ≈ 0.44, within noise.
+        assert_eq!(run(&c, p.clone()).word, "within noise");
+        // N = 20,000: z ≈ 4.4.
+        c.binomial_n = Some(20_000);
+        let v = run(&c, p);
+        assert_eq!(v.word, "holds");
+        assert!(v.comparisons[0].detail.starts_with("two-proportion z"));
+    }
+
+    #[test]
+    fn timing_claims_drop_busy_cells_and_flag_unrecorded_load() {
+        let mut c = claim(&[&["a"], &["b"]], ClaimTest::Order);
+        c.timing = true;
+        let mut p: Vec<Point> = (0..3).map(|s| pt("a", s, 1.0 + 0.01 * s as f64)).collect();
+        p.extend((0..3).map(|s| pt("b", s, 5.0 + 0.02 * s as f64)));
+        let v = run(&c, p.clone());
+        assert_eq!(v.word, "holds (timings unverified)");
+        for x in &mut p {
+            x.quiet = Some(true);
+        }
+        p[0].quiet = Some(false);
+        let v = run(&c, p);
+        assert_eq!(v.word, "holds");
+        assert!(v.remarks[0].starts_with("1 of 6 cells"));
+        // a now has seeds 1, 2 and b 0, 1, 2: Welch.
+        assert!(v.comparisons[0].detail.starts_with("Welch"));
+    }
+}

@@ -19,6 +19,8 @@ pub fn write_report(root: &Path, kinds: &Kinds) -> Result<usize, AppError> {
     // GitHub's heading anchors: lower case, punctuation other than `-` and `_` dropped, spaces to `-`;
     // a repeated anchor gets `-1`, `-2`, … in order of appearance.
     let mut seen_anchors: std::collections::HashMap<String, usize> = Default::default();
+    // (paper, experiment, claim, verdict) for the summary by paper.
+    let mut verdicts: Vec<(String, String, String, String)> = Vec::new();
     for (_, folder) in experiment_folders(root)? {
         let spec = match folder.spec(kinds) {
             Ok(s) => s,
@@ -36,6 +38,17 @@ pub fn write_report(root: &Path, kinds: &Kinds) -> Result<usize, AppError> {
             continue;
         };
         let summaries = summarize(&spec, &layout, &rows);
+        // The paper: the first title in `*…*` of the experiment's `paper` field.
+        let paper = spec
+            .paper
+            .split('*')
+            .nth(1)
+            .map_or_else(|| spec.paper.clone(), str::to_string);
+        for c in &spec.claims {
+            let v =
+                crate::claims::evaluate(c, &crate::outputs::claim_points(&spec, &layout, &rows, c));
+            verdicts.push((paper.clone(), spec.name.clone(), c.text.clone(), v.word));
+        }
         let anchor = spec
             .title
             .to_lowercase()
@@ -64,10 +77,54 @@ pub fn write_report(root: &Path, kinds: &Kinds) -> Result<usize, AppError> {
          Every number below is computed by this project. The paper's numbers, where shown, are quoted beside \
          ours for comparison only.\n\n`make reproduce` recomputes everything into `reproduced/` and compares it with \
          these numbers; `make verify` re-checks a sample of them in 15 minutes; `rfx run \
-         experiments/<name>.toml` updates one experiment here.\n\n{toc}"
+         experiments/<name>.toml` updates one experiment here.\n\n{}\n{toc}",
+        verdict_summary(&verdicts)
     );
     out.push_str(&body);
     let path = root.join(REPORT_FILE);
     write_atomic(&path, out.as_bytes()).map_err(|e| AppError::io(&path, e))?;
     Ok(count)
+}
+
+/// The verdicts of every claim, counted by paper: one row per paper, one column per verdict.
+fn verdict_summary(verdicts: &[(String, String, String, String)]) -> String {
+    const WORDS: [&str; 6] = [
+        "holds",
+        "holds in part",
+        "within noise",
+        "mixed",
+        "does not hold",
+        "not evaluated",
+    ];
+    let mut papers: Vec<&str> = Vec::new();
+    for (p, ..) in verdicts {
+        if !papers.contains(&p.as_str()) {
+            papers.push(p);
+        }
+    }
+    let mut out = String::from(
+        "## Verdicts by paper\n\nEvery claim of every experiment below, counted by its verdict (a test over seeds \
+         per comparison; suffixes such as \"(timings unverified)\" or \"; factor differs\" are counted under the \
+         verdict they qualify).\n\n| paper | claims | holds | holds in part | within noise | mixed | does not hold \
+         | not evaluated |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    for p in papers {
+        let words: Vec<&str> = verdicts
+            .iter()
+            .filter(|v| v.0 == p)
+            .map(|v| v.3.as_str())
+            .collect();
+        // The verdict without its qualifiers: "holds; factor differs (timings unverified)" counts as "holds".
+        let base = |x: &str| -> String {
+            let x = x.split(';').next().unwrap_or(x);
+            x.split(" (").next().unwrap_or(x).to_string()
+        };
+        let count = |w: &str| words.iter().filter(|x| base(x) == w).count();
+        let _ = write!(out, "| *{p}* | {} |", words.len());
+        for w in WORDS {
+            let _ = write!(out, " {} |", count(w));
+        }
+        out.push('\n');
+    }
+    out
 }

@@ -17,6 +17,8 @@ use crate::spec::PlotSpec;
 pub struct Curve {
     /// Legend label.
     pub label: String,
+    /// The series value behind the label (e.g. the method name), which picks the colour ([`series_colors`]).
+    pub key: String,
     /// Points sorted by x.
     pub points: Vec<(f64, f64, f64)>,
 }
@@ -56,15 +58,19 @@ pub fn panels(
             .map(|v| spec.label(&v.to_string()))
             .collect::<Vec<_>>()
             .join(", ");
-        let series = spec
+        let raw = spec
             .series
             .as_ref()
             .and_then(|p| s.get(p))
-            .map(|v| spec.label(&v.to_string()));
-        let series = match (series, metrics.len() > 1) {
-            (Some(v), true) => format!("{v}, {}", spec.label(name)),
-            (Some(v), false) => v,
-            (None, _) => spec.label(name),
+            .map(|v| v.to_string());
+        let series = raw.as_ref().map(|v| spec.label(v));
+        let (series, key) = match (series, metrics.len() > 1) {
+            (Some(v), true) => (
+                format!("{v}, {}", spec.label(name)),
+                format!("{}, {name}", raw.unwrap_or_default()),
+            ),
+            (Some(v), false) => (v, raw.unwrap_or_default()),
+            (None, _) => (spec.label(name), name.to_string()),
         };
         let x = match x_metric {
             Some(j) => Some(s.mean[j]).filter(|v| v.is_finite()),
@@ -92,6 +98,7 @@ pub fn panels(
             None => {
                 p.curves.push(Curve {
                     label: series,
+                    key,
                     points: Vec::new(),
                 });
                 p.curves.last_mut().expect("just pushed")
@@ -103,9 +110,11 @@ pub fn panels(
     // has the same colour (its index) in every panel and the legend panel names all of them, even when a
     // panel lacks some (e.g. a partial run): a missing series is an empty curve, drawn in the legend only.
     let mut order: Vec<String> = Vec::new();
+    let mut keys: std::collections::HashMap<String, String> = Default::default();
     for c in out.iter().flat_map(|p| &p.curves) {
         if !order.contains(&c.label) {
             order.push(c.label.clone());
+            keys.insert(c.label.clone(), c.key.clone());
         }
     }
     for p in &mut out {
@@ -121,6 +130,7 @@ pub fn panels(
                     }
                     None => Curve {
                         label: label.clone(),
+                        key: keys.get(label).cloned().unwrap_or_default(),
                         points: Vec::new(),
                     },
                 },
@@ -143,19 +153,100 @@ fn register_fonts() {
     });
 }
 
-const COLORS: [RGBColor; 12] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(23, 190, 207),
-    RGBColor(188, 189, 34),
-    RGBColor(127, 127, 127),
-    RGBColor(0, 0, 0),
-    RGBColor(120, 60, 180),
+/// The colours of a figure's series, in the curves' order: a method keeps its colour in every figure of the
+/// report (a fixed colour per method of the project, by family), other series take a stable colour from a hash
+/// of their name; a colour already taken in the figure passes to the next free one of the palette.
+pub fn series_colors(curves: &[Curve]) -> Vec<RGBColor> {
+    let mut taken: Vec<RGBColor> = Vec::new();
+    for c in curves {
+        let named = METHOD_COLORS
+            .iter()
+            .find(|(k, _)| *k == c.key)
+            .map(|(_, i)| PALETTE[*i]);
+        let start = match named {
+            Some(col) => PALETTE.iter().position(|p| *p == col).unwrap_or(0),
+            // FNV-1a: stable across runs and platforms
+            None => {
+                let h = c.key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+                    (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+                });
+                (h % PALETTE.len() as u64) as usize
+            }
+        };
+        let col = (0..PALETTE.len())
+            .map(|k| PALETTE[(start + k) % PALETTE.len()])
+            .find(|col| !taken.contains(col))
+            .unwrap_or(PALETTE[start]);
+        taken.push(col);
+    }
+    taken
+}
+
+/// Distinct colours (Tableau 20 order: strong then light, plus black and dark grey).
+const PALETTE: [RGBColor; 22] = [
+    RGBColor(31, 119, 180),  // 0 blue
+    RGBColor(255, 127, 14),  // 1 orange
+    RGBColor(44, 160, 44),   // 2 green
+    RGBColor(214, 39, 40),   // 3 red
+    RGBColor(148, 103, 189), // 4 purple
+    RGBColor(140, 86, 75),   // 5 brown
+    RGBColor(227, 119, 194), // 6 pink
+    RGBColor(127, 127, 127), // 7 grey
+    RGBColor(188, 189, 34),  // 8 olive
+    RGBColor(23, 190, 207),  // 9 cyan
+    RGBColor(0, 0, 0),       // 10 black
+    RGBColor(174, 199, 232), // 11 light blue
+    RGBColor(255, 187, 120), // 12 light orange
+    RGBColor(152, 223, 138), // 13 light green
+    RGBColor(255, 152, 150), // 14 light red
+    RGBColor(197, 176, 213), // 15 light purple
+    RGBColor(196, 156, 148), // 16 light brown
+    RGBColor(247, 182, 210), // 17 light pink
+    RGBColor(80, 80, 80),    // 18 dark grey
+    RGBColor(219, 219, 141), // 19 light olive
+    RGBColor(158, 218, 229), // 20 light cyan
+    RGBColor(120, 60, 180),  // 21 violet
+];
+
+/// The project's methods and their palette index: RFF-family blue/orange, QMC/SSF green/red, exact kernels
+/// black, Nyström dark grey, the papers' proposals purple/red, baselines olive/brown/grey.
+const METHOD_COLORS: [(&str, usize); 36] = [
+    ("rff", 0),
+    ("orf", 1),
+    ("sorf", 12),
+    ("rom", 5),
+    ("fastfood", 6),
+    ("qmc", 2),
+    ("ssf", 3),
+    ("gq", 8),
+    ("ls-rff", 9),
+    ("nystrom", 18),
+    ("exact", 10),
+    ("exact(kernel=gaussian)", 7),
+    ("exact(bias=1)", 16),
+    ("gegenbauer", 4),
+    ("maclaurin", 7),
+    ("polysketch", 13),
+    ("ts", 13),
+    ("trp", 15),
+    ("rm", 7),
+    ("ntk-rf", 3),
+    ("ntk-rf(sampler=gs)", 14),
+    ("ntk-rf(sketch=tensorsrht)", 9),
+    ("ntk-rf-srht", 9),
+    ("ntk-rf(bias=1)", 17),
+    ("ntk-sketch", 1),
+    ("cntksketch", 1),
+    ("grad-rf", 8),
+    ("naive-rf", 5),
+    ("relu", 0),
+    ("lp-rff-8", 0),
+    ("lp-rff-1", 5),
+    ("trf-0.1", 2),
+    ("trf-0.3", 13),
+    ("trf-0.5", 3),
+    ("trf-0.7", 6),
+    ("trf-0.9", 4),
 ];
 
 /// Width in pixels of one panel, of a figure-wide legend column per character of its longest label, and of a
@@ -310,8 +401,8 @@ fn draw_legend_column<DB: DrawingBackend>(
     let Some(first) = panels.first() else {
         return Ok(());
     };
-    for (i, c) in first.curves.iter().enumerate() {
-        let color = COLORS[i % COLORS.len()];
+    let colors = series_colors(&first.curves);
+    for (i, (c, &color)) in first.curves.iter().zip(&colors).enumerate() {
         let y = 60 + 24 * i as i32;
         area.draw(&PathElement::new(
             vec![(12, y), (42, y)],
@@ -443,7 +534,9 @@ fn sci(v: f64) -> String {
         let s = format!("{v:.3}");
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
-        format!("{v:.0e}")
+        // two significant digits, so that 2.5·10⁵ is not labelled "2e5" beside a true 2·10⁵
+        let s = format!("{v:.1e}");
+        s.replace(".0e", "e")
     }
 }
 
@@ -485,8 +578,8 @@ where
         .max_light_lines(3)
         .draw()
         .map_err(err)?;
-    for (i, c) in panel.curves.iter().enumerate() {
-        let color = COLORS[i % COLORS.len()];
+    let colors = series_colors(&panel.curves);
+    for (c, &color) in panel.curves.iter().zip(&colors) {
         let style = ShapeStyle::from(&color).stroke_width(2);
         let keep =
             |&&(x, m, _): &&(f64, f64, f64)| (!spec.log_x || x > 0.0) && (!spec.log_y || m > 0.0);
@@ -539,6 +632,38 @@ where
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_method_keeps_its_colour_across_figures_and_colours_are_distinct() {
+        let curve = |k: &str| Curve {
+            label: format!("label of {k}"),
+            key: k.into(),
+            points: Vec::new(),
+        };
+        let a = series_colors(&[curve("rff"), curve("ntk-rf"), curve("exact")]);
+        let b = series_colors(&[curve("exact"), curve("gegenbauer"), curve("rff")]);
+        assert_eq!(a[0], b[2]);
+        assert_eq!(a[2], b[0]);
+        // unknown names: stable, and never a colour already taken in the figure
+        let names: Vec<Curve> = (0..PALETTE.len())
+            .map(|i| curve(&format!("s{i}")))
+            .collect();
+        let c = series_colors(&names);
+        for (i, x) in c.iter().enumerate() {
+            assert!(!c[..i].contains(x), "colour {i} repeats");
+        }
+        assert_eq!(c, series_colors(&names));
+        // methods sharing a palette slot (maclaurin and rm) in one figure still differ
+        let d = series_colors(&[curve("maclaurin"), curve("rm")]);
+        assert_ne!(d[0], d[1]);
+    }
+
+    #[test]
+    fn tick_labels_keep_two_significant_digits() {
+        assert_eq!(super::sci(2.5e5), "2.5e5");
+        assert_eq!(super::sci(2e5), "2e5");
+        assert_eq!(super::sci(1234.0), "1234");
+    }
+
     use super::*;
     use crate::config::Value;
 

@@ -102,6 +102,22 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Expected wall time of experiments on N single-threaded workers, from the cell times recorded by an
+    /// earlier run (longest cells first, each to the least-loaded worker: the partition `--shard` uses).
+    Plan {
+        /// Experiment files (TOML).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Worker counts to plan for.
+        #[arg(long, value_delimiter = ',', default_value = "1,8,128")]
+        workers: Vec<usize>,
+        /// Results root whose recorded cell times are used (cells without one cost the recorded median).
+        #[arg(long, default_value = "results")]
+        times_from: PathBuf,
+        /// Plan the [quick] version.
+        #[arg(long)]
+        quick: bool,
+    },
     /// Check experiment files without running them.
     Validate {
         /// Experiment files (TOML).
@@ -427,6 +443,25 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             }
             Ok(())
         }
+        Command::Plan {
+            files,
+            workers,
+            times_from,
+            quick,
+        } => {
+            if workers.contains(&0) {
+                return Err(AppError::usage(
+                    "--workers: counts must be at least 1, e.g. --workers 1,8,128",
+                ));
+            }
+            plan(
+                &experiment_files(files),
+                &workers,
+                &times_from,
+                quick,
+                &kinds,
+            )
+        }
         Command::Validate { files, quick } => {
             for f in &experiment_files(files) {
                 let spec = Spec::load(f, quick, &kinds)?;
@@ -683,6 +718,67 @@ fn list(dir: &Path, kinds: &Kinds) -> Result<(), AppError> {
         for p in k.sweep_params() {
             println!("      sweep.{:<12} {}", p.name, p.allowed);
         }
+    }
+    Ok(())
+}
+
+/// `rfx plan`: one line per experiment and one for all of them pooled (every cell of every experiment shared
+/// among the workers).
+fn plan(
+    files: &[PathBuf],
+    workers: &[usize],
+    times_from: &Path,
+    quick: bool,
+    kinds: &rfx_harness::Kinds,
+) -> Result<(), AppError> {
+    use rfx_harness::plan::{human, Plan};
+    let mut plans = Vec::new();
+    for f in files {
+        let spec = Spec::load(f, quick, kinds)?;
+        if plans.iter().any(|p: &Plan| p.name == spec.name) {
+            continue; // the same experiment named twice (e.g. by two globs)
+        }
+        let times = rfx_harness::verify::recorded_times(&spec, times_from, kinds);
+        let keys = spec.cells().iter().map(|c| c.key()).collect();
+        plans.push(Plan::new(&spec.name, keys, times.as_ref()));
+    }
+    let head: Vec<String> = workers.iter().map(|n| format!("N = {n}")).collect();
+    println!(
+        "| experiment | cells | times recorded | cell time | longest cell | {} |",
+        head.join(" | ")
+    );
+    println!("|---|---|---|---|---|{}", "---|".repeat(workers.len()));
+    let row = |p: &Plan| {
+        let walls: Vec<String> = workers.iter().map(|&n| human(p.wall(n))).collect();
+        println!(
+            "| {} | {} | {} | {} | {} | {} |",
+            p.name,
+            p.cells,
+            p.recorded,
+            human(p.total()),
+            human(p.longest()),
+            walls.join(" | ")
+        );
+    };
+    for p in &plans {
+        row(p);
+    }
+    if plans.len() > 1 {
+        let pooled = Plan {
+            name: "all, pooled".into(),
+            cells: plans.iter().map(|p| p.cells).sum(),
+            recorded: plans.iter().map(|p| p.recorded).sum(),
+            jobs: plans
+                .iter()
+                .flat_map(|p| {
+                    p.jobs.iter().map(|j| rfx_harness::plan::Job {
+                        key: format!("{}/{}", p.name, j.key),
+                        cost: j.cost,
+                    })
+                })
+                .collect(),
+        };
+        row(&pooled);
     }
     Ok(())
 }

@@ -1010,3 +1010,39 @@ fn status_and_validate_skip_the_cargo_manifest_of_an_experiments_glob() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("[experiment]"));
 }
+
+#[test]
+fn plan_uses_the_recorded_cell_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), "st.toml", SELFTEST);
+    let out = dir.path().join("out");
+    // Without recorded times every cell costs 1 s: 24 cells on 8 workers take 3 s.
+    let o = run(&[
+        "plan",
+        f.to_str().unwrap(),
+        "--workers",
+        "1,8",
+        "--times-from",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        text.contains("| st | 24 | 0 | 24 s | 1 s | 24 s | 3 s |"),
+        "{text}"
+    );
+    // After a run, its times are used (24 recorded).
+    let o = run(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run(&[
+        "plan",
+        f.to_str().unwrap(),
+        "--workers",
+        "2",
+        "--times-from",
+        out.to_str().unwrap(),
+    ]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("| st | 24 | 24 |"));
+    let o = run(&["plan", f.to_str().unwrap(), "--workers", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+}

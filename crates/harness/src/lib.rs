@@ -76,6 +76,7 @@ pub mod folder;
 pub mod io;
 pub mod kind;
 pub mod outputs;
+pub mod plan;
 pub mod plot;
 pub mod report;
 pub mod results;

@@ -70,6 +70,7 @@
 
 pub mod compare;
 pub mod config;
+pub mod coverage;
 pub mod error;
 pub mod folder;
 pub mod io;

@@ -513,6 +513,7 @@ pub fn paper_values_markdown(
     layout: &Layout,
     summaries: &[Summary],
 ) -> String {
+    let text = |t: &str| t.replace('|', "\\|").replace('\n', " ");
     let row = |pv: &PaperValue| -> [String; 5] {
         let cell: Vec<String> = pv.cell.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let ours = ours_for(pv, layout, summaries);
@@ -522,7 +523,7 @@ pub fn paper_values_markdown(
             None => "(-)".into(),
         };
         let ratio = match (ours, &pv.differs) {
-            (_, Some(why)) if !pv.same_task => format!("no ratio: not our task — {why}"),
+            (_, Some(why)) if !pv.same_task => format!("no ratio: not our task — {}", text(why)),
             (Some((m, _, _)), _) => format!("{:.3}", m / pv.value),
             (None, _) => "(-)".into(),
         };
@@ -550,7 +551,7 @@ pub fn paper_values_markdown(
             let _ = writeln!(
                 out,
                 "| {cell} | {metric} | {value} | {ours} | {ratio} | {} |",
-                pv.reference.as_deref().unwrap_or_default()
+                text(pv.reference.as_deref().unwrap_or_default())
             );
         }
         let _ = writeln!(
@@ -574,7 +575,7 @@ pub fn paper_values_markdown(
             let _ = writeln!(
                 out,
                 "| {cell} | {metric} | {value} | {ours} | {ratio} | {} |",
-                pv.provenance()
+                text(&pv.provenance())
             );
         }
         out.push('\n');

@@ -944,10 +944,20 @@ fn read_paper_value(
     let value = s
         .opt_float("value", f64::MIN, f64::MAX)?
         .ok_or_else(|| s.error("value", "missing required key (a number)"))?;
-    let source = match s.opt_choice("source", &PAPER_SOURCES)?.as_deref() {
+    let source = match s.opt_str("source")?.as_deref() {
         Some("paper") => PaperSource::Paper,
         Some("authors-code") => PaperSource::AuthorsCode,
-        Some(_) => PaperSource::Derived,
+        Some("derived") => PaperSource::Derived,
+        Some(other) => {
+            return Err(s.error(
+                "source",
+                format!(
+                    "unknown value \"{other}\"; allowed: {} (a free-text source, as files before issue 25 \
+                     wrote it, goes to `ref`, with `same_task` added)",
+                    PAPER_SOURCES.join(", ")
+                ),
+            ))
+        }
         None => {
             return Err(s.error(
                 "source",

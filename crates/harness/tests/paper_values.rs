@@ -173,7 +173,8 @@ fn missing_or_unknown_keys_name_file_line_key_and_allowed_values() {
     let line = line_of(&b, "source = \"notes\"");
     assert!(
         e.starts_with(&format!("inv.toml:{line}: `paper_value[0].source`"))
-            && e.contains("unknown value \"notes\"; allowed: paper, authors-code, derived"),
+            && e.contains("unknown value \"notes\"; allowed: paper, authors-code, derived")
+            && e.contains("goes to `ref`"),
         "{e}"
     );
     // paper without ref.
@@ -272,7 +273,7 @@ value = 0.4
 source = "derived"
 how = "our own re-implementation"
 same_task = false
-differs = "another test set"
+differs = "another test set | n"
 "#;
     let spec = parse(blocks).expect("valid");
     let layout = Layout::of(&spec);
@@ -331,8 +332,8 @@ fn the_paper_column_holds_only_the_papers_numbers_and_ratios_only_on_the_same_ta
     );
     assert!(
         others.contains(
-            "| n=5 | err | 4.0000e-1 | 2.0000e-1 | no ratio: not our task — another test set | derived: our own \
-             re-implementation |"
+            "| n=5 | err | 4.0000e-1 | 2.0000e-1 | no ratio: not our task — another test set \\| n | derived: our \
+             own re-implementation |"
         ),
         "{others}"
     );

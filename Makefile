@@ -7,9 +7,10 @@
 #   make test        fmt check, clippy -D warnings, rustdoc -D warnings, all tests, a quick end-to-end run
 SHELL := /bin/bash
 CARGO ?= cargo
-# Every experiment (experiments/Cargo.toml is the binary's manifest, not an experiment). A subset by name:
+# Every experiment (experiments/Cargo.toml is the binary's manifest and experiments/papers.toml the coverage
+# data file, not experiments). A subset by name:
 # make reproduce EXPERIMENTS="gegenbauer-vs-taylor gaussian-krr".
-ALL_EXPERIMENTS := $(sort $(basename $(notdir $(filter-out experiments/Cargo.toml,$(wildcard experiments/*.toml)))))
+ALL_EXPERIMENTS := $(sort $(basename $(notdir $(filter-out experiments/Cargo.toml experiments/papers.toml,$(wildcard experiments/*.toml)))))
 EXPERIMENTS ?= $(ALL_EXPERIMENTS)
 EXPERIMENT_FILES := $(addprefix experiments/,$(addsuffix .toml,$(EXPERIMENTS)))
 # Where `make reproduce` writes (never results/, which holds the committed numbers).

@@ -153,11 +153,15 @@ enum Command {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
-    /// Rebuild the report README.md from every experiment under the results root.
+    /// Rebuild the report README.md from every experiment under the results root (nothing is computed).
     Report {
         /// Results root.
         #[arg(long, default_value = "results")]
         root: PathBuf,
+        /// The papers' figures and tables with their status, rendered as the coverage table at the top
+        /// (skipped when the default file does not exist).
+        #[arg(long, default_value = PAPERS_FILE)]
+        papers: PathBuf,
     },
     /// List every feature map and exact kernel with parameters, defaults, ranges and papers.
     Methods {
@@ -290,20 +294,45 @@ fn results_root(out: Option<PathBuf>, quick: bool) -> PathBuf {
     out.unwrap_or_else(|| PathBuf::from(if quick { "results/quick" } else { "results" }))
 }
 
+/// The coverage data file (`rfx_harness::coverage`): every figure and table of the five papers.
+const PAPERS_FILE: &str = "experiments/papers.toml";
+
+/// The coverage data file for the report: `papers` when it exists; the default path may be absent (run
+/// outside the workspace), any other path must exist.
+fn papers_file(papers: &Path) -> Result<Option<&Path>, AppError> {
+    if papers.is_file() {
+        Ok(Some(papers))
+    } else if papers == Path::new(PAPERS_FILE) {
+        Ok(None)
+    } else {
+        Err(AppError::usage(format!(
+            "{}: no such coverage file",
+            papers.display()
+        )))
+    }
+}
+
 /// The experiment files among `files`: a `Cargo.toml` (the binary's manifest sits in `experiments/`, so
-/// `experiments/*.toml` names it) is skipped with a note on stderr instead of failing the whole command.
+/// `experiments/*.toml` names it) and the coverage data file `papers.toml` are skipped with a note on stderr
+/// instead of failing the whole command.
 fn experiment_files(files: Vec<PathBuf>) -> Vec<PathBuf> {
     files
         .into_iter()
         .filter(|f| {
             let cargo = is_cargo_manifest(f);
-            if cargo {
+            let papers = f.file_name().is_some_and(|n| n == "papers.toml");
+            if cargo || papers {
                 eprintln!(
-                    "{}: skipped (a Cargo manifest, not an experiment file)",
-                    f.display()
+                    "{}: skipped ({}, not an experiment file)",
+                    f.display(),
+                    if cargo {
+                        "a Cargo manifest"
+                    } else {
+                        "the coverage data file"
+                    }
                 );
             }
-            !cargo
+            !(cargo || papers)
         })
         .collect()
 }
@@ -388,7 +417,8 @@ fn execute(cli: Cli) -> Result<(), AppError> {
                     );
                 }
             }
-            let n = rfx_harness::report::write_report(&root, &kinds)?;
+            let papers = papers_file(Path::new(PAPERS_FILE))?;
+            let n = rfx_harness::report::write_report(&root, &kinds, papers)?;
             println!(
                 "report: {} ({n} experiments)",
                 root.join(REPORT_FILE).display()
@@ -489,8 +519,8 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             list,
             dir,
         } => fetch(names, all, list, dir),
-        Command::Report { root } => {
-            let n = rfx_harness::report::write_report(&root, &kinds)?;
+        Command::Report { root, papers } => {
+            let n = rfx_harness::report::write_report(&root, &kinds, papers_file(&papers)?)?;
             println!("{}: {n} experiments", root.join(REPORT_FILE).display());
             Ok(())
         }

@@ -71,6 +71,7 @@
 pub mod claims;
 pub mod compare;
 pub mod config;
+pub mod coverage;
 pub mod error;
 pub mod folder;
 pub mod io;

@@ -12,7 +12,9 @@ use crate::folder::{manifest_cells_computed, ResultsFolder};
 use crate::io::write_atomic;
 use crate::kind::Kinds;
 use crate::results::{cells_present, summarize, summary_csv, Layout, Row, Summary};
-use crate::spec::{BestTableSpec, Better, NumFormat, PaperValue, ScoreTableSpec, Spec, TableSpec};
+use crate::spec::{
+    BestTableSpec, Better, NumFormat, PaperSource, PaperValue, ScoreTableSpec, Spec, TableSpec,
+};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// Writes summary.csv, `<name>.png`/`.svg` (or one pair per value of `plot.figures`), table.md and report.md
@@ -156,15 +158,17 @@ fn metric_index(layout: &Layout, name: &str) -> usize {
     layout.metrics.iter().position(|m| m == name).unwrap_or(0)
 }
 
-/// The paper's value for a table cell: a `[[paper_value]]` of metric `metric` whose every parameter is among
-/// `cell` (the row's and column's parameter values) with the same value.
+/// The paper's value for a table cell: a `[[paper_value]]` with `source = "paper"` of metric `metric` whose
+/// every parameter is among `cell` (the row's and column's parameter values) with the same value. Numbers from
+/// the authors' code or derived by us are never shown as the paper's.
 fn paper_for<'p>(
     paper: &'p [PaperValue],
     metric: &str,
     cell: &[(&String, &Value)],
 ) -> Option<&'p PaperValue> {
     paper.iter().find(|pv| {
-        pv.metric == metric
+        pv.source == PaperSource::Paper
+            && pv.metric == metric
             && !pv.cell.is_empty()
             && pv
                 .cell
@@ -211,6 +215,7 @@ pub fn table_markdown(
         .collect();
     let _ = writeln!(out, "| {} |", head.join(" | "));
     let _ = writeln!(out, "|{}", "---|".repeat(head.len()));
+    let mut other_task = false;
     for r in &rows {
         let mut fields: Vec<String> = r.iter().map(|v| v.to_string()).collect();
         let mut any = false;
@@ -243,7 +248,9 @@ pub fn table_markdown(
                     .collect();
                 if let Some(pv) = paper_for(paper, &t.value, &at) {
                     if let Some(last) = fields.last_mut() {
-                        let _ = write!(last, " [{}]", fmt_num(pv.value, t.format));
+                        let mark = if pv.same_task { "" } else { "†" };
+                        let _ = write!(last, " [{}{mark}]", fmt_num(pv.value, t.format));
+                        other_task |= !pv.same_task;
                     }
                 }
             }
@@ -263,6 +270,13 @@ pub fn table_markdown(
             ""
         }
     );
+    if other_task {
+        let _ = writeln!(
+            out,
+            "\n† measured by the paper on a task other than ours (other data or sizes): shown for orientation, \
+             not comparable; see \"The paper's numbers beside ours\"."
+        );
+    }
     out
 }
 
@@ -388,41 +402,102 @@ pub fn section(
             .collect();
         out.push_str(&claims::claims_markdown(&verdicts));
     }
-    if !spec.paper_values.is_empty() {
-        let _ = writeln!(out, "### The paper's numbers beside ours\n\n| cell | metric | paper | ours | ours / paper | source |\n|---|---|---|---|---|---|");
-        for pv in &spec.paper_values {
-            let mi = metric_index(layout, &pv.metric);
-            let ours = summaries
-                .iter()
-                .find(|s| pv.cell.iter().all(|(k, v)| s.get(k) == Some(v)))
-                .map(|s| (s.mean[mi], s.std[mi], s.n));
-            let cell: Vec<String> = pv.cell.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            let (ours_s, ratio) = match ours {
-                Some((m, sd, n)) if m.is_finite() => (
-                    if n > 1 {
-                        format!("{m:.4e} ± {sd:.1e}")
-                    } else {
-                        format!("{m:.4e}")
-                    },
-                    format!("{:.3}", m / pv.value),
-                ),
-                _ => ("(-)".into(), "(-)".into()),
-            };
+    out.push_str(&paper_values_markdown(
+        &spec.paper_values,
+        layout,
+        summaries,
+    ));
+    if !spec.notes.is_empty() {
+        let _ = writeln!(out, "### Notes\n\n{}\n", spec.notes.trim());
+    }
+    out
+}
+
+/// Ours for a `[[paper_value]]`: (mean, std, seeds) of its metric in the first summary matching its cell.
+fn ours_for(pv: &PaperValue, layout: &Layout, summaries: &[Summary]) -> Option<(f64, f64, usize)> {
+    let mi = metric_index(layout, &pv.metric);
+    summaries
+        .iter()
+        .find(|s| pv.cell.iter().all(|(k, v)| s.get(k) == Some(v)))
+        .map(|s| (s.mean[mi], s.std[mi], s.n))
+        .filter(|(m, _, _)| m.is_finite())
+}
+
+/// The report's comparison with published numbers: "The paper's numbers beside ours" (only `source =
+/// "paper"`), then "Other reference numbers" (the authors' code, or derived), each with its source. The
+/// ratio ours / reference is given only where the number was measured on our task (`same_task`); otherwise
+/// the cell says why not. Empty when there are no `[[paper_value]]`s.
+pub fn paper_values_markdown(
+    paper: &[PaperValue],
+    layout: &Layout,
+    summaries: &[Summary],
+) -> String {
+    let text = |t: &str| t.replace('|', "\\|").replace('\n', " ");
+    let row = |pv: &PaperValue| -> [String; 5] {
+        let cell: Vec<String> = pv.cell.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let ours = ours_for(pv, layout, summaries);
+        let ours_s = match ours {
+            Some((m, sd, n)) if n > 1 => format!("{m:.4e} ± {sd:.1e}"),
+            Some((m, _, _)) => format!("{m:.4e}"),
+            None => "(-)".into(),
+        };
+        let ratio = match (ours, &pv.differs) {
+            (_, Some(why)) if !pv.same_task => format!("no ratio: not our task — {}", text(why)),
+            (Some((m, _, _)), _) => format!("{:.3}", m / pv.value),
+            (None, _) => "(-)".into(),
+        };
+        [
+            cell.join(", "),
+            pv.metric.clone(),
+            format!("{:.4e}", pv.value),
+            ours_s,
+            ratio,
+        ]
+    };
+    let mut out = String::new();
+    let published: Vec<&PaperValue> = paper
+        .iter()
+        .filter(|pv| pv.source == PaperSource::Paper)
+        .collect();
+    if !published.is_empty() {
+        let _ = writeln!(
+            out,
+            "### The paper's numbers beside ours\n\n| cell | metric | paper | ours | ours / paper | where in the paper |\n\
+             |---|---|---|---|---|---|"
+        );
+        for pv in published {
+            let [cell, metric, value, ours, ratio] = row(pv);
             let _ = writeln!(
                 out,
-                "| {} | {} | {:.4e} | {} | {} | {} |",
-                cell.join(", "),
-                pv.metric,
-                pv.value,
-                ours_s,
-                ratio,
-                pv.source
+                "| {cell} | {metric} | {value} | {ours} | {ratio} | {} |",
+                text(pv.reference.as_deref().unwrap_or_default())
+            );
+        }
+        let _ = writeln!(
+            out,
+            "\nOnly numbers printed in the paper (a table, the text, or read off a figure). The ratio is given \
+             where the paper measured the same task as our cell (data set, n, m, test set).\n"
+        );
+    }
+    let others: Vec<&PaperValue> = paper
+        .iter()
+        .filter(|pv| pv.source != PaperSource::Paper)
+        .collect();
+    if !others.is_empty() {
+        let _ = writeln!(
+            out,
+            "### Other reference numbers (not printed in the paper)\n\n| cell | metric | reference | ours | ours / \
+             reference | source |\n|---|---|---|---|---|---|"
+        );
+        for pv in others {
+            let [cell, metric, value, ours, ratio] = row(pv);
+            let _ = writeln!(
+                out,
+                "| {cell} | {metric} | {value} | {ours} | {ratio} | {} |",
+                text(&pv.provenance())
             );
         }
         out.push('\n');
-    }
-    if !spec.notes.is_empty() {
-        let _ = writeln!(out, "### Notes\n\n{}\n", spec.notes.trim());
     }
     out
 }

@@ -1,24 +1,30 @@
-//! `results/README.md`: one section per experiment found under the results root, rebuilt from each
-//! experiment's `config.toml` and `cells.csv` (so it is never stale with respect to the CSVs).
+//! `results/README.md`: the coverage table of the papers (when a data file for it is given, [`crate::coverage`]),
+//! then one section per experiment found under the results root, rebuilt from each experiment's `config.toml`
+//! and `cells.csv` (so it is never stale with respect to the CSVs).
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use crate::coverage::Papers;
 use crate::error::AppError;
 use crate::folder::{experiment_folders, REPORT_FILE};
 use crate::io::write_atomic;
 use crate::kind::Kinds;
 use crate::results::{summarize, Layout};
 
-/// Rebuilds `<root>/README.md` from every experiment folder under `root` (their kinds among `kinds`);
-/// returns the number of experiments in it.
-pub fn write_report(root: &Path, kinds: &Kinds) -> Result<usize, AppError> {
+/// Rebuilds `<root>/README.md` from every experiment folder under `root` (their kinds among `kinds`), with the
+/// coverage table of `papers` (the data file of [`crate::coverage`]) at the top when given; returns the number
+/// of experiments in it. Nothing is computed.
+pub fn write_report(root: &Path, kinds: &Kinds, papers: Option<&Path>) -> Result<usize, AppError> {
+    let coverage = papers.map(Papers::read).transpose()?;
+    let mut anchors: HashMap<String, String> = HashMap::new();
     let mut body = String::new();
     let mut toc = String::new();
     let mut count = 0;
     // GitHub's heading anchors: lower case, punctuation other than `-` and `_` dropped, spaces to `-`;
     // a repeated anchor gets `-1`, `-2`, … in order of appearance.
-    let mut seen_anchors: std::collections::HashMap<String, usize> = Default::default();
+    let mut seen_anchors: HashMap<String, usize> = HashMap::new();
     // (paper, experiment, claim, verdict) for the summary by paper.
     let mut verdicts: Vec<(String, String, String, String)> = Vec::new();
     for (_, folder) in experiment_folders(root)? {
@@ -63,6 +69,7 @@ pub fn write_report(root: &Path, kinds: &Kinds) -> Result<usize, AppError> {
             k => format!("{anchor}-{k}"),
         };
         *repeats += 1;
+        anchors.insert(spec.name.clone(), anchor.clone());
         let _ = writeln!(toc, "- [{}](#{anchor}) — `{}`", spec.title, spec.name);
         body.push_str(&crate::outputs::section(
             &spec, &layout, &summaries, &rows, &folder,
@@ -77,9 +84,13 @@ pub fn write_report(root: &Path, kinds: &Kinds) -> Result<usize, AppError> {
          Every number below is computed by this project. The paper's numbers, where shown, are quoted beside \
          ours for comparison only.\n\n`make reproduce` recomputes everything into `reproduced/` and compares it with \
          these numbers; `make verify` re-checks a sample of them in 15 minutes; `rfx run \
-         experiments/<name>.toml` updates one experiment here.\n\n{}\n{toc}",
-        verdict_summary(&verdicts)
+         experiments/<name>.toml` updates one experiment here.\n"
     );
+    if let Some(c) = &coverage {
+        out.push_str(&c.markdown(&anchors));
+    }
+    out.push_str(&verdict_summary(&verdicts));
+    let _ = writeln!(out, "\n## Experiments\n\n{toc}");
     out.push_str(&body);
     let path = root.join(REPORT_FILE);
     write_atomic(&path, out.as_bytes()).map_err(|e| AppError::io(&path, e))?;

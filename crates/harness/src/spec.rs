@@ -197,7 +197,38 @@ pub struct ScoreTableSpec {
     pub metric: String,
 }
 
-/// `[[paper_value]]`: a number the paper reports, shown beside ours (never used as ours).
+/// Where a [`PaperValue`] comes from (`source`): only [`PaperSource::Paper`] numbers are shown as the paper's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PaperSource {
+    /// Printed in the paper (a table, the text, or read off a figure: `ref` says which).
+    Paper,
+    /// From the authors' code or notebook output (`ref` names the repository, notebook or file).
+    AuthorsCode,
+    /// Computed by us or by an independent re-implementation (`how` says how).
+    Derived,
+}
+
+/// The values of `[[paper_value]] source`, in the order of [`PaperSource`].
+pub const PAPER_SOURCES: [&str; 3] = ["paper", "authors-code", "derived"];
+
+impl PaperSource {
+    /// The word of the TOML file.
+    pub fn word(self) -> &'static str {
+        match self {
+            PaperSource::Paper => PAPER_SOURCES[0],
+            PaperSource::AuthorsCode => PAPER_SOURCES[1],
+            PaperSource::Derived => PAPER_SOURCES[2],
+        }
+    }
+}
+
+/// `[[paper_value]]`: a number to show beside ours (never used as ours), with where it comes from and whether
+/// it was measured on our task.
+///
+/// Keys: `cell`, `metric`, `value`, `source` (one of [`PAPER_SOURCES`]), `ref` (required for `paper` — the
+/// table, figure or section — and `authors-code` — the repository, notebook or file), `how` (required for
+/// `derived`), `same_task` (required: the same data set and sizes n, m and test set as our cell) and
+/// `differs` (required when `same_task = false`: why our task is not the one the number was measured on).
 #[derive(Debug, Clone)]
 pub struct PaperValue {
     /// The cell it corresponds to (a subset of sweep parameters; seeds are averaged).
@@ -206,8 +237,39 @@ pub struct PaperValue {
     pub metric: String,
     /// The reported value.
     pub value: f64,
-    /// Where it comes from (table/figure, or an extraction note).
-    pub source: String,
+    /// Where it comes from.
+    pub source: PaperSource,
+    /// `ref`: the table/figure/section of the paper, or the repository/notebook/file of the authors' code.
+    pub reference: Option<String>,
+    /// `how`: how a derived number was obtained.
+    pub how: Option<String>,
+    /// Whether the number was measured on our cell's task (data set, n, m, test set).
+    pub same_task: bool,
+    /// `differs`: why the task differs (present exactly when `same_task` is false).
+    pub differs: Option<String>,
+}
+
+impl PaperValue {
+    /// Where the number comes from, in words: the source with its `ref` and `how`.
+    pub fn provenance(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(r) = &self.reference {
+            parts.push(r.clone());
+        }
+        if let Some(h) = &self.how {
+            parts.push(h.clone());
+        }
+        let what = match self.source {
+            PaperSource::Paper => "paper",
+            PaperSource::AuthorsCode => "authors' code",
+            PaperSource::Derived => "derived",
+        };
+        if parts.is_empty() {
+            what.to_string()
+        } else {
+            format!("{what}: {}", parts.join("; "))
+        }
+    }
 }
 
 /// A validated experiment.
@@ -792,7 +854,74 @@ fn read_paper_value(
     let value = s
         .opt_float("value", f64::MIN, f64::MAX)?
         .ok_or_else(|| s.error("value", "missing required key (a number)"))?;
-    let source = s.req_str("source")?;
+    let source = match s.opt_str("source")?.as_deref() {
+        Some("paper") => PaperSource::Paper,
+        Some("authors-code") => PaperSource::AuthorsCode,
+        Some("derived") => PaperSource::Derived,
+        Some(other) => {
+            return Err(s.error(
+                "source",
+                format!(
+                    "unknown value \"{other}\"; allowed: {} (a free-text source, as files before issue 25 \
+                     wrote it, goes to `ref`, with `same_task` added)",
+                    PAPER_SOURCES.join(", ")
+                ),
+            ))
+        }
+        None => {
+            return Err(s.error(
+                "source",
+                format!(
+                    "missing required key; allowed: {} (the paper's text, table or figure; the authors' \
+                     code or notebook; computed by us)",
+                    PAPER_SOURCES.join(", ")
+                ),
+            ))
+        }
+    };
+    let reference = s.opt_str("ref")?.filter(|r| !r.trim().is_empty());
+    let how = s.opt_str("how")?.filter(|h| !h.trim().is_empty());
+    match source {
+        PaperSource::Paper if reference.is_none() => {
+            return Err(s.error(
+                "ref",
+                "missing required key for source = \"paper\" (the table, figure or section, e.g. \"Table 1\" \
+                 or \"read off Figure 3\")",
+            ))
+        }
+        PaperSource::AuthorsCode if reference.is_none() => {
+            return Err(s.error(
+                "ref",
+                "missing required key for source = \"authors-code\" (the repository, notebook or file)",
+            ))
+        }
+        PaperSource::Derived if how.is_none() => {
+            return Err(s.error(
+                "how",
+                "missing required key for source = \"derived\" (how the number was obtained)",
+            ))
+        }
+        _ => {}
+    }
+    let same_task = s.opt_bool("same_task")?.ok_or_else(|| {
+        s.error(
+            "same_task",
+            "missing required key (true or false: the same data set and sizes n, m and test set as our cell)",
+        )
+    })?;
+    let differs = s.opt_str("differs")?.filter(|d| !d.trim().is_empty());
+    if !same_task && differs.is_none() {
+        return Err(s.error(
+            "differs",
+            "missing required key for same_task = false (why our task is not the one the number was measured on)",
+        ));
+    }
+    if same_task && differs.is_some() {
+        return Err(s.error(
+            "differs",
+            "given with same_task = true; say how the task differs only with same_task = false",
+        ));
+    }
     let cell = read_filter(s, "cell", params)?
         .into_iter()
         .map(|(k, mut v)| {
@@ -809,5 +938,9 @@ fn read_paper_value(
         metric,
         value,
         source,
+        reference,
+        how,
+        same_task,
+        differs,
     })
 }

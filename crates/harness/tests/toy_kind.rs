@@ -117,7 +117,7 @@ fn a_kind_from_the_caller_runs_under_its_guard_and_resumes() {
     );
     let text = cells_csv(dir.path());
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[0], "n,seed,scaled,guarded,note,time_s,commit");
+    assert_eq!(lines[0], "n,seed,scaled,guarded,note,time_s,commit,load");
     assert_eq!(lines.len(), 7);
     for line in &lines[1..] {
         let f: Vec<&str> = line.split(',').collect();

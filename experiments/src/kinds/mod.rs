@@ -12,6 +12,7 @@ pub mod double_descent;
 pub mod kmeans_table;
 pub mod krr_table;
 pub mod ntk_common;
+pub mod ntk_function;
 pub mod ntk_mse;
 pub mod ridge_classify;
 pub mod selftest;
@@ -34,6 +35,7 @@ pub fn registry() -> Kinds {
         &kmeans_table::KmeansTable,
         &arccos_condition::ArccosCondition,
         &ntk_mse::NtkMse,
+        &ntk_function::NtkFunction,
         &cntk::CntkKind,
         &trf_ridge::TrfRidgeGamma,
         &trf_spectrum::TrfSpectrum,

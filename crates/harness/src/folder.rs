@@ -9,6 +9,9 @@
 //! | `.fingerprint` | run | [`Spec::fingerprint`] of the settings the cells were computed with |
 //! | `config.toml`, `manifest.json` | run | the experiment file as run; the record of the last computing run |
 //! | `summary.csv`, `table.md`, `report.md`, `<stem>.png`/`.svg` | outputs | derived from `cells.csv` |
+//!
+//! A run holds the folder's lock ([`ResultsFolder::lock`]: `flock` on the folder itself, no lock file) from
+//! before it reads the earlier cells until it returns, so two runs never write into one folder.
 
 use std::path::{Path, PathBuf};
 
@@ -190,8 +193,8 @@ impl ResultsFolder {
 
     /// Takes the exclusive lock of the folder (creating the folder), held by a run while it writes there:
     /// a second run into the same folder is refused at once (exit code 2) instead of mixing its cells with
-    /// the first's. The lock is the operating system's advisory lock on the folder itself (`flock`), so it
-    /// ends with the process: a killed run never leaves a stale lock behind.
+    /// the first's. The lock is the operating system's advisory lock on the folder itself (`flock` on Unix;
+    /// other platforms take no lock), so it ends with the process: a killed run never leaves a stale lock.
     pub fn lock(&self) -> Result<FolderLock, AppError> {
         let dir = &self.dir;
         std::fs::create_dir_all(dir).map_err(|e| {
@@ -200,20 +203,20 @@ impl ResultsFolder {
                 dir.display()
             ))
         })?;
-        let file = lock_target(dir).map_err(|e| {
+        let file = std::fs::File::open(dir).map_err(|e| {
             AppError::usage(format!(
                 "{}: cannot open the results folder: {e}",
                 dir.display()
             ))
         })?;
-        match file.try_lock() {
-            Ok(()) => Ok(FolderLock { _file: file }),
-            Err(std::fs::TryLockError::WouldBlock) => Err(AppError::usage(format!(
+        match try_lock(&file) {
+            Ok(true) => Ok(FolderLock { _file: file }),
+            Ok(false) => Err(AppError::usage(format!(
                 "{}: another rfx run is writing into this results folder; wait for it to end, or pass \
                  --out DIR to write elsewhere",
                 dir.display()
             ))),
-            Err(std::fs::TryLockError::Error(e)) => Err(AppError::usage(format!(
+            Err(e) => Err(AppError::usage(format!(
                 "{}: cannot lock the results folder: {e}",
                 dir.display()
             ))),
@@ -264,20 +267,21 @@ pub struct FolderLock {
     _file: std::fs::File,
 }
 
-/// What is locked: the folder itself where the platform can open a directory (Unix), else a `.lock` file
-/// in it.
+/// Takes `flock(LOCK_EX | LOCK_NB)` on the open folder: `Ok(false)` when another process holds it.
 #[cfg(unix)]
-fn lock_target(dir: &Path) -> std::io::Result<std::fs::File> {
-    std::fs::File::open(dir)
+fn try_lock(dir: &std::fs::File) -> std::io::Result<bool> {
+    use rustix::fs::{flock, FlockOperation};
+    match flock(dir, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
 }
 
+/// Elsewhere there is no lock: concurrent runs into one folder are not detected.
 #[cfg(not(unix))]
-fn lock_target(dir: &Path) -> std::io::Result<std::fs::File> {
-    std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(dir.join(".lock"))
+fn try_lock(_dir: &std::fs::File) -> std::io::Result<bool> {
+    Ok(true)
 }
 
 /// A results folder read whole ([`ResultsFolder::load`]).

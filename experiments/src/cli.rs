@@ -322,6 +322,15 @@ fn deadline_of(time_limit: Option<f64>) -> Result<Option<std::time::Instant>, Ap
         .ok_or_else(refuse)
 }
 
+/// The files with each file named once (a glob and an explicit name may both name one file; it runs once).
+fn once_each(files: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut seen = std::collections::HashSet::new();
+    files
+        .into_iter()
+        .filter(|f| seen.insert(std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())))
+        .collect()
+}
+
 /// Two experiment files with one `[experiment] name` would write into one results folder, the second
 /// discarding or mixing with the first's cells: refused.
 fn distinct_names(files: &[PathBuf], specs: &[Spec]) -> Result<(), AppError> {
@@ -390,7 +399,7 @@ fn execute(cli: Cli) -> Result<(), AppError> {
                 }
             }
             // Validate every file before running any, so that a typo in the last file costs nothing.
-            let files = experiment_files(files);
+            let files = once_each(experiment_files(files));
             let specs = files
                 .iter()
                 .map(|f| Spec::load(f, quick, &kinds))

@@ -171,8 +171,9 @@ struct SpecCase {
     expect: Option<String>,
 }
 
-/// Runs `validate`, `validate --quick` and `run --quick` on one file and checks the contract.
-fn check_spec_case(f: &Failures, c: &SpecCase) {
+/// Runs `validate`, `validate --quick` and `run --quick` on one file and checks the contract; returns
+/// whether the file was refused (exit code 2 from `run --quick`).
+fn check_spec_case(f: &Failures, c: &SpecCase) -> bool {
     let dir = tempfile::tempdir().unwrap();
     let capture = tempfile::tempdir().unwrap();
     let file = dir.path().join("case.toml");
@@ -289,6 +290,7 @@ fn check_spec_case(f: &Failures, c: &SpecCase) {
             format!("{extra:?}"),
         );
     }
+    run.code == Some(2)
 }
 
 /// Runs `check` over `cases` on a few threads.
@@ -495,13 +497,23 @@ fn hostile_experiment_files() {
     );
     let f = Failures::default();
     let t0 = Instant::now();
-    for_all(&cases, |c| check_spec_case(&f, c));
+    let refused = AtomicUsize::new(0);
+    for_all(&cases, |c| {
+        if check_spec_case(&f, c) {
+            refused.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+    let refused = refused.into_inner();
     eprintln!(
-        "{} experiment files ({n_bad} hand-written or generated bad ones) in {:.1} s",
+        "{} experiment files ({n_bad} hand-written or generated bad ones), {refused} refused, in {:.1} s",
         cases.len(),
         t0.elapsed().as_secs_f64()
     );
     f.finish("experiment files", cases.len());
+    assert!(
+        refused >= 100,
+        "the corpus holds at least 100 bad experiment files: {refused} refused"
+    );
 }
 
 /// A small valid experiment for the flag and damaged-state cases.
@@ -640,6 +652,18 @@ fn hostile_run_flags() {
             out("o-twin"),
         ],
         2,
+    ));
+    cases.push((
+        "one file named twice runs once".into(),
+        vec![
+            "run".into(),
+            s.clone(),
+            s.clone(),
+            "--no-progress".into(),
+            "--out".into(),
+            out("o-same"),
+        ],
+        0,
     ));
     cases.push((
         "--times-from names a file".into(),

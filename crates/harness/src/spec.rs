@@ -506,14 +506,16 @@ fn read_sweep(root: &Section<'_, '_>, kind: &dyn Kind) -> Result<Vec<Axis>, Conf
                 .or_else(|| number.and_then(|n| seen_number.get(&n)))
                 .copied();
             if let Some(i) = first {
+                let (now, before) = (literal(&v), literal(&values[i]));
+                let as_before = if now == before {
+                    String::new()
+                } else {
+                    format!(" (as {before} before)")
+                };
                 return Err(sweep.error_span(
                     span,
                     &key,
-                    format!(
-                        "value {} listed twice (as {} before): each value names one cell",
-                        literal(&v),
-                        literal(&values[i])
-                    ),
+                    format!("value {now} listed twice{as_before}: each value names one cell"),
                 ));
             }
             let check = match spec {

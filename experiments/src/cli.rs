@@ -38,7 +38,8 @@ enum Command {
         /// experiment's folder there: a second run into the same folder is refused (exit code 2).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Discard earlier cells computed with other settings.
+        /// Discard earlier cells that cannot be reused: computed with other settings, without a .fingerprint,
+        /// or in a cells.csv whose header is damaged (cells of the same settings are kept).
         #[arg(long)]
         fresh: bool,
         /// Do not draw a progress bar.

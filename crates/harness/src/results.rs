@@ -470,6 +470,9 @@ mod tests {
         let p = parse_cells(b"a,b\n1,2\n3,\xff\n5,6\n");
         assert_eq!(p.rows.len(), 2);
         assert_eq!(p.dropped, vec!["line 3: not UTF-8".to_string()]);
+        // a kill in the middle of a multi-byte character (é = c3 a9) of the last line
+        let p = parse_cells(b"a,b\n1,2\n3,caf\xc3");
+        assert_eq!((p.rows.len(), p.dropped.len()), (1, 1));
         let p = parse_cells(b"a,\xfe\n1,2\n");
         assert!(p.header.is_none() && p.damaged_header.is_some());
         let p = parse_cells(b"");

@@ -31,19 +31,21 @@ enum Command {
         /// Apply the file's [quick] overrides (small sizes for CI); results go to results/quick by default.
         #[arg(long)]
         quick: bool,
-        /// Worker threads (default: all cores). Results do not depend on it.
+        /// Worker threads, 1 to 1024 (default: all cores). Results do not depend on it.
         #[arg(long)]
         threads: Option<usize>,
-        /// Results root (default: results, or results/quick with --quick).
+        /// Results root (default: results, or results/quick with --quick). A run holds a lock on its
+        /// experiment's folder there: a second run into the same folder is refused (exit code 2).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Discard earlier cells computed with other settings.
+        /// Discard earlier cells that cannot be reused: computed with other settings, without a .fingerprint,
+        /// or in a cells.csv whose header is damaged (cells of the same settings are kept).
         #[arg(long)]
         fresh: bool,
         /// Do not draw a progress bar.
         #[arg(long)]
         no_progress: bool,
-        /// Start no new cell after this many minutes (counted from the start of the command): finished cells
+        /// Start no new cell after this many minutes (above 0, at most 1e6; counted from the start of the command): finished cells
         /// are kept, the outputs are written from them and marked partial, and the same command later
         /// computes the rest. Experiment files not started by then are left untouched.
         #[arg(long, value_name = "MINUTES", allow_negative_numbers = true)]
@@ -118,12 +120,13 @@ enum Command {
         #[arg(long)]
         quick: bool,
     },
-    /// Check experiment files without running them.
+    /// Check experiment files without running them: everything `rfx run` and `rfx run --quick` would use
+    /// (the [quick] overrides included), and the sweep's size (at most 100,000 cells).
     Validate {
         /// Experiment files (TOML).
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        /// Validate with the [quick] overrides applied.
+        /// Report the cell count with the [quick] overrides applied (both variants are checked either way).
         #[arg(long)]
         quick: bool,
     },
@@ -274,10 +277,13 @@ enum Command {
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
+        Err(e) if e.use_stderr() => {
+            eprintln!("{}", one_line(&e.render().to_string()));
+            return 2;
+        }
         Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
-            return code;
+            let _ = e.print(); // --help, --version
+            return 0;
         }
     };
     match execute(cli) {
@@ -287,6 +293,80 @@ pub fn main() -> i32 {
             e.exit_code()
         }
     }
+}
+
+/// A clap error as one line: its first paragraph (the error and, for missing arguments, their names) with
+/// the lines joined, and where to read more; the usage block and tips are left to `--help`.
+fn one_line(rendered: &str) -> String {
+    let first: Vec<&str> = rendered
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    format!("{} (see rfx --help)", first.join(" "))
+}
+
+/// The most worker threads `--threads` may ask for.
+const MAX_THREADS: usize = 1024;
+
+/// The longest `--time-limit`, in minutes (about two years).
+const MAX_TIME_LIMIT_MIN: f64 = 1e6;
+
+/// `--threads`: at least 1 and at most [`MAX_THREADS`].
+fn check_threads(threads: Option<usize>) -> Result<(), AppError> {
+    match threads {
+        Some(t) if t == 0 || t > MAX_THREADS => Err(AppError::usage(format!(
+            "--threads {t}: expected a number of worker threads from 1 to {MAX_THREADS}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// `--time-limit MINUTES` as a deadline from now: a number of minutes above 0 and at most
+/// [`MAX_TIME_LIMIT_MIN`] (0, negative, NaN and infinite limits are refused, not run).
+fn deadline_of(time_limit: Option<f64>) -> Result<Option<std::time::Instant>, AppError> {
+    let Some(m) = time_limit else {
+        return Ok(None);
+    };
+    let refuse = || {
+        AppError::usage(format!(
+            "--time-limit {m}: expected a number of minutes above 0 and at most {MAX_TIME_LIMIT_MIN}"
+        ))
+    };
+    if !(m > 0.0 && m <= MAX_TIME_LIMIT_MIN) {
+        return Err(refuse());
+    }
+    let limit = std::time::Duration::try_from_secs_f64(m * 60.0).map_err(|_| refuse())?;
+    std::time::Instant::now()
+        .checked_add(limit)
+        .map(Some)
+        .ok_or_else(refuse)
+}
+
+/// The files with each file named once (a glob and an explicit name may both name one file; it runs once).
+fn once_each(files: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut seen = std::collections::HashSet::new();
+    files
+        .into_iter()
+        .filter(|f| seen.insert(std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())))
+        .collect()
+}
+
+/// Two experiment files with one `[experiment] name` would write into one results folder, the second
+/// discarding or mixing with the first's cells: refused.
+fn distinct_names(files: &[PathBuf], specs: &[Spec]) -> Result<(), AppError> {
+    for (i, s) in specs.iter().enumerate() {
+        if let Some(j) = specs[..i].iter().position(|t| t.name == s.name) {
+            return Err(AppError::usage(format!(
+                "{} and {} both name experiment `{}`, so they would write into one results folder; give \
+                 them different [experiment] names",
+                files[j].display(),
+                files[i].display(),
+                s.name
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The results root: `--out`, else `results` (`results/quick` with `--quick`).
@@ -354,26 +434,23 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             time_limit,
             times_from,
         } => {
-            if threads == Some(0) {
-                return Err(AppError::usage("--threads must be at least 1"));
-            }
-            let deadline = match time_limit {
-                None => None,
-                Some(m) if m.is_finite() && m >= 0.0 => {
-                    Some(std::time::Instant::now() + std::time::Duration::from_secs_f64(m * 60.0))
-                }
-                Some(m) => {
+            check_threads(threads)?;
+            let deadline = deadline_of(time_limit)?;
+            if let Some(from) = &times_from {
+                if !from.is_dir() {
                     return Err(AppError::usage(format!(
-                        "--time-limit {m}: expected a number of minutes ≥ 0"
-                    )))
+                        "--times-from {}: not a directory (expected a results tree such as results)",
+                        from.display()
+                    )));
                 }
-            };
+            }
             // Validate every file before running any, so that a typo in the last file costs nothing.
-            let files = experiment_files(files);
+            let files = once_each(experiment_files(files));
             let specs = files
                 .iter()
                 .map(|f| Spec::load(f, quick, &kinds))
                 .collect::<Result<Vec<_>, _>>()?;
+            distinct_names(&files, &specs)?;
             let root = results_root(out, quick);
             let mut opts = RunOptions::new(root.clone());
             opts.threads = threads;
@@ -417,6 +494,9 @@ fn execute(cli: Cli) -> Result<(), AppError> {
                     );
                 }
             }
+            if !root.is_dir() {
+                return Ok(()); // nothing was started (time limit): nothing to report, nothing created
+            }
             let papers = papers_file(Path::new(PAPERS_FILE))?;
             let n = rfx_harness::report::write_report(&root, &kinds, papers)?;
             println!(
@@ -441,9 +521,7 @@ fn execute(cli: Cli) -> Result<(), AppError> {
                     "--budget {budget}: expected a number of minutes > 0"
                 )));
             }
-            if threads == Some(0) {
-                return Err(AppError::usage("--threads must be at least 1"));
-            }
+            check_threads(threads)?;
             let report = report.unwrap_or_else(|| root.join(VERIFICATION_FILE));
             rfx_harness::verify::verify(
                 &rfx_harness::verify::VerifyOptions {
@@ -493,14 +571,21 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             )
         }
         Command::Validate { files, quick } => {
+            // Either way both variants are checked (Spec::parse): what `rfx run` and `rfx run --quick` use.
             for f in &experiment_files(files) {
                 let spec = Spec::load(f, quick, &kinds)?;
+                let other = Spec::load(f, !quick, &kinds)?;
+                let (n, m) = (spec.cells().len(), other.cells().len());
                 println!(
-                    "{}: ok: experiment `{}`, kind `{}`, {} cells",
+                    "{}: ok: experiment `{}`, kind `{}`, {n} cells{}",
                     f.display(),
                     spec.name,
                     spec.kind,
-                    spec.cells().len()
+                    match (n == m, quick) {
+                        (true, _) => String::new(),
+                        (false, false) => format!(" ({m} with --quick)"),
+                        (false, true) => format!(" ({m} without --quick)"),
+                    }
                 );
             }
             Ok(())

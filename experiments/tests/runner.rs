@@ -79,7 +79,7 @@ fn unknown_key_is_rejected_with_line_and_allowed_keys() {
             "bad.toml:13:",
             "`selftest.draw`",
             "unknown key",
-            "allowed keys here: abort_after_cells, draws, offset, sleep_ms",
+            "allowed keys here: abort_after_cells, draws, offset, sleep_ms, wait_for_file",
         ],
     );
     let toml = SELFTEST.replace("[sweep]", "[sweep]\nsize = [1]");
@@ -325,6 +325,99 @@ fn killed_run_resumes_without_recomputing() {
     );
 }
 
+/// Two runs into one results folder: the second is refused at once (exit code 2, one line naming the
+/// folder), whatever its settings, while the first holds the folder's lock; a run killed with SIGKILL
+/// leaves no lock behind, and the next run resumes. Deterministic: the first run's cells wait for a file
+/// that is never created (selftest `wait_for_file`), and it holds the lock from before it writes
+/// `cells.csv` until it ends.
+#[test]
+fn a_second_run_into_one_folder_is_refused_and_a_killed_runs_lock_does_not_block() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), "st.toml", SELFTEST);
+    let go = dir.path().join("never-created");
+    let holding = write(
+        dir.path(),
+        "st-hold.toml",
+        &SELFTEST.replace(
+            "draws = 2000",
+            &format!("draws = 2000\nwait_for_file = {:?}", go.to_str().unwrap()),
+        ),
+    );
+    let other = write(
+        dir.path(),
+        "st-other.toml",
+        &SELFTEST.replace("draws = 2000", "draws = 10"),
+    );
+    let out = dir.path().join("out");
+    let mut first = rfx()
+        .args([
+            "run",
+            holding.to_str().unwrap(),
+            "--threads",
+            "1",
+            "--no-progress",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let cells = out.join("st/cells.csv");
+    let t0 = std::time::Instant::now();
+    while !cells.exists() {
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(120),
+            "the first run did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let before = std::fs::read(&cells).unwrap();
+    for (file, extra) in [(&f, None), (&other, Some("--fresh"))] {
+        let mut args = vec![
+            "run",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        let o = run(&args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "{}: another rfx run is writing into this results folder",
+                out.join("st").display()
+            )),
+            "{stderr}"
+        );
+    }
+    assert_eq!(
+        std::fs::read(&cells).unwrap(),
+        before,
+        "the refused runs wrote nothing"
+    );
+    // status only reads: it works while the folder is locked
+    let o = run(&[
+        "status",
+        f.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    first.kill().unwrap(); // SIGKILL: no destructor, no cleanup
+    first.wait().unwrap();
+    let o = run(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("(24 computed, 0 reused"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
 #[test]
 fn time_limit_stops_early_marks_outputs_partial_and_resumes() {
     let dir = tempfile::tempdir().unwrap();
@@ -392,7 +485,10 @@ fn time_limit_stops_early_marks_outputs_partial_and_resumes() {
 
     // Once the limit has passed, experiment files are not started and their folders are left as they are.
     let report = std::fs::read(out.join("st/report.md")).unwrap();
-    let o = rfx().args(args(&["--time-limit", "0"])).output().unwrap();
+    let o = rfx()
+        .args(args(&["--time-limit", "1e-9"]))
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).contains("st: not started, time limit reached"));
     assert_eq!(std::fs::read(out.join("st/report.md")).unwrap(), report);

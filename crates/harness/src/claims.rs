@@ -179,6 +179,7 @@ pub(crate) fn read_claim(
     params: &[String],
     metrics: &[String],
     sweep: &[Axis],
+    known: &[Axis],
 ) -> Result<ClaimSpec, ConfigError> {
     let text = s.req_str("text")?;
     let quote = s.req_str("quote")?;
@@ -244,7 +245,7 @@ pub(crate) fn read_claim(
     if order.len() < 2 {
         return Err(s.error("order", "a claim orders at least two groups"));
     }
-    let filter = read_filter(s, "where", params)?;
+    let filter = read_filter(s, "where", params, known)?;
     let group = match s.opt_choice("group", &["all", "any", "mean"])?.as_deref() {
         Some("any") => GroupMode::Any,
         Some("mean") => GroupMode::Mean,

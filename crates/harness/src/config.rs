@@ -141,18 +141,28 @@ impl<'a> Doc<'a> {
     }
 
     /// Overlays the tables of `[quick]` onto the document (recursively, key by key) and drops `[quick]`.
-    /// Returns whether there was a `[quick]` section.
-    pub fn apply_quick(&mut self, apply: bool) -> bool {
-        let quick = self.root.remove("quick");
-        match quick {
-            Some(q) if apply => {
-                if let DeValue::Table(t) = q.into_inner() {
+    /// Returns whether there was a `[quick]` section; a `quick` that is not a table is an error (it would
+    /// otherwise be ignored).
+    pub fn apply_quick(&mut self, apply: bool) -> Result<bool, ConfigError> {
+        let Some(quick) = self.root.remove("quick") else {
+            return Ok(false);
+        };
+        let span = quick.span();
+        match quick.into_inner() {
+            DeValue::Table(t) => {
+                if apply {
                     merge(&mut self.root, t);
                 }
-                true
+                Ok(true)
             }
-            Some(_) => true,
-            None => false,
+            other => Err(self.error_at(
+                span,
+                "quick",
+                format!(
+                    "expected a table of overrides ([quick.sweep], [quick.<kind>], ...), found {}",
+                    type_name(&other)
+                ),
+            )),
         }
     }
 
@@ -700,7 +710,7 @@ mod tests {
     fn quick_overlays_nested_keys() {
         let src = "[sweep]\nd = [1, 2]\ne = [3]\n[quick.sweep]\nd = [1]\n";
         let mut doc = Doc::parse("f.toml", src).unwrap();
-        assert!(doc.apply_quick(true));
+        assert!(doc.apply_quick(true).unwrap());
         let sweep = doc.root().table("sweep").unwrap().unwrap();
         let d: Vec<_> = sweep
             .list("d")
@@ -804,7 +814,7 @@ mod tests {
             "[demo]\npoints = 5\nscale = 1\n[quick.demo]\nscale = \"x\"\n",
         )
         .unwrap();
-        doc.apply_quick(true);
+        doc.apply_quick(true).unwrap();
         let e = doc
             .root()
             .table("demo")

@@ -9,6 +9,9 @@
 //! | `.fingerprint` | run | [`Spec::fingerprint`] of the settings the cells were computed with |
 //! | `config.toml`, `manifest.json` | run | the experiment file as run; the record of the last computing run |
 //! | `summary.csv`, `table.md`, `report.md`, `<stem>.png`/`.svg` | outputs | derived from `cells.csv` |
+//!
+//! A run holds the folder's lock ([`ResultsFolder::lock`]: `flock` on the folder itself, no lock file) from
+//! before it reads the earlier cells until it returns, so two runs never write into one folder.
 
 use std::path::{Path, PathBuf};
 
@@ -100,10 +103,11 @@ impl ResultsFolder {
             .to_string()
     }
 
-    /// The text of `cells.csv`.
-    pub fn read_cells(&self) -> Result<String, AppError> {
+    /// The bytes of `cells.csv` (read as bytes: a line that is not UTF-8 is dropped by
+    /// [`Layout::read`], not allowed to make the whole file unreadable).
+    pub fn read_cells(&self) -> Result<Vec<u8>, AppError> {
         let path = self.cells();
-        std::fs::read_to_string(&path).map_err(|e| AppError::io(&path, e))
+        std::fs::read(&path).map_err(|e| AppError::io(&path, e))
     }
 
     /// The `manifest.json` (written at the end of every run), `None` when it is missing or unreadable.
@@ -114,28 +118,109 @@ impl ResultsFolder {
     }
 
     /// The cells found in `cells.csv` and whether they belong to `spec` (same fingerprint and columns).
+    /// Damage is told apart from other settings: an empty `cells.csv` holds no cells, a missing
+    /// `.fingerprint` leaves the settings of the cells unknown, a header that cannot be read makes the file
+    /// unusable, and damaged lines are dropped (listed in [`EarlierCells::dropped`]).
     pub fn earlier_cells(&self, spec: &Spec, layout: &Layout) -> Result<EarlierCells, AppError> {
-        if !self.cells().exists() {
-            return Ok(EarlierCells {
-                state: Earlier::None,
-                rows: Vec::new(),
-                dropped: 0,
-            });
+        let path = self.cells();
+        let state = |state, rows, dropped, problem: String| EarlierCells {
+            state,
+            rows,
+            dropped,
+            problem,
+        };
+        let meta = match std::fs::metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(state(Earlier::None, Vec::new(), Vec::new(), String::new()))
+            }
+            Err(e) => return Err(AppError::usage(format!("{}: {e}", path.display()))),
+            Ok(m) => m,
+        };
+        if !meta.is_file() {
+            return Ok(state(
+                Earlier::Damaged,
+                Vec::new(),
+                Vec::new(),
+                format!("{} is not a file; remove it", path.display()),
+            ));
         }
-        let text = self.read_cells()?;
-        let old_fp = std::fs::read_to_string(self.fingerprint()).unwrap_or_default();
-        Ok(match layout.read(&text) {
-            Some((rows, dropped)) if old_fp.trim() == spec.fingerprint() => EarlierCells {
-                state: Earlier::Same,
+        let bytes = self.read_cells()?;
+        let parsed = parse_cells(&bytes);
+        if let Some(why) = parsed.damaged_header {
+            return Ok(state(
+                Earlier::Damaged,
+                Vec::new(),
+                Vec::new(),
+                format!("{}: the header cannot be read ({why})", path.display()),
+            ));
+        }
+        if parsed.header.is_none() {
+            // empty (e.g. a run killed before it wrote the header): no cells
+            return Ok(state(
+                Earlier::None,
+                Vec::new(),
+                Vec::new(),
+                format!("{} is empty", path.display()),
+            ));
+        }
+        let fingerprint = self.recorded_fingerprint();
+        match layout.read(&bytes) {
+            Some((rows, dropped)) if fingerprint == spec.fingerprint() => {
+                Ok(state(Earlier::Same, rows, dropped, String::new()))
+            }
+            Some((rows, dropped)) if fingerprint.is_empty() => Ok(state(
+                Earlier::NoFingerprint,
                 rows,
                 dropped,
-            },
-            _ => EarlierCells {
-                state: Earlier::Different,
-                rows: parse_cells(&text).1,
-                dropped: 0,
-            },
-        })
+                format!(
+                    "{} is missing or empty, so the settings that computed the cells in {} are unknown",
+                    self.fingerprint().display(),
+                    path.display()
+                ),
+            )),
+            _ => Ok(state(
+                Earlier::Different,
+                parsed.rows.into_iter().map(|(r, _)| r).collect(),
+                parsed.dropped,
+                format!(
+                    "{} holds cells computed with other settings or columns (the kind's section, the seed \
+                     or the metrics changed)",
+                    path.display()
+                ),
+            )),
+        }
+    }
+
+    /// Takes the exclusive lock of the folder (creating the folder), held by a run while it writes there:
+    /// a second run into the same folder is refused at once (exit code 2) instead of mixing its cells with
+    /// the first's. The lock is the operating system's advisory lock on the folder itself (`flock` on Unix;
+    /// other platforms take no lock), so it ends with the process: a killed run never leaves a stale lock.
+    pub fn lock(&self) -> Result<FolderLock, AppError> {
+        let dir = &self.dir;
+        std::fs::create_dir_all(dir).map_err(|e| {
+            AppError::usage(format!(
+                "{}: cannot create the results folder: {e}",
+                dir.display()
+            ))
+        })?;
+        let file = std::fs::File::open(dir).map_err(|e| {
+            AppError::usage(format!(
+                "{}: cannot open the results folder: {e}",
+                dir.display()
+            ))
+        })?;
+        match try_lock(&file) {
+            Ok(true) => Ok(FolderLock { _file: file }),
+            Ok(false) => Err(AppError::usage(format!(
+                "{}: another rfx run is writing into this results folder; wait for it to end, or pass \
+                 --out DIR to write elsewhere",
+                dir.display()
+            ))),
+            Err(e) => Err(AppError::usage(format!(
+                "{}: cannot lock the results folder: {e}",
+                dir.display()
+            ))),
+        }
     }
 
     /// The experiment of the folder: its `config.toml` (the copy of the experiment file that produced
@@ -176,6 +261,29 @@ impl ResultsFolder {
     }
 }
 
+/// The lock of a results folder ([`ResultsFolder::lock`]), released when dropped or when the process ends.
+#[derive(Debug)]
+pub struct FolderLock {
+    _file: std::fs::File,
+}
+
+/// Takes `flock(LOCK_EX | LOCK_NB)` on the open folder: `Ok(false)` when another process holds it.
+#[cfg(unix)]
+fn try_lock(dir: &std::fs::File) -> std::io::Result<bool> {
+    use rustix::fs::{flock, FlockOperation};
+    match flock(dir, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Elsewhere there is no lock: concurrent runs into one folder are not detected.
+#[cfg(not(unix))]
+fn try_lock(_dir: &std::fs::File) -> std::io::Result<bool> {
+    Ok(true)
+}
+
 /// A results folder read whole ([`ResultsFolder::load`]).
 pub struct Loaded {
     /// The experiment of its `config.toml`.
@@ -197,6 +305,10 @@ pub enum Earlier {
     Same,
     /// Computed with other settings or columns (stale for this file).
     Different,
+    /// Cells without a `.fingerprint`: computed with settings nobody recorded.
+    NoFingerprint,
+    /// A `cells.csv` that cannot be read (not a file, or a damaged header).
+    Damaged,
 }
 
 /// The cells found in a folder's `cells.csv` and whether they belong to a spec ([`ResultsFolder::earlier_cells`]).
@@ -205,8 +317,12 @@ pub struct EarlierCells {
     pub state: Earlier,
     /// Complete rows (meaningful when `state` is [`Earlier::Same`]).
     pub rows: Vec<Row>,
-    /// Lines cut off by an interrupted run.
-    pub dropped: usize,
+    /// Why each dropped line was dropped: cut off by an interrupted run, not UTF-8, not numbers, a
+    /// second row of one cell.
+    pub dropped: Vec<String>,
+    /// What is wrong when the cells cannot be reused (empty otherwise; for [`Earlier::None`], whether
+    /// the file exists but is empty).
+    pub problem: String,
 }
 
 /// The number of cells the manifest's run record computed (0 when absent).

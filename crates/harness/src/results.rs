@@ -83,12 +83,14 @@ impl Layout {
         self.params.len() + self.metrics.len() + 1 + self.timings.len() + 2
     }
 
-    /// The rows of a `cells.csv` text whose header matches this layout (a file without the `commit` or
-    /// `load` column gets empty ones), and the number of lines dropped as cut off; `None` when the columns
-    /// differ.
-    pub fn read(&self, text: &str) -> Option<(Vec<Row>, usize)> {
-        let (header, mut rows, dropped) = parse_cells(text);
-        let header = header?;
+    /// The rows of a `cells.csv` whose header matches this layout (a file without the `commit` or `load`
+    /// column gets empty ones), and why each dropped line was dropped (cut off by a kill, not UTF-8, a metric or
+    /// time that is not a number, a second row of one cell); `None` when the columns differ or the header
+    /// cannot be read.
+    pub fn read(&self, bytes: &[u8]) -> Option<(Vec<Row>, Vec<String>)> {
+        let parsed = parse_cells(bytes);
+        let header = parsed.header?;
+        let mut rows = parsed.rows;
         let missing = if header == self.header() {
             0
         } else if header == self.commit_header() {
@@ -98,10 +100,44 @@ impl Layout {
         } else {
             return None;
         };
-        for r in &mut rows {
+        for (r, _) in &mut rows {
             r.0.extend(std::iter::repeat_n(String::new(), missing));
         }
-        Some((rows, dropped))
+        let mut dropped = parsed.dropped;
+        let mut keys = std::collections::HashSet::new();
+        let mut kept = Vec::with_capacity(rows.len());
+        for (row, line) in rows {
+            if let Some(why) = self.damage(&row) {
+                dropped.push(format!("line {line}: {why}"));
+            } else if !keys.insert(row.key(self)) {
+                dropped.push(format!(
+                    "line {line}: a second row of cell {}",
+                    row.key(self)
+                ));
+            } else {
+                kept.push(row);
+            }
+        }
+        Some((kept, dropped))
+    }
+
+    /// What is wrong with a row of the right width, if anything: a metric that is neither a number nor
+    /// empty with a note (a skipped cell), or a time that is not a number.
+    fn damage(&self, row: &Row) -> Option<String> {
+        let skipped = !row.note(self).is_empty();
+        let start = self.params.len();
+        for (name, field) in self.metrics.iter().zip(&row.0[start..]) {
+            if !(field.parse::<f64>().is_ok() || skipped && field.is_empty()) {
+                return Some(format!("metric `{name}` is {field:?}, not a number"));
+            }
+        }
+        let start = start + self.metrics.len() + 1;
+        for (name, field) in self.timings.iter().zip(&row.0[start..]) {
+            if field.parse::<f64>().is_err() {
+                return Some(format!("`{name}` is {field:?}, not a number"));
+            }
+        }
+        None
     }
 }
 
@@ -235,40 +271,82 @@ pub fn csv_line(fields: &[String]) -> String {
     String::from_utf8(w.into_inner().expect("csv flush")).expect("utf8 csv")
 }
 
-/// Parses the text of a `cells.csv`. Returns the header and the complete rows; a line with the wrong
-/// number of fields (a write cut off by a kill) is dropped and counted.
-pub fn parse_cells(text: &str) -> (Option<Vec<String>>, Vec<Row>, usize) {
+/// A `cells.csv` as read by [`parse_cells`].
+#[derive(Debug, Clone, Default)]
+pub struct CellsFile {
+    /// The header (`None` for an empty file or one whose first line is not UTF-8: see `damaged_header`).
+    pub header: Option<Vec<String>>,
+    /// Why the header could not be read, when the file has one that is damaged.
+    pub damaged_header: Option<String>,
+    /// Rows with as many fields as the header, each with its 1-based line number.
+    pub rows: Vec<(Row, u64)>,
+    /// Why each dropped line was dropped (`line 7: ...`).
+    pub dropped: Vec<String>,
+}
+
+/// Parses the bytes of a `cells.csv`: the header and the rows with its number of fields. A line with
+/// another number of fields (a write cut off by a kill) or with bytes that are not UTF-8 is dropped, and
+/// only that line; so is a last line without its newline, whose last number may be cut.
+pub fn parse_cells(bytes: &[u8]) -> CellsFile {
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
-        .from_reader(text.as_bytes());
-    let mut header: Option<Vec<String>> = None;
-    let mut rows = Vec::new();
-    let mut dropped = 0;
+        .from_reader(bytes);
+    let mut out = CellsFile::default();
+    let mut first = true;
     let mut last_is_row = false;
-    for rec in rdr.records() {
+    for rec in rdr.byte_records() {
         last_is_row = false;
-        let Ok(rec) = rec else {
-            dropped += 1;
+        let rec = match rec {
+            Ok(r) => r,
+            Err(e) => {
+                let line = e.position().map_or(0, |p| p.line());
+                if first {
+                    out.damaged_header = Some(format!("line {line}: {e}"));
+                    return out;
+                }
+                out.dropped.push(format!("line {line}: {e}"));
+                continue;
+            }
+        };
+        let line = rec.position().map_or(0, |p| p.line());
+        let fields: Result<Vec<String>, _> = rec
+            .iter()
+            .map(|f| std::str::from_utf8(f).map(str::to_string))
+            .collect();
+        let Ok(fields) = fields else {
+            if first {
+                out.damaged_header = Some(format!("line {line}: not UTF-8"));
+                return out;
+            }
+            out.dropped.push(format!("line {line}: not UTF-8"));
             continue;
         };
-        let fields: Vec<String> = rec.iter().map(str::to_string).collect();
-        match &header {
-            None => header = Some(fields),
-            Some(h) if h.len() == fields.len() => {
-                rows.push(Row(fields));
-                last_is_row = true;
-            }
-            Some(_) => dropped += 1,
+        if first {
+            first = false;
+            out.header = Some(fields);
+            continue;
+        }
+        let width = out.header.as_ref().map_or(0, Vec::len);
+        if fields.len() == width {
+            out.rows.push((Row(fields), line));
+            last_is_row = true;
+        } else {
+            out.dropped.push(format!(
+                "line {line}: {} fields, expected {width}",
+                fields.len()
+            ));
         }
     }
     // A final line without its newline was cut off mid-write: the fields may look complete but the last
     // number may be truncated, so it is dropped too (unless it was already dropped for its field count).
-    if !text.is_empty() && !text.ends_with('\n') && last_is_row {
-        rows.pop();
-        dropped += 1;
+    if !bytes.is_empty() && !bytes.ends_with(b"\n") && last_is_row {
+        if let Some((_, line)) = out.rows.pop() {
+            out.dropped
+                .push(format!("line {line}: cut off (no newline at the end)"));
+        }
     }
-    (header, rows, dropped)
+    out
 }
 
 /// One group of cells that differ only in `seed`: means and sample standard deviations.
@@ -412,19 +490,46 @@ pub fn summary_csv(layout: &Layout, summaries: &[Summary]) -> String {
 mod tests {
     use super::*;
 
+    fn counts(text: &[u8]) -> (usize, usize) {
+        let p = parse_cells(text);
+        (p.rows.len(), p.dropped.len())
+    }
+
     #[test]
     fn partial_last_line_is_dropped() {
-        let text = "a,b\n1,2\n3,4\n5,";
-        let (h, rows, dropped) = parse_cells(text);
-        assert_eq!(h.unwrap(), vec!["a", "b"]);
-        assert_eq!(rows.len(), 2);
-        assert_eq!(dropped, 1);
+        let p = parse_cells(b"a,b\n1,2\n3,4\n5,");
+        assert_eq!(p.header.unwrap(), vec!["a", "b"]);
+        assert_eq!((p.rows.len(), p.dropped.len()), (2, 1));
         // A cut-off line that happens to have the right number of fields is dropped too.
-        let (_, rows, dropped) = parse_cells("a,b\n1,2\n3,4");
-        assert_eq!((rows.len(), dropped), (1, 1));
+        assert_eq!(counts(b"a,b\n1,2\n3,4"), (1, 1));
         // One cut off with fewer fields is dropped once, and the complete row before it is kept.
-        let (_, rows, dropped) = parse_cells("a,b\n1,2\n3,4\n5");
-        assert_eq!((rows.len(), dropped), (2, 1));
+        assert_eq!(counts(b"a,b\n1,2\n3,4\n5"), (2, 1));
+    }
+
+    #[test]
+    fn a_cut_drops_only_the_cut_line_wherever_it_falls() {
+        let complete = "a,b,note,c\n1,2,\"x, y\",3\n4,5,,6\n";
+        let last = "7,8,\"long, note\",9\n";
+        for cut in 0..last.len() {
+            let text = format!("{complete}{}", &last[..cut]);
+            let (rows, dropped) = counts(text.as_bytes());
+            assert_eq!(rows, 2, "cut at {cut}: {text:?}");
+            assert_eq!(dropped, usize::from(cut > 0), "cut at {cut}: {text:?}");
+        }
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_drop_their_line_only() {
+        let p = parse_cells(b"a,b\n1,2\n3,\xff\n5,6\n");
+        assert_eq!(p.rows.len(), 2);
+        assert_eq!(p.dropped, vec!["line 3: not UTF-8".to_string()]);
+        // a kill in the middle of a multi-byte character (é = c3 a9) of the last line
+        let p = parse_cells(b"a,b\n1,2\n3,caf\xc3");
+        assert_eq!((p.rows.len(), p.dropped.len()), (1, 1));
+        let p = parse_cells(b"a,\xfe\n1,2\n");
+        assert!(p.header.is_none() && p.damaged_header.is_some());
+        let p = parse_cells(b"");
+        assert!(p.header.is_none() && p.damaged_header.is_none());
     }
 
     #[test]

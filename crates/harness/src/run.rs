@@ -100,7 +100,8 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
     let provenance = run_info.provenance();
     let folder = ResultsFolder::of(&opts.results_root, spec);
     let dir = folder.dir().to_path_buf();
-    std::fs::create_dir_all(&dir).map_err(|e| AppError::io(&dir, e))?;
+    // Held until the run returns (or the process ends): a second run into this folder is refused.
+    let _lock = folder.lock()?;
     let layout = Layout::of(spec);
     let cells_path = folder.cells();
     let fp_path = folder.fingerprint();
@@ -108,21 +109,19 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
 
     // Earlier cells: reuse them only if they were computed with the same settings and columns.
     let earlier = folder.earlier_cells(spec, &layout)?;
+    if cells_path.exists() && !cells_path.is_file() {
+        return Err(AppError::usage(earlier.problem));
+    }
     let existing: Vec<Row> = match earlier.state {
-        Earlier::Different if !opts.fresh => {
+        Earlier::Different | Earlier::NoFingerprint | Earlier::Damaged if !opts.fresh => {
             return Err(AppError::usage(format!(
-                "{}: holds cells computed with other settings or columns (the kind's section, the seed or \
-                 the metrics changed); rerun with --fresh to discard them, or pass --out DIR to write elsewhere",
-                cells_path.display()
+                "{}; rerun with --fresh to discard them, or pass --out DIR to write elsewhere",
+                earlier.problem
             )));
         }
         Earlier::Same => {
-            if earlier.dropped > 0 {
-                eprintln!(
-                    "{}: dropped {} incomplete line(s) left by an interrupted run",
-                    cells_path.display(),
-                    earlier.dropped
-                );
+            if !earlier.dropped.is_empty() {
+                eprintln!("{}", dropped_warning(&cells_path, &earlier.dropped));
             }
             earlier.rows
         }
@@ -133,8 +132,8 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
     for r in &existing {
         text.push_str(&csv_line(&r.0));
     }
-    write_atomic(&fp_path, fingerprint.as_bytes()).map_err(|e| AppError::io(&fp_path, e))?;
-    write_atomic(&cells_path, text.as_bytes()).map_err(|e| AppError::io(&cells_path, e))?;
+    write_atomic(&fp_path, fingerprint.as_bytes()).map_err(|e| setup_error(&fp_path, e))?;
+    write_atomic(&cells_path, text.as_bytes()).map_err(|e| setup_error(&cells_path, e))?;
 
     let cells = spec.cells();
     let done: std::collections::HashSet<String> = existing.iter().map(|r| r.key(&layout)).collect();
@@ -300,6 +299,38 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
     Ok(report)
 }
 
+/// The one-line warning about the lines of `cells.csv` that a run drops (their cells are computed again).
+fn dropped_warning(path: &Path, dropped: &[String]) -> String {
+    let mut why: Vec<&str> = dropped.iter().take(3).map(String::as_str).collect();
+    if dropped.len() > 3 {
+        why.push("…");
+    }
+    format!(
+        "warning: {}: dropped {} damaged or incomplete line(s) ({}); their cells are computed again",
+        path.display(),
+        dropped.len(),
+        why.join("; ")
+    )
+}
+
+/// An I/O error while preparing the results folder: the user's (exit code 2) when the place `--out` names
+/// cannot hold files (not writable, read-only, not a directory), an internal one otherwise.
+fn setup_error(path: &Path, e: std::io::Error) -> AppError {
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::PermissionDenied
+        | K::ReadOnlyFilesystem
+        | K::NotADirectory
+        | K::IsADirectory
+        | K::AlreadyExists
+        | K::NotFound => AppError::usage(format!(
+            "{}: cannot write the results folder: {e}",
+            path.display()
+        )),
+        _ => AppError::io(path, e),
+    }
+}
+
 /// One line on the state of `spec`'s results under `root`: complete, partial (k of N cells), stale (cells of
 /// other settings, which `rfx run` refuses to mix without `--fresh`) or not run.
 pub fn status(spec: &Spec, root: &Path) -> Result<String, AppError> {
@@ -308,12 +339,31 @@ pub fn status(spec: &Spec, root: &Path) -> Result<String, AppError> {
     let layout = Layout::of(spec);
     let total = spec.cells().len();
     let earlier = folder.earlier_cells(spec, &layout)?;
+    let dropped = if earlier.dropped.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; {} damaged or incomplete line(s) of cells.csv will be dropped and their cells computed again",
+            earlier.dropped.len()
+        )
+    };
     Ok(match earlier.state {
-        Earlier::None => format!("not run ({total} cells; no {})", folder.cells().display()),
+        Earlier::None if earlier.problem.is_empty() => {
+            format!("not run ({total} cells; no {})", folder.cells().display())
+        }
+        Earlier::None => format!("not run ({total} cells; {})", earlier.problem),
         Earlier::Different => format!(
             "stale: {} holds {} cells of other settings; `rfx run --fresh` recomputes all {total}",
             dir.display(),
             earlier.rows.len()
+        ),
+        Earlier::NoFingerprint => format!(
+            "unknown settings: {}; `rfx run --fresh` recomputes all {total}",
+            earlier.problem
+        ),
+        Earlier::Damaged => format!(
+            "damaged: {}; `rfx run --fresh` recomputes all {total}",
+            earlier.problem
         ),
         Earlier::Same => {
             let done = cells_present(spec, &layout, &earlier.rows);
@@ -335,10 +385,13 @@ pub fn status(spec: &Spec, root: &Path) -> Result<String, AppError> {
                 String::new()
             };
             if done == total {
-                format!("complete ({total} cells in {}{span})", dir.display())
+                format!(
+                    "complete ({total} cells in {}{span}{dropped})",
+                    dir.display()
+                )
             } else {
                 format!(
-                    "partial: {done} of {total} cells in {}; `rfx run` computes the other {}{span}",
+                    "partial: {done} of {total} cells in {}; `rfx run` computes the other {}{span}{dropped}",
                     dir.display(),
                     total - done
                 )

@@ -7,10 +7,18 @@
 //! every worker thread (rayon and BLAS) itself, so that the wall times a kind measures are not
 //! contaminated by other cells running at the same time — use it for experiments whose tables report times.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::config::{ConfigError, Doc, Section, Value};
 use crate::kind::{check_int, Cell, Kind, Kinds, RunGuard, Runner};
+
+/// The most cells an experiment's sweep may have (in either variant): about five times the largest
+/// committed experiment (21,600 cells). The runner holds every cell's key in memory and rewrites
+/// `cells.csv` whole, and a sweep of this size is already days of computing for any paper kind; a larger
+/// sweep (a seed list of a million values, a product of long lists) is refused when the file is read, with
+/// its cell count, before anything is computed or written. Split such an experiment into several files.
+pub const MAX_CELLS: usize = 100_000;
 
 /// One axis of the sweep.
 #[derive(Debug, Clone)]
@@ -336,16 +344,40 @@ impl Spec {
         Self::parse(path, &source, quick, kinds)
     }
 
-    /// Validates the text of an experiment file (`path` names it in errors).
+    /// Validates the text of an experiment file (`path` names it in errors) and returns the experiment as
+    /// run with (`quick`) or without its `[quick]` overrides. Both variants are checked whichever is asked
+    /// for, so that `rfx validate` covers what `rfx run` and `rfx run --quick` will use, and a quick run
+    /// refuses a file whose full run would be refused. In the quick variant, values that `where`,
+    /// `column_values` and `paper_value` cells name may be values of the full sweep that the quick sweep
+    /// leaves out (they then select nothing in a quick run).
     pub fn parse(
         path: &Path,
         source: &str,
         quick: bool,
         kinds: &Kinds,
     ) -> Result<Spec, ConfigError> {
+        let (mut full, has_quick) = Self::parse_variant(path, source, false, kinds, None)?;
+        if !has_quick {
+            full.quick = quick;
+            return Ok(full);
+        }
+        let (quick_spec, _) =
+            Self::parse_variant(path, source, true, kinds, Some(full.sweep.as_slice()))?;
+        Ok(if quick { quick_spec } else { full })
+    }
+
+    /// One variant of the file: with or without its `[quick]` overrides. `full_sweep` is the sweep of the
+    /// full variant when reading the quick one. Also returns whether the file has a `[quick]` section.
+    fn parse_variant(
+        path: &Path,
+        source: &str,
+        quick: bool,
+        kinds: &Kinds,
+        full_sweep: Option<&[Axis]>,
+    ) -> Result<(Spec, bool), ConfigError> {
         let file = path.display().to_string();
         let mut doc = Doc::parse(&file, source)?;
-        doc.apply_quick(quick);
+        let has_quick = doc.apply_quick(quick)?;
         let root = doc.root();
 
         let exp = root
@@ -380,6 +412,7 @@ impl Spec {
         exp.finish()?;
 
         let sweep = read_sweep(&root, kind)?;
+        let known = known_values(&sweep, full_sweep);
         let section = root.table(kind.name())?;
         let runner = kind.configure(section.as_ref())?;
         if let Some(s) = &section {
@@ -392,21 +425,21 @@ impl Spec {
             Some(s) => Some(read_plot(&s, &params, &metrics, &sweep)?),
             None => None,
         };
-        let tables = read_tables(&root, &params, &metrics)?;
+        let tables = read_tables(&root, &params, &metrics, &known)?;
         let claims = root
             .tables("claim")?
             .iter()
-            .map(|s| crate::claims::read_claim(s, &params, &metrics, &sweep))
+            .map(|s| crate::claims::read_claim(s, &params, &metrics, &sweep, &known))
             .collect::<Result<Vec<_>, _>>()?;
         let paper_values = root
             .tables("paper_value")?
             .iter()
-            .map(|s| read_paper_value(s, &params, &metrics))
+            .map(|s| read_paper_value(s, &params, &metrics, &known))
             .collect::<Result<Vec<_>, _>>()?;
         let best_tables = root
             .tables("best_table")?
             .iter()
-            .map(|s| read_best_table(s, &params, &metrics))
+            .map(|s| read_best_table(s, &params, &metrics, &known))
             .collect::<Result<Vec<_>, _>>()?;
         let score_tables = root
             .tables("score_table")?
@@ -415,7 +448,7 @@ impl Spec {
             .collect::<Result<Vec<_>, _>>()?;
         root.finish()?;
 
-        Ok(Spec {
+        let spec = Spec {
             file: path.to_path_buf(),
             source: source.to_string(),
             name,
@@ -436,7 +469,8 @@ impl Spec {
             quick,
             runner,
             run_guard: kinds.run_guard(),
-        })
+        };
+        Ok((spec, has_quick))
     }
 
     /// Every cell of the sweep, in order (the first axis varies slowest).
@@ -492,8 +526,43 @@ fn read_sweep(root: &Section<'_, '_>, kind: &dyn Kind) -> Result<Vec<Axis>, Conf
         if items.is_empty() {
             return Err(sweep.error(&key, "empty sweep list; give at least one value"));
         }
+        if items.len() > MAX_CELLS {
+            return Err(sweep.error(
+                &key,
+                format!(
+                    "{} values: the sweep would have at least {} cells, more than the {MAX_CELLS} an \
+                     experiment may have",
+                    items.len(),
+                    items.len()
+                ),
+            ));
+        }
         let mut values = Vec::with_capacity(items.len());
+        // A value names a cell by its text (`seed=1`): 1 and 1.0 (or "1") are the same cell, and so are
+        // numbers that compare equal (0.0 and -0.0).
+        let mut seen_text: HashMap<String, usize> = HashMap::new();
+        let mut seen_number: HashMap<u64, usize> = HashMap::new();
         for (v, span) in items {
+            let number = v
+                .as_f64()
+                .map(|x| if x == 0.0 { 0.0f64 } else { x }.to_bits());
+            let first = seen_text
+                .get(&v.to_string())
+                .or_else(|| number.and_then(|n| seen_number.get(&n)))
+                .copied();
+            if let Some(i) = first {
+                let (now, before) = (literal(&v), literal(&values[i]));
+                let as_before = if now == before {
+                    String::new()
+                } else {
+                    format!(" (as {before} before)")
+                };
+                return Err(sweep.error_span(
+                    span,
+                    &key,
+                    format!("value {now} listed twice{as_before}: each value names one cell"),
+                ));
+            }
             let check = match spec {
                 Some(p) => (p.check)(&v).map_err(|m| format!("{m} ({})", p.allowed)),
                 None => check_int(&v, 0, i64::from(u32::MAX)),
@@ -501,12 +570,30 @@ fn read_sweep(root: &Section<'_, '_>, kind: &dyn Kind) -> Result<Vec<Axis>, Conf
             if let Err(m) = check {
                 return Err(sweep.error_span(span, &key, m));
             }
-            if values.contains(&v) {
-                return Err(sweep.error_span(span, &key, format!("value {v} listed twice")));
+            seen_text.insert(v.to_string(), values.len());
+            if let Some(n) = number {
+                seen_number.insert(n, values.len());
             }
             values.push(v);
         }
         axes.push(Axis { name: key, values });
+    }
+    let cells = axes
+        .iter()
+        .fold(1u128, |n, a| n.saturating_mul(a.values.len() as u128));
+    if cells > MAX_CELLS as u128 {
+        let sizes: Vec<String> = axes
+            .iter()
+            .map(|a| format!("{} {}", a.values.len(), a.name))
+            .collect();
+        return Err(root.error(
+            "sweep",
+            format!(
+                "the sweep has {cells} cells ({}), more than the {MAX_CELLS} an experiment may have; \
+                 shorten the lists or split the experiment",
+                sizes.join(" × ")
+            ),
+        ));
     }
     for p in &specs {
         if p.required && !axes.iter().any(|a| a.name == p.name) {
@@ -518,6 +605,69 @@ fn read_sweep(root: &Section<'_, '_>, kind: &dyn Kind) -> Result<Vec<Axis>, Conf
     }
     sweep.finish()?;
     Ok(axes)
+}
+
+/// The values a filter, a table's `column_values` or a paper value may name, per sweep parameter: the
+/// sweep's, and in the quick variant also the full sweep's (`full`).
+fn known_values(sweep: &[Axis], full: Option<&[Axis]>) -> Vec<Axis> {
+    sweep
+        .iter()
+        .map(|a| {
+            let mut values = a.values.clone();
+            if let Some(f) = full.and_then(|f| f.iter().find(|f| f.name == a.name)) {
+                for v in &f.values {
+                    if !values.contains(v) {
+                        values.push(v.clone());
+                    }
+                }
+            }
+            Axis {
+                name: a.name.clone(),
+                values,
+            }
+        })
+        .collect()
+}
+
+/// A value as written in TOML (`1`, `1.0`, `"1"`, `true`), so that messages tell 1 from 1.0 and "1".
+fn literal(v: &Value) -> String {
+    match v {
+        Value::Int(i) => i.to_string(),
+        Value::Float(x) => format!("{x:?}"),
+        Value::Str(s) => format!("{s:?}"),
+        Value::Bool(b) => b.to_string(),
+    }
+}
+
+/// Checks that `v` (at `span`, under `key` of `s`) is a value of sweep parameter `param` in `known`; the
+/// runner matches values exactly (1 and 1.0 differ), so a value not in the sweep would select nothing.
+fn need_value(
+    s: &Section<'_, '_>,
+    key: &str,
+    span: std::ops::Range<usize>,
+    param: &str,
+    v: &Value,
+    known: &[Axis],
+) -> Result<(), ConfigError> {
+    let Some(axis) = known.iter().find(|a| a.name == param) else {
+        return Ok(()); // not a sweep parameter: reported by need_param
+    };
+    if axis.values.contains(v) {
+        return Ok(());
+    }
+    let mut shown: Vec<String> = axis.values.iter().take(20).map(literal).collect();
+    if axis.values.len() > 20 {
+        shown.push(format!("… ({} values)", axis.values.len()));
+    }
+    Err(s.error_span(
+        span,
+        key,
+        format!(
+            "{} is not a value of sweep.{param}, so it would select nothing; allowed: {}",
+            literal(v),
+            shown.join(", ")
+        ),
+    ))
 }
 
 pub(crate) fn need_param(
@@ -694,6 +844,7 @@ fn read_tables(
     root: &Section<'_, '_>,
     params: &[String],
     metrics: &[String],
+    known: &[Axis],
 ) -> Result<Vec<TableSpec>, ConfigError> {
     let is_array = matches!(
         root.value("table").map(|v| v.get_ref()),
@@ -702,11 +853,11 @@ fn read_tables(
     if is_array {
         root.tables("table")?
             .iter()
-            .map(|s| read_table(s, params, metrics))
+            .map(|s| read_table(s, params, metrics, known))
             .collect()
     } else {
         Ok(match root.table("table")? {
-            Some(s) => vec![read_table(&s, params, metrics)?],
+            Some(s) => vec![read_table(&s, params, metrics, known)?],
             None => Vec::new(),
         })
     }
@@ -716,6 +867,7 @@ fn read_table(
     s: &Section<'_, '_>,
     params: &[String],
     metrics: &[String],
+    known: &[Axis],
 ) -> Result<TableSpec, ConfigError> {
     let rows = s
         .opt_str_list("rows")?
@@ -727,9 +879,15 @@ fn read_table(
     need_param(s, "columns", &columns, params)?;
     let value = s.req_str("value")?;
     need_metric(s, "value", &value, metrics)?;
-    let column_values = s
-        .list("column_values")?
-        .map(|v| v.into_iter().map(|(v, _)| v).collect());
+    let column_values = match s.list("column_values")? {
+        None => None,
+        Some(items) => {
+            for (v, span) in &items {
+                need_value(s, "column_values", span.clone(), &columns, v, known)?;
+            }
+            Some(items.into_iter().map(|(v, _)| v).collect())
+        }
+    };
     let digits = s.opt_int("digits", 1, 12)?.unwrap_or(3) as usize;
     let format = match s.opt_choice("format", &["sci", "fixed"])?.as_deref() {
         Some("fixed") => NumFormat::Fixed(digits),
@@ -752,6 +910,7 @@ pub(crate) fn read_filter(
     s: &Section<'_, '_>,
     key: &str,
     params: &[String],
+    known: &[Axis],
 ) -> Result<Vec<(String, Vec<Value>)>, ConfigError> {
     let Some(t) = s.table(key)? else {
         return Ok(Vec::new());
@@ -759,12 +918,11 @@ pub(crate) fn read_filter(
     let mut out = Vec::new();
     for k in t.keys() {
         need_param(&t, &k, &k, params)?;
-        let vals = t
-            .list(&k)?
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(v, _)| v)
-            .collect();
+        let items = t.list(&k)?.unwrap_or_default();
+        for (v, span) in &items {
+            need_value(&t, &k, span.clone(), &k, v, known)?;
+        }
+        let vals = items.into_iter().map(|(v, _)| v).collect();
         out.push((k, vals));
     }
     t.finish()?;
@@ -775,6 +933,7 @@ fn read_best_table(
     s: &Section<'_, '_>,
     params: &[String],
     metrics: &[String],
+    known: &[Axis],
 ) -> Result<BestTableSpec, ConfigError> {
     let rows = s
         .opt_str_list("rows")?
@@ -785,7 +944,7 @@ fn read_best_table(
     let by = s.req_str("by")?;
     need_param(s, "by", &by, params)?;
     let alpha = s.opt_float("alpha", 1e-6, 0.5)?.unwrap_or(0.05);
-    let filter = read_filter(s, "where", params)?;
+    let filter = read_filter(s, "where", params, known)?;
     let mut columns = Vec::new();
     for c in s.tables("column")? {
         let metric = c.req_str("metric")?;
@@ -798,7 +957,7 @@ fn read_best_table(
             label: c.req_str("label")?,
             metric,
             better,
-            filter: read_filter(&c, "where", params)?,
+            filter: read_filter(&c, "where", params, known)?,
         });
         c.finish()?;
     }
@@ -848,6 +1007,7 @@ fn read_paper_value(
     s: &Section<'_, '_>,
     params: &[String],
     metrics: &[String],
+    known: &[Axis],
 ) -> Result<PaperValue, ConfigError> {
     let metric = s.req_str("metric")?;
     need_metric(s, "metric", &metric, metrics)?;
@@ -922,7 +1082,7 @@ fn read_paper_value(
             "given with same_task = true; say how the task differs only with same_task = false",
         ));
     }
-    let cell = read_filter(s, "cell", params)?
+    let cell = read_filter(s, "cell", params, known)?
         .into_iter()
         .map(|(k, mut v)| {
             if v.len() == 1 {

@@ -158,3 +158,69 @@ fn kinds_are_resolved_through_the_callers_list() {
         "{msg}"
     );
 }
+
+/// The error of `text` read as the toy experiment (with or without its `[quick]` overrides).
+fn refused(text: &str, quick: bool) -> String {
+    Spec::parse(Path::new("toy.toml"), text, quick, &kinds())
+        .err()
+        .unwrap_or_else(|| panic!("accepted:\n{text}"))
+        .to_string()
+}
+
+#[test]
+fn both_variants_are_checked_whichever_is_read() {
+    // an error only in the [quick] overrides is found by a full read, one only in the full file by a quick
+    // read
+    let quick_bad = format!("{FILE}\n[quick.toy]\nscale = -1\n");
+    let full_bad = FILE.replace("scale = 2.0", "scale = -1") + "\n[quick.toy]\nscale = 1\n";
+    for quick in [false, true] {
+        assert!(refused(&quick_bad, quick).contains("toy.toml:15: `toy.scale`"));
+        assert!(refused(&full_bad, quick).contains("toy.toml:12: `toy.scale`"));
+    }
+    let e = refused(&format!("quick = 3\n{FILE}"), false);
+    assert!(e.contains("`quick`: expected a table of overrides"), "{e}");
+}
+
+#[test]
+fn sweeps_refuse_repeated_cell_keys_and_too_many_cells() {
+    let e = refused(&FILE.replace("seed = [0, 1]", "seed = [0, 1, 1.0]"), false);
+    assert!(e.contains("value 1.0 listed twice (as 1 before)"), "{e}");
+    let e = refused(&FILE.replace("seed = [0, 1]", "seed = [0, \"0\"]"), false);
+    assert!(e.contains("value \"0\" listed twice (as 0 before)"), "{e}");
+    // 3 values of n × 40,000 seeds = 120,000 cells > MAX_CELLS = 100,000; 30,000 seeds are 90,000 cells
+    let seeds = |k: usize| {
+        let list: Vec<String> = (0..k).map(|i| i.to_string()).collect();
+        FILE.replace("seed = [0, 1]", &format!("seed = [{}]", list.join(", ")))
+    };
+    assert_eq!(rfx_harness::spec::MAX_CELLS, 100_000);
+    let e = refused(&seeds(40_000), false);
+    assert!(
+        e.contains("the sweep has 120000 cells (3 n × 40000 seed), more than the 100000"),
+        "{e}"
+    );
+    let ok = Spec::parse(Path::new("toy.toml"), &seeds(30_000), false, &kinds()).unwrap();
+    assert_eq!(ok.cells().len(), 90_000);
+}
+
+#[test]
+fn filters_name_values_of_the_sweep() {
+    let claim = "\n[[claim]]\ntext = \"c\"\nquote = \"q\"\nmetric = \"scaled\"\nby = \"n\"\norder = [[1], [2]]\n";
+    let e = refused(&format!("{FILE}{claim}where = {{ seed = [2] }}\n"), false);
+    assert!(
+        e.contains("`claim[0].where.seed`: 2 is not a value of sweep.seed"),
+        "{e}"
+    );
+    // a value of the full sweep that the quick sweep leaves out is allowed in the quick variant
+    let quick = format!("{FILE}{claim}where = {{ seed = [1] }}\n\n[quick.sweep]\nseed = [0]\n");
+    assert!(Spec::parse(Path::new("toy.toml"), &quick, true, &kinds()).is_ok());
+    let paper =
+        "\n[[paper_value]]\nmetric = \"scaled\"\nvalue = 1\nsource = \"paper\"\nref = \"s\"\nsame_task = true\ncell = { n = 2.0 }\n";
+    let e = refused(&format!("{FILE}{paper}"), false);
+    assert!(e.contains("2.0 is not a value of sweep.n"), "{e}");
+    let table = "\n[table]\nrows = [\"n\"]\ncolumns = \"seed\"\nvalue = \"scaled\"\ncolumn_values = [0, 5]\n";
+    let e = refused(&format!("{FILE}{table}"), false);
+    assert!(
+        e.contains("`table.column_values`: 5 is not a value of sweep.seed"),
+        "{e}"
+    );
+}

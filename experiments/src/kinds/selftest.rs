@@ -7,7 +7,9 @@
 //! for `kill -9` half-way. `offset` (default 0) is added to the mean. `offset` and `abort_after_cells` are, on
 //! purpose, left out of the fingerprint: `offset` stands for a change of the code that moves a number while
 //! the settings stay the same, which `rfx compare` and `rfx verify` must catch; without `abort_after_cells`
-//! the same experiment resumes the aborted run.
+//! the same experiment resumes the aborted run. `wait_for_file = "path"` makes every cell wait until that
+//! file exists (also left out of the fingerprint): a run that holds its results folder for as long as a test
+//! needs, with no timing involved (the folder-lock test starts one, runs a second, and kills the first).
 
 use rand::Rng;
 use rfx_core::RfxRng;
@@ -30,6 +32,7 @@ struct SelfTestSettings {
     sleep_ms: u64,
     offset: f64,
     abort_after_cells: Option<usize>,
+    wait_for_file: Option<String>,
 }
 
 impl Default for SelfTestSettings {
@@ -39,6 +42,7 @@ impl Default for SelfTestSettings {
             sleep_ms: 0,
             offset: 0.0,
             abort_after_cells: None,
+            wait_for_file: None,
         }
     }
 }
@@ -49,6 +53,7 @@ impl Settings for SelfTestSettings {
         ("sleep_ms", "integers from 0 to 60000"),
         ("offset", "numbers from -1 to 1"),
         ("abort_after_cells", "integers from 0 to 1000000"),
+        ("wait_for_file", "a path"),
     ];
     fn check(&self) -> Result<(), Invalid> {
         int_in("draws", self.draws as i128, 1, 10_000_000)?;
@@ -66,6 +71,7 @@ struct SelfTestRunner {
     sleep_ms: u64,
     offset: f64,
     abort_after_cells: Option<usize>,
+    wait_for_file: Option<std::path::PathBuf>,
     /// Cells started in this process.
     started: AtomicUsize,
 }
@@ -91,12 +97,14 @@ impl Kind for SelfTest {
             sleep_ms,
             offset,
             abort_after_cells,
+            wait_for_file,
         } = SelfTestSettings::read(section)?;
         Ok(Box::new(SelfTestRunner {
             draws,
             sleep_ms,
             offset,
             abort_after_cells,
+            wait_for_file: wait_for_file.map(std::path::PathBuf::from),
             started: AtomicUsize::new(0),
         }))
     }
@@ -116,6 +124,11 @@ impl Runner for SelfTestRunner {
                     "selftest: abort_after_cells = {k} reached; ending the process as a kill would"
                 );
                 std::process::exit(ABORT_EXIT_CODE);
+            }
+        }
+        if let Some(path) = &self.wait_for_file {
+            while !path.exists() {
+                std::thread::sleep(std::time::Duration::from_millis(10));
             }
         }
         let dim = cell.int("dim")?;

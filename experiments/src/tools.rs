@@ -300,10 +300,12 @@ pub fn gram(a: &GramArgs) -> Result<(usize, usize), AppError> {
     let (nx, ny) = (x.nrows(), y.nrows());
     let block = round_block(a.block_rows, GRAM_CHUNK).min(round_block(nx, GRAM_CHUNK));
     single_threaded_blas();
-    // held: X, Y (if separate), one block of K and its chunks before concatenation
-    let held = x.len() as u128
-        + y_owned.as_ref().map_or(0, |y| y.len() as u128)
-        + 2 * (block as u128) * (ny as u128);
+    // held: X, Y (if separate), one block of K and its chunks before concatenation, and what each worker
+    // holds for one entry (the CNTK's P x P tensors)
+    let held = (x.len() as u128)
+        .saturating_add(y_owned.as_ref().map_or(0, |y| y.len() as u128))
+        .saturating_add(2 * (block as u128) * (ny as u128))
+        .saturating_add(workers().saturating_mul(spec.pair_f64s(&p)));
     check_cap("rfx gram (inputs and one block of K)", held, a.memory_cap)?;
     let mut out = MatrixWriter::create(&a.output, ny)?;
     for start in (0..nx).step_by(block) {

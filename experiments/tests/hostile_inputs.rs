@@ -455,6 +455,32 @@ fn cases() -> Vec<Case> {
         Refused,
     ));
 
+    {
+        // the exact CNTK holds five (height width)^2 tensors per pair: 256 x 256 images need 171 GB per worker
+        let img = vec!["0.5"; 65536].join(",") + "\n";
+        v.push(
+            case(
+                "2-memory",
+                "cntk of one 256x256 image",
+                &[
+                    "gram",
+                    "--kernel",
+                    "cntk",
+                    "--param",
+                    "height=256",
+                    "--param",
+                    "width=256",
+                    "--input",
+                    "@img.csv",
+                    "--output",
+                    "@k.csv",
+                ],
+                Refused,
+            )
+            .file("img.csv", img.into_bytes()),
+        );
+    }
+
     // ---- class 3: the input destroyed by its own output
     let same = [
         (

@@ -144,10 +144,15 @@ pub fn verify_cached(path: &Path, expected: &str) -> Result<()> {
         }
     }
     verify_file(path, expected)?;
-    if let (Some(now), Ok(mut v)) = (now, verified().lock()) {
-        v.insert(key, now);
-    }
+    remember_verified(path, expected, now);
     Ok(())
+}
+
+/// Records that `path`, in its `version` (size and modification time), hashed to `expected`.
+fn remember_verified(path: &Path, expected: &str, version: Option<(u64, std::time::SystemTime)>) {
+    if let (Some(version), Ok(mut v)) = (version, verified().lock()) {
+        v.insert((path.to_path_buf(), expected.to_string()), version);
+    }
 }
 
 /// Forgets the files verified in this process (as if a new process started): the next
@@ -300,7 +305,10 @@ pub fn fetch_file(
     drop(file);
     verify_file(&tmp.path, spec.sha256)
         .map_err(|e| RfxError::Data(format!("{} (fetched copy of {})", e, dest.display())))?;
+    let version = version_of(&tmp.path);
     tmp.persist(&dest)?;
+    // the file just hashed, renamed: verified in this process
+    remember_verified(&dest, spec.sha256, version);
     Ok(dest)
 }
 

@@ -1353,6 +1353,65 @@ fn cases() -> Vec<Case> {
         ),
     );
 
+    {
+        // `fit` selects the input columns into a column-major matrix: with enough rows the cosines of the
+        // Gegenbauer map came out column-major and its row loop panicked
+        let rows: Vec<Vec<f64>> = (0..400)
+            .map(|i| {
+                (0..33)
+                    .map(|j| ((i * 33 + j) as f64 * 0.61).sin() * 0.3)
+                    .collect()
+            })
+            .collect();
+        let table = csv_of(&rows);
+        for method in [
+            "rff",
+            "orf",
+            "sorf",
+            "fastfood",
+            "qmc",
+            "maclaurin",
+            "polysketch",
+            "gegenbauer",
+            "nystrom",
+            "arccos",
+            "ntk-rf",
+            "ntk-sketch",
+            "grad-rf",
+            "lp-rff",
+            "ternary",
+            "relu-rf",
+            "rom",
+            "ssf",
+            "gq",
+            "ls-rff",
+        ] {
+            v.push(
+                case(
+                    "6-panic",
+                    format!("fit {method} on 400 rows x 33 columns"),
+                    &[
+                        "fit",
+                        "--method",
+                        method,
+                        "--dim",
+                        "64",
+                        "--input",
+                        "@t.csv",
+                        "--test",
+                        "@t.csv",
+                        "--target-column",
+                        "32",
+                        "--predictions",
+                        "@p.csv",
+                    ],
+                    Ok,
+                )
+                .file("t.csv", table.clone()),
+            );
+        }
+    }
+
     // ---- class 8: exit codes and messages
     v.push(
         case(

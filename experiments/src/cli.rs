@@ -184,10 +184,10 @@ enum Command {
         #[arg(long = "param", value_name = "NAME=VALUE")]
         params: Vec<String>,
         /// Feature budget m (the output width follows the method's rule in rfx methods).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true, value_parser = crate::tools::count)]
         dim: usize,
         /// Seed of the map's random stream.
-        #[arg(long, default_value_t = 0)]
+        #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = crate::tools::seed)]
         seed: u64,
         /// Input rows (.csv or .npy float32/float64).
         #[arg(long)]
@@ -201,9 +201,12 @@ enum Command {
         /// Whether CSV files start with a header line: auto (a header iff a field of line 1 is not a number), yes, no.
         #[arg(long, default_value = "auto", value_parser = crate::tools::header_mode)]
         header: HeaderMode,
-        /// Rows per block.
-        #[arg(long, default_value_t = 4096)]
+        /// Rows per block (memory: one block of input and output rows).
+        #[arg(long, default_value_t = 4096, allow_negative_numbers = true, value_parser = crate::tools::count)]
         block_rows: usize,
+        /// Memory cap in MiB for the map, the fitting rows and one block (default 8192, the linalg crate's 8 GiB).
+        #[arg(long, allow_negative_numbers = true, value_parser = crate::tools::count_u64)]
+        memory_cap_mb: Option<u64>,
     },
     /// The exact kernel matrix K(X, Y) (Y = X unless --against), in parallel blocks of rows.
     ///
@@ -229,10 +232,10 @@ enum Command {
         #[arg(long, default_value = "auto", value_parser = crate::tools::header_mode)]
         header: HeaderMode,
         /// Rows of X per block.
-        #[arg(long, default_value_t = 1024)]
+        #[arg(long, default_value_t = 1024, allow_negative_numbers = true, value_parser = crate::tools::count)]
         block_rows: usize,
-        /// Memory cap in MiB for the inputs and one block (default: the solvers crate's 8 GiB).
-        #[arg(long)]
+        /// Memory cap in MiB for the inputs and one block (default 8192, the linalg crate's 8 GiB).
+        #[arg(long, allow_negative_numbers = true, value_parser = crate::tools::count_u64)]
         memory_cap_mb: Option<u64>,
     },
     /// Ridge regression (or classification) on random features, lambda by k-fold cross-validation.
@@ -244,16 +247,16 @@ enum Command {
         #[arg(long = "param", value_name = "NAME=VALUE")]
         params: Vec<String>,
         /// Feature budget m.
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true, value_parser = crate::tools::count)]
         dim: usize,
         /// Seed of the map and of the CV folds.
-        #[arg(long, default_value_t = 0)]
+        #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = crate::tools::seed)]
         seed: u64,
         /// Training rows, target column included (.csv or .npy).
         #[arg(long)]
         input: PathBuf,
         /// Target column: a header name or a 0-based index.
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         target_column: String,
         /// Test rows with the same columns.
         #[arg(long)]
@@ -262,7 +265,7 @@ enum Command {
         #[arg(long, value_enum, default_value = "regression")]
         task: Task,
         /// Cross-validation folds.
-        #[arg(long, default_value_t = 5)]
+        #[arg(long, default_value_t = 5, allow_negative_numbers = true, value_parser = crate::tools::count)]
         folds: usize,
         /// Write the test predictions here (CSV, one column).
         #[arg(long)]
@@ -270,7 +273,18 @@ enum Command {
         /// CSV header line: auto, yes, no.
         #[arg(long, default_value = "auto", value_parser = crate::tools::header_mode)]
         header: HeaderMode,
+        /// Memory cap in MiB for the data, the map, the features and the ridge solve (default 8192, the
+        /// linalg crate's 8 GiB).
+        #[arg(long, allow_negative_numbers = true, value_parser = crate::tools::count_u64)]
+        memory_cap_mb: Option<u64>,
     },
+}
+
+/// `--memory-cap-mb` in bytes (default: [`rfx_linalg::DEFAULT_MEMORY_CAP`]).
+fn memory_cap(mb: Option<u64>) -> u64 {
+    mb.map_or(rfx_linalg::DEFAULT_MEMORY_CAP, |mb| {
+        mb.saturating_mul(1 << 20)
+    })
 }
 
 /// Parses the arguments, runs, prints errors, and returns the exit code.
@@ -289,21 +303,38 @@ pub fn main() -> i32 {
     match execute(cli) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("error: {e}");
+            // one line, whatever a library put in the message (e.g. a parser's multi-line diagnostic)
+            let msg = e.to_string();
+            let parts: Vec<&str> = msg
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            eprintln!("error: {}", parts.join(" "));
             e.exit_code()
         }
     }
 }
 
-/// A clap error as one line: its first paragraph (the error and, for missing arguments, their names) with
-/// the lines joined, and where to read more; the usage block and tips are left to `--help`.
+/// A clap error message on one line: its lines up to the usage summary, trimmed and joined, tips left out.
 fn one_line(rendered: &str) -> String {
-    let first: Vec<&str> = rendered
-        .lines()
-        .take_while(|l| !l.trim().is_empty())
-        .map(str::trim)
-        .collect();
-    format!("{} (see rfx --help)", first.join(" "))
+    let mut parts = Vec::new();
+    for line in rendered.lines() {
+        let t = line.trim();
+        if t.starts_with("Usage:") || t.starts_with("For more information") {
+            break;
+        }
+        if t.is_empty() || t.starts_with("tip:") {
+            continue;
+        }
+        parts.push(t);
+    }
+    let mut msg = parts.join(" ");
+    if !msg.starts_with("error") {
+        msg.insert_str(0, "error: ");
+    }
+    msg.push_str(" (see --help)");
+    msg
 }
 
 /// The most worker threads `--threads` may ask for.
@@ -623,6 +654,7 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             fit_on,
             header,
             block_rows,
+            memory_cap_mb,
         } => crate::tools::features(&FeaturesArgs {
             method,
             params,
@@ -633,6 +665,7 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             fit_on,
             header,
             block_rows,
+            memory_cap: memory_cap(memory_cap_mb),
         })
         .map(|_| ()),
         Command::Gram {
@@ -652,9 +685,7 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             output,
             header,
             block_rows,
-            memory_cap: memory_cap_mb.map_or(rfx_linalg::DEFAULT_MEMORY_CAP, |mb| {
-                mb.saturating_mul(1 << 20)
-            }),
+            memory_cap: memory_cap(memory_cap_mb),
         })
         .map(|_| ()),
         Command::Fit {
@@ -669,6 +700,7 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             folds,
             predictions,
             header,
+            memory_cap_mb,
         } => crate::tools::fit(&FitArgs {
             method,
             params,
@@ -681,6 +713,7 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             folds,
             predictions,
             header,
+            memory_cap: memory_cap(memory_cap_mb),
         })
         .map(|_| ()),
     }

@@ -8,6 +8,3 @@ pub mod cli;
 pub mod kinds;
 pub mod matrix_io;
 pub mod tools;
-
-// `tools.rs` writes through `crate::io`; the helpers live in the runner crate.
-pub(crate) use rfx_harness::io;

@@ -3,7 +3,13 @@
 //! written in blocks to a temporary file that is renamed into place when complete (atomic).
 //!
 //! Every value must be finite: a NaN or infinite value is an input error naming the file, the line (CSV) or
-//! row (`.npy`) and the column. Errors are [`AppError::Usage`] (exit code 2) unless writing fails.
+//! row (`.npy`) and the column; so must every value written ([`MatrixWriter::write_block`] refuses a NaN or
+//! infinite result, and nothing is left behind). Memory taken on a file's word is checked against the
+//! command's cap before it is allocated: a `.npy` header's shape must match the file's real size, a CSV read
+//! whole is bounded by its size, and a block by its width. An output that names one of the inputs (the same
+//! file after resolving links: canonical path or device and inode) is refused by [`refuse_overwrite`] before
+//! anything is opened for writing. Errors are [`AppError::Usage`] (exit code 2: an unwritable or directory
+//! output is the user's choice too) unless writing fails midway.
 
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
@@ -13,6 +19,7 @@ use ndarray::{s, Array2, ArrayView2};
 use ndarray_npy::{ReadNpyError, ReadNpyExt};
 
 use rfx_harness::error::AppError;
+use rfx_linalg::{check_memory, f64_bytes};
 
 /// Whether the first CSV line is a header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -104,7 +111,80 @@ fn npy_error(path: &Path, e: ReadNpyError) -> AppError {
     ))
 }
 
-fn read_npy(path: &Path) -> Result<Array2<f64>, AppError> {
+/// The shape and item size a `.npy` header declares, and the header's length, when they can be read
+/// (`None`: left to `ndarray-npy`, which reports the malformed header).
+fn npy_declared(path: &Path) -> Option<(Vec<u64>, u64, u64)> {
+    use std::io::Read;
+    let mut f = File::open(path).ok()?;
+    let mut pre = [0u8; 12];
+    f.read_exact(&mut pre[..10]).ok()?;
+    if &pre[..6] != b"\x93NUMPY" {
+        return None;
+    }
+    let (len, start) = match pre[6] {
+        1 => (u64::from(u16::from_le_bytes([pre[8], pre[9]])), 10u64),
+        2 | 3 => {
+            f.read_exact(&mut pre[10..12]).ok()?;
+            (
+                u64::from(u32::from_le_bytes([pre[8], pre[9], pre[10], pre[11]])),
+                12u64,
+            )
+        }
+        _ => return None,
+    };
+    let mut dict = vec![0u8; usize::try_from(len.min(1 << 20)).ok()?];
+    f.read_exact(&mut dict).ok()?;
+    let dict = String::from_utf8_lossy(&dict);
+    let descr = dict.split("'descr'").nth(1)?;
+    let descr = descr.split('\'').nth(1)?;
+    let item: u64 = descr
+        .trim_start_matches(['<', '>', '|', '='])
+        .get(1..)?
+        .parse()
+        .ok()?;
+    let shape = dict.split("'shape'").nth(1)?;
+    let shape = shape.split('(').nth(1)?.split(')').next()?;
+    let dims = shape
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(|t| t.parse::<u64>().ok())
+        .collect::<Option<Vec<u64>>>()?;
+    Some((dims, item, start + len))
+}
+
+/// Checks a `.npy` file's declared shape against its real size and the memory cap before it is read.
+fn check_npy_size(path: &Path, cap: u64) -> Result<(), AppError> {
+    let Some((dims, item, header)) = npy_declared(path) else {
+        return Ok(());
+    };
+    let values = dims
+        .iter()
+        .try_fold(1u128, |acc, &d| acc.checked_mul(u128::from(d)))
+        .unwrap_or(u128::MAX);
+    let file = std::fs::metadata(path)
+        .map_err(|e| AppError::usage(format!("{}: {e}", path.display())))?
+        .len();
+    let payload = u128::from(file.saturating_sub(header));
+    let shape: Vec<String> = dims.iter().map(u64::to_string).collect();
+    if values.saturating_mul(u128::from(item)) > payload {
+        return Err(AppError::usage(format!(
+            "{}: the .npy header declares shape ({}) of {item}-byte values, more than the {payload} bytes the file holds after its header (a truncated or forged file)",
+            path.display(),
+            shape.join(", ")
+        )));
+    }
+    // read as declared (float32 is read, then widened), then held as float64
+    check_memory(
+        &format!("{} ({} values)", path.display(), shape.join(" x ")),
+        f64_bytes(values.saturating_mul(2)),
+        cap,
+    )
+    .map_err(|e| AppError::usage(format!("{e} (raise --memory-cap-mb)")))
+}
+
+fn read_npy(path: &Path, cap: u64) -> Result<Array2<f64>, AppError> {
+    check_npy_size(path, cap)?;
     let open = || File::open(path).map_err(|e| AppError::usage(format!("{}: {e}", path.display())));
     let a = match Array2::<f64>::read_npy(open()?) {
         Ok(a) => a,
@@ -151,10 +231,19 @@ fn read_npy(path: &Path) -> Result<Array2<f64>, AppError> {
 impl RowBlocks {
     /// Opens `path` (`.csv` or `.npy`); `what` names the option in messages (e.g. `--input`). Reads the
     /// first line of a CSV to detect the header and the number of columns.
-    pub fn open(path: &Path, header: HeaderMode, what: &str) -> Result<Self, AppError> {
+    ///
+    /// `cap` bounds the memory taken on the file's word (bytes): a `.npy` file is read whole, so its declared
+    /// size is checked against it first.
+    pub fn open(path: &Path, header: HeaderMode, what: &str, cap: u64) -> Result<Self, AppError> {
         let format = format_of(path, what)?;
+        if path.is_dir() {
+            return Err(AppError::usage(format!(
+                "{what} {}: is a directory, expected a .csv or .npy file",
+                path.display()
+            )));
+        }
         if format == Format::Npy {
-            let data = read_npy(path)?;
+            let data = read_npy(path, cap)?;
             return Ok(RowBlocks {
                 path: path.to_path_buf(),
                 ncols: data.ncols(),
@@ -279,7 +368,13 @@ impl RowBlocks {
             *pos = end;
             return Ok(Some(b));
         }
-        let mut vals = Vec::with_capacity(max_rows.min(1 << 16) * self.ncols);
+        // grown as rows arrive: a wide first line must not reserve a block of its width up front
+        let mut vals = Vec::with_capacity(
+            max_rows
+                .min(1 << 16)
+                .saturating_mul(self.ncols)
+                .min(1 << 20),
+        );
         let mut n = 0;
         if let Source::Csv { first, .. } = &mut self.source {
             if let Some(r) = first.take() {
@@ -325,13 +420,115 @@ fn csv_error(path: &Path, e: csv::Error) -> AppError {
     AppError::usage(format!("{}: {e}", path.display()))
 }
 
-/// Reads a whole matrix (`what` names the option in messages).
+/// Reads a whole matrix (`what` names the option in messages). A CSV of $b$ bytes holds at most $b/2 + 1$
+/// values, read in blocks and then joined (two copies): that bound is checked against `cap` (bytes) first.
 pub fn read_matrix(
     path: &Path,
     header: HeaderMode,
     what: &str,
+    cap: u64,
 ) -> Result<(Array2<f64>, Option<Vec<String>>), AppError> {
-    RowBlocks::open(path, header, what)?.read_all()
+    if format_of(path, what)? == Format::Csv {
+        if let Ok(meta) = std::fs::metadata(path) {
+            check_memory(
+                &format!("{what} {} read whole", path.display()),
+                f64_bytes((u128::from(meta.len()) / 2 + 1) * 2),
+                cap,
+            )
+            .map_err(|e| AppError::usage(format!("{e} (raise --memory-cap-mb)")))?;
+        }
+    }
+    RowBlocks::open(path, header, what, cap)?.read_all()
+}
+
+/// The file `path` names, as (canonical path, device and inode on unix) when it exists; for a path that
+/// does not exist yet, the canonical folder joined with the file name.
+fn identity(path: &Path) -> Option<(PathBuf, Option<(u64, u64)>)> {
+    #[cfg(unix)]
+    fn dev_ino(m: &std::fs::Metadata) -> Option<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        Some((m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    fn dev_ino(_: &std::fs::Metadata) -> Option<(u64, u64)> {
+        None
+    }
+    match std::fs::canonicalize(path) {
+        Ok(c) => {
+            let id = std::fs::metadata(&c).ok().and_then(|m| dev_ino(&m));
+            Some((c, id))
+        }
+        Err(_) => {
+            let name = path.file_name()?;
+            let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+            let dir = std::fs::canonicalize(dir.unwrap_or(Path::new("."))).ok()?;
+            Some((dir.join(name), None))
+        }
+    }
+}
+
+/// Refuses an output (`out_flag` `output`) that is one of the `inputs` (flag, path): the same canonical
+/// path (links resolved) or, on unix, the same device and inode (a hard link). Call it before anything is
+/// opened for writing.
+pub fn refuse_overwrite(
+    out_flag: &str,
+    output: &Path,
+    inputs: &[(&str, &Path)],
+) -> Result<(), AppError> {
+    let Some((out_path, out_id)) = identity(output) else {
+        return Ok(());
+    };
+    for (flag, input) in inputs {
+        let Some((in_path, in_id)) = identity(input) else {
+            continue;
+        };
+        if in_path == out_path || (out_id.is_some() && out_id == in_id) {
+            return Err(AppError::usage(format!(
+                "{out_flag} {} is the same file as {flag} {}: writing it would destroy the input; choose another output",
+                output.display(),
+                input.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to a temporary file next to `path` and renames it into place; on any failure the temporary
+/// file is removed and the error (an unwritable place, a directory) is the user's (exit 2).
+pub fn write_text_atomic(flag: &str, path: &Path, bytes: &[u8]) -> Result<(), AppError> {
+    check_output_place(flag, path)?;
+    let tmp = rfx_harness::io::temp_path(path);
+    let res = (|| {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)
+    })();
+    res.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        AppError::usage(format!("{flag} {}: {e}", path.display()))
+    })
+}
+
+/// An output path must not be a directory and its folder must exist.
+fn check_output_place(flag: &str, path: &Path) -> Result<(), AppError> {
+    if path.is_dir() {
+        return Err(AppError::usage(format!(
+            "{flag} {}: is a directory; name a file",
+            path.display()
+        )));
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.is_dir() {
+            return Err(AppError::usage(format!(
+                "{flag} {}: directory {} does not exist",
+                path.display(),
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// An output matrix written block by block to a temporary file next to the target and renamed into place
@@ -379,17 +576,10 @@ impl MatrixWriter {
     /// Starts writing a matrix with `ncols` columns to `path` (`.csv` or `.npy`).
     pub fn create(path: &Path, ncols: usize) -> Result<Self, AppError> {
         let format = format_of(path, "--output")?;
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            if !dir.is_dir() {
-                return Err(AppError::usage(format!(
-                    "--output {}: directory {} does not exist",
-                    path.display(),
-                    dir.display()
-                )));
-            }
-        }
+        check_output_place("--output", path)?;
         let tmp = rfx_harness::io::temp_path(path);
-        let file = File::create(&tmp).map_err(|e| AppError::io(&tmp, e))?;
+        let file = File::create(&tmp)
+            .map_err(|e| AppError::usage(format!("--output {}: {e}", path.display())))?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
         if format == Format::Npy {
             out.write_all(&npy_header(0, ncols))
@@ -405,8 +595,18 @@ impl MatrixWriter {
         })
     }
 
-    /// Appends rows.
+    /// Appends rows; a NaN or infinite value is refused (exit 2: the result of these inputs is not
+    /// representable in float64), and the unfinished file is removed when the writer is dropped.
     pub fn write_block(&mut self, a: ArrayView2<'_, f64>) -> Result<(), AppError> {
+        if let Some((idx, v)) = a.indexed_iter().find(|(_, v)| !v.is_finite()) {
+            return Err(AppError::usage(format!(
+                "{}: row {}, column {} of the result is {v}, not a finite number: the inputs are too large \
+                 (or too small) for this method in float64; nothing written",
+                self.path.display(),
+                self.rows + idx.0 + 1,
+                idx.1 + 1
+            )));
+        }
         if a.ncols() != self.ncols {
             return Err(AppError::internal(format!(
                 "{}: block has {} columns, expected {}",
@@ -455,15 +655,22 @@ impl MatrixWriter {
             .out
             .take()
             .ok_or_else(|| AppError::internal("writer already finished"))?;
-        let mut file = out.into_inner().map_err(|e| err(e.into_error()))?;
-        if self.format == Format::Npy {
-            file.seek(SeekFrom::Start(0)).map_err(err)?;
-            file.write_all(&npy_header(self.rows, self.ncols))
-                .map_err(err)?;
+        let res = (|| {
+            let mut file = out.into_inner().map_err(|e| err(e.into_error()))?;
+            if self.format == Format::Npy {
+                file.seek(SeekFrom::Start(0)).map_err(err)?;
+                file.write_all(&npy_header(self.rows, self.ncols))
+                    .map_err(err)?;
+            }
+            file.sync_all().map_err(err)?;
+            drop(file);
+            std::fs::rename(&self.tmp, &self.path)
+                .map_err(|e| AppError::usage(format!("--output {}: {e}", self.path.display())))
+        })();
+        if let Err(e) = res {
+            let _ = std::fs::remove_file(&self.tmp);
+            return Err(e);
         }
-        file.sync_all().map_err(err)?;
-        drop(file);
-        std::fs::rename(&self.tmp, &self.path).map_err(|e| AppError::io(&self.path, e))?;
         Ok((self.rows, self.ncols))
     }
 }
@@ -501,7 +708,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("x.csv");
         std::fs::write(&p, "a,b\n1,2\n3,4\n5,6\n").unwrap();
-        let mut r = RowBlocks::open(&p, HeaderMode::Auto, "--input").unwrap();
+        let mut r = RowBlocks::open(&p, HeaderMode::Auto, "--input", u64::MAX).unwrap();
         assert_eq!(r.header().unwrap(), ["a", "b"]);
         assert_eq!(
             r.next_block(2).unwrap().unwrap(),
@@ -510,10 +717,10 @@ mod tests {
         assert_eq!(r.next_block(2).unwrap().unwrap(), array![[5.0, 6.0]]);
         assert!(r.next_block(2).unwrap().is_none());
         std::fs::write(&p, "1,2\n3,4\n").unwrap();
-        let (x, h) = read_matrix(&p, HeaderMode::Auto, "--input").unwrap();
+        let (x, h) = read_matrix(&p, HeaderMode::Auto, "--input", u64::MAX).unwrap();
         assert!(h.is_none());
         assert_eq!(x, array![[1.0, 2.0], [3.0, 4.0]]);
-        let e = read_matrix(&p, HeaderMode::Present, "--input").unwrap();
+        let e = read_matrix(&p, HeaderMode::Present, "--input", u64::MAX).unwrap();
         assert_eq!(e.0, array![[3.0, 4.0]]);
     }
 

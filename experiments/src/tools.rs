@@ -26,7 +26,7 @@ use rfx_solvers::ridge::{
     Validation,
 };
 
-use crate::matrix_io::{read_matrix, HeaderMode, MatrixWriter, RowBlocks};
+use crate::matrix_io::{read_matrix, refuse_overwrite, HeaderMode, MatrixWriter, RowBlocks};
 use rfx_core::FitData;
 use rfx_harness::error::AppError;
 use rfx_registry::{self as methods, MethodSpec, ParamDoc};
@@ -38,10 +38,28 @@ const GRAM_CHUNK: usize = 64;
 /// `--block-rows`, which is rounded up to a multiple of it).
 const FEATURE_CHUNK: usize = 256;
 
-/// Rounds a block size up to a positive multiple of `chunk`, so that chunk boundaries sit at fixed row
-/// indices whatever the block size.
+/// Largest block of rows a command holds at once, whatever `--block-rows` says (blocks only bound memory:
+/// chunk boundaries, hence the numbers, do not depend on them).
+const MAX_BLOCK_ROWS: usize = 1 << 24;
+
+/// Rounds a block size up to a positive multiple of `chunk` (at most [`MAX_BLOCK_ROWS`]), so that chunk
+/// boundaries sit at fixed row indices whatever the block size.
 fn round_block(rows: usize, chunk: usize) -> usize {
-    rows.max(1).div_ceil(chunk) * chunk
+    rows.clamp(1, MAX_BLOCK_ROWS).div_ceil(chunk) * chunk
+}
+
+/// The memory check of the commands: `values` `f64`s needed for `what`, against `cap` bytes (exit 2).
+fn check_cap(what: &str, values: u128, cap: u64) -> Result<(), AppError> {
+    check_memory(what, f64_bytes(values), cap).map_err(|e| {
+        AppError::usage(format!(
+            "{e}; lower --dim or --block-rows, or raise --memory-cap-mb"
+        ))
+    })
+}
+
+/// Worker threads of the parallel chunks (each holds one chunk's temporaries).
+fn workers() -> u128 {
+    rayon::current_num_threads().max(1) as u128
 }
 
 /// OpenBLAS splits a GEMM differently with different thread counts, which changes the last bits of the
@@ -98,6 +116,8 @@ pub struct FeaturesArgs {
     pub header: HeaderMode,
     /// Rows per block.
     pub block_rows: usize,
+    /// Memory cap in bytes.
+    pub memory_cap: u64,
 }
 
 /// Fits `spec` on the fitting rows (read when the method is data-dependent), checking dimensions.
@@ -137,14 +157,42 @@ pub fn features(a: &FeaturesArgs) -> Result<(usize, usize), AppError> {
     if a.dim == 0 {
         return Err(AppError::usage("--dim must be at least 1"));
     }
-    let mut input = RowBlocks::open(&a.input, a.header, "--input")?;
+    let mut inputs = vec![("--input", a.input.as_path())];
+    if let Some(f) = &a.fit_on {
+        inputs.push(("--fit-on", f.as_path()));
+    }
+    refuse_overwrite("--output", &a.output, &inputs)?;
+    let mut input = RowBlocks::open(&a.input, a.header, "--input", a.memory_cap)?;
     let d = input.ncols();
     let fit_path = a.fit_on.clone().unwrap_or_else(|| a.input.clone());
     let fit_x = if spec.data_dependent || a.fit_on.is_some() {
-        Some(read_matrix(&fit_path, a.header, "--fit-on")?.0)
+        Some(read_matrix(&fit_path, a.header, "--fit-on", a.memory_cap)?.0)
     } else {
         None
     };
+    // the map, one block of input rows and of features (all its chunks), and each worker's temporaries
+    let block_rows = round_block(a.block_rows, FEATURE_CHUNK) as u128;
+    let out = (spec.out_dim)(a.dim, fit_x.as_ref().map_or(usize::MAX, |x| x.nrows()), &p) as u128;
+    let w = out.max(a.dim as u128);
+    let held = spec
+        .memory_f64s(a.dim, d, fit_x.as_ref().map_or(0, |x| x.nrows()), &p)
+        .saturating_add(fit_x.as_ref().map_or(0, |x| x.len() as u128))
+        .saturating_add(
+            block_rows.saturating_mul((d as u128).saturating_add(out.saturating_mul(2))),
+        )
+        .saturating_add(
+            workers()
+                .saturating_mul(FEATURE_CHUNK as u128)
+                .saturating_mul(w.saturating_mul(2)),
+        );
+    check_cap(
+        &format!(
+            "rfx features (method {}, --dim {}, {d} columns)",
+            spec.name, a.dim
+        ),
+        held,
+        a.memory_cap,
+    )?;
     let map = fit_map(
         spec,
         &p,
@@ -226,10 +274,15 @@ pub fn gram(a: &GramArgs) -> Result<(usize, usize), AppError> {
     let k = spec
         .build(&p)
         .map_err(|e| crate_error(&format!("kernel {}", spec.name), e))?;
-    let x = read_matrix(&a.input, a.header, "--input")?.0;
+    let mut inputs = vec![("--input", a.input.as_path())];
+    if let Some(y) = &a.against {
+        inputs.push(("--against", y.as_path()));
+    }
+    refuse_overwrite("--output", &a.output, &inputs)?;
+    let x = read_matrix(&a.input, a.header, "--input", a.memory_cap)?.0;
     let y_owned = match &a.against {
         Some(path) => {
-            let y = read_matrix(path, a.header, "--against")?.0;
+            let y = read_matrix(path, a.header, "--against", a.memory_cap)?.0;
             if y.ncols() != x.ncols() {
                 return Err(AppError::usage(format!(
                     "dimension mismatch: --input {} has {} columns, --against {} has {}",
@@ -247,16 +300,13 @@ pub fn gram(a: &GramArgs) -> Result<(usize, usize), AppError> {
     let (nx, ny) = (x.nrows(), y.nrows());
     let block = round_block(a.block_rows, GRAM_CHUNK).min(round_block(nx, GRAM_CHUNK));
     single_threaded_blas();
-    // held: X, Y (if separate), one block of K and its chunks before concatenation
-    let held = x.len() as u128
-        + y_owned.as_ref().map_or(0, |y| y.len() as u128)
-        + 2 * (block as u128) * (ny as u128);
-    check_memory(
-        "rfx gram (inputs and one block of K)",
-        f64_bytes(held),
-        a.memory_cap,
-    )
-    .map_err(|e| crate_error("--memory-cap-mb", e))?;
+    // held: X, Y (if separate), one block of K and its chunks before concatenation, and what each worker
+    // holds for one entry (the CNTK's P x P tensors)
+    let held = (x.len() as u128)
+        .saturating_add(y_owned.as_ref().map_or(0, |y| y.len() as u128))
+        .saturating_add(2 * (block as u128) * (ny as u128))
+        .saturating_add(workers().saturating_mul(spec.pair_f64s(&p)));
+    check_cap("rfx gram (inputs and one block of K)", held, a.memory_cap)?;
     let mut out = MatrixWriter::create(&a.output, ny)?;
     for start in (0..nx).step_by(block) {
         let end = (start + block).min(nx);
@@ -321,6 +371,8 @@ pub struct FitArgs {
     pub predictions: Option<PathBuf>,
     /// CSV header handling.
     pub header: HeaderMode,
+    /// Memory cap in bytes.
+    pub memory_cap: u64,
 }
 
 fn target_index(
@@ -370,8 +422,15 @@ pub fn fit(a: &FitArgs) -> Result<FitReport, AppError> {
     if a.dim == 0 {
         return Err(AppError::usage("--dim must be at least 1"));
     }
-    let (train, header) = read_matrix(&a.input, a.header, "--input")?;
-    let (test, test_header) = read_matrix(&a.test, a.header, "--test")?;
+    if let Some(out) = &a.predictions {
+        refuse_overwrite(
+            "--predictions",
+            out,
+            &[("--input", a.input.as_path()), ("--test", a.test.as_path())],
+        )?;
+    }
+    let (train, header) = read_matrix(&a.input, a.header, "--input", a.memory_cap)?;
+    let (test, test_header) = read_matrix(&a.test, a.header, "--test", a.memory_cap)?;
     if test.ncols() != train.ncols() {
         return Err(AppError::usage(format!(
             "dimension mismatch: --input {} has {} columns, --test {} has {}",
@@ -409,6 +468,24 @@ pub fn fit(a: &FitArgs) -> Result<FitReport, AppError> {
         )));
     }
 
+    // the map; the training and test features; the ridge solve (primal or dual, whichever is smaller: a few
+    // square matrices of that size) and the fold copies of the training features
+    let (n, d, nte) = (xtr.nrows() as u128, xtr.ncols(), xte.nrows() as u128);
+    let out = (spec.out_dim)(a.dim, xtr.nrows(), &p) as u128;
+    let side = out.min(n);
+    let held = spec
+        .memory_f64s(a.dim, d, xtr.nrows(), &p)
+        .saturating_add(n.saturating_add(nte).saturating_mul(d as u128))
+        .saturating_add(n.saturating_mul(4).saturating_add(nte).saturating_mul(out))
+        .saturating_add(side.saturating_mul(side).saturating_mul(4));
+    check_cap(
+        &format!(
+            "rfx fit (method {}, --dim {}, {} training rows)",
+            spec.name, a.dim, n
+        ),
+        held,
+        a.memory_cap,
+    )?;
     single_threaded_blas();
     let t1 = Instant::now();
     let map = fit_map(
@@ -504,14 +581,27 @@ pub fn fit(a: &FitArgs) -> Result<FitReport, AppError> {
         }
     };
     let predict_s = t3.elapsed().as_secs_f64();
+    if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+        return Err(AppError::usage(format!(
+            "prediction for test row {} is {}, not a finite number: the inputs or targets are too large for \
+             this method in float64{}",
+            i + 1,
+            values[i],
+            if a.predictions.is_some() { "; nothing written" } else { "" }
+        )));
+    }
+    if !score.is_finite() {
+        return Err(AppError::usage(format!(
+            "the test score is {score}, not a finite number: the targets are too large for float64"
+        )));
+    }
     if let Some(path) = &a.predictions {
         let mut text = String::from("prediction\n");
         for v in &values {
             text.push_str(&v.to_string());
             text.push('\n');
         }
-        crate::io::write_atomic(path, text.as_bytes())
-            .map_err(|e| AppError::usage(format!("--predictions {}: {e}", path.display())))?;
+        crate::matrix_io::write_text_atomic("--predictions", path, text.as_bytes())?;
     }
     println!(
         "fit: method {} ({}), m = {} features, {} training rows, {} test rows, {} inputs",
@@ -582,6 +672,46 @@ pub fn list_methods(dim: Option<usize>) {
         print_params(k.params);
         println!();
     }
+}
+
+/// Why `s` is not a whole number in `0..=max` (a short phrase; never the bound's digits beyond 20).
+fn whole_number<T: std::str::FromStr>(s: &str, max: &str) -> Result<T, String> {
+    let t = s.trim();
+    if let Ok(v) = t.parse::<T>() {
+        return Ok(v);
+    }
+    let digits = |u: &str| !u.is_empty() && u.bytes().all(|b| b.is_ascii_digit());
+    let shown: String = if t.chars().count() > 24 {
+        format!("{}...", t.chars().take(20).collect::<String>())
+    } else {
+        t.to_string()
+    };
+    Err(if t.is_empty() {
+        "empty; expected a whole number".to_string()
+    } else if t.strip_prefix('-').is_some_and(digits) {
+        format!("\"{shown}\" is negative; expected a whole number >= 0")
+    } else if digits(t.trim_start_matches('+')) {
+        format!("\"{shown}\" is too large; at most {max}")
+    } else if t.parse::<f64>().is_ok() {
+        format!("\"{shown}\" is not a whole number")
+    } else {
+        format!("\"{shown}\" is not a number")
+    })
+}
+
+/// Parses a count (`--dim`, `--block-rows`, `--folds`): a whole number; the range is checked by the command.
+pub fn count(s: &str) -> Result<usize, String> {
+    whole_number(s, "2^64 - 1")
+}
+
+/// Parses a 64-bit count (`--memory-cap-mb`).
+pub fn count_u64(s: &str) -> Result<u64, String> {
+    whole_number(s, "2^64 - 1")
+}
+
+/// Parses `--seed`: a whole number in `0..=2^64-1`.
+pub fn seed(s: &str) -> Result<u64, String> {
+    whole_number(s, "2^64 - 1")
 }
 
 /// Parses `--header auto|yes|no`.

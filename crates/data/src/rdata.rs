@@ -103,7 +103,13 @@ struct Reader<'a> {
     pos: usize,
     refs: Vec<RObject>,
     what: &'a str,
+    /// Items being read (lists and attributes nest): bounded by [`MAX_DEPTH`] so that a forged stream of
+    /// nested one-element lists cannot overflow the stack.
+    depth: usize,
 }
+
+/// Deepest nesting of items read (a data frame needs 4: frame, column, attributes, levels).
+const MAX_DEPTH: usize = 256;
 
 impl Reader<'_> {
     fn error(&self, msg: impl std::fmt::Display) -> RfxError {
@@ -219,6 +225,18 @@ impl Reader<'_> {
     }
 
     fn item(&mut self) -> Result<RObject> {
+        if self.depth >= MAX_DEPTH {
+            return Err(self.error(format!(
+                "items nested more than {MAX_DEPTH} deep (not a data set)"
+            )));
+        }
+        self.depth += 1;
+        let item = self.item_inner();
+        self.depth -= 1;
+        item
+    }
+
+    fn item_inner(&mut self) -> Result<RObject> {
         let flags = self.int()? as u32;
         let ty = flags & 0xff;
         let has_attr = flags & (1 << 9) != 0;
@@ -323,6 +341,7 @@ pub fn read_rda(bytes: &[u8], what: &str) -> Result<Vec<(String, RObject)>> {
         pos: 0,
         refs: Vec::new(),
         what,
+        depth: 0,
     };
     let version = r.int()?;
     let _writer = r.int()?;
@@ -595,5 +614,62 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("data.frame"));
+    }
+
+    #[test]
+    fn deeply_nested_lists_are_an_error_not_a_stack_overflow() {
+        let mut w = W::default();
+        w.0.extend_from_slice(b"RDX2\nX\n");
+        w.int(2).int(0x040200).int(0x020300);
+        w.flags(LISTSXP, false, false, true).sym("x");
+        for _ in 0..200_000 {
+            w.flags(VECSXP, false, false, false).int(1);
+        }
+        w.nil();
+        let e = read_rda(&w.0, "nested.rda").unwrap_err().to_string();
+        assert!(e.contains("nested more than"), "{e}");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 512,
+            failure_persistence: None,
+            ..Default::default()
+        })]
+
+        /// Any byte flipped, inserted or dropped in a valid stream, and any truncation: an error or a value,
+        /// never a panic (and no allocation beyond the stream's size: `check_room`).
+        #[test]
+        fn mutated_streams_never_panic(
+            edits in proptest::collection::vec((0usize..400, proptest::num::u8::ANY, 0u8..3), 1..6),
+            cut in 0usize..400,
+        ) {
+            let mut b = sample();
+            for (at, byte, op) in edits {
+                let at = at % (b.len() + 1);
+                match op {
+                    0 if at < b.len() => b[at] = byte,
+                    1 => b.insert(at, byte),
+                    _ if at < b.len() => { b.remove(at); }
+                    _ => {}
+                }
+            }
+            if cut < b.len() {
+                b.truncate(b.len() - cut % b.len().max(1));
+            }
+            if let Ok(objs) = read_rda(&b, "fuzz.rda") {
+                for (_, o) in &objs {
+                    let _ = data_frame(o, "fuzz.rda");
+                }
+            }
+        }
+
+        /// Random bytes behind a valid magic.
+        #[test]
+        fn random_streams_never_panic(body in proptest::collection::vec(proptest::num::u8::ANY, 0..300)) {
+            let mut b = b"RDX2\nX\n".to_vec();
+            b.extend(body);
+            let _ = read_rda(&b, "fuzz.rda");
+        }
     }
 }

@@ -12,6 +12,13 @@ use rfx_core::{Kernel, Result, RfxError};
 ///
 /// [`Kernel::gram`] forms the squared distances from one GEMM,
 /// $\Vert x_i-y_j\Vert^2 = \Vert x_i\Vert^2 + \Vert y_j\Vert^2 - 2\langle x_i, y_j\rangle$, clamped at 0 against round-off.
+/// That form loses everything to cancellation or overflow when the norms are large: its rounding error is
+/// about $4\varepsilon(\Vert x_i\Vert^2 + \Vert y_j\Vert^2)$, so $k$ has relative error
+/// $2\varepsilon(\Vert x_i\Vert^2 + \Vert y_j\Vert^2)/\sigma^2$, and $\Vert x\Vert^2$ overflows to $\infty$ above
+/// $\approx 10^{154}$ (then $\infty - \infty$ = NaN would clamp to 0 and give $k = 1$ for points far apart). Pairs
+/// whose bound exceeds $10^{-7}$, or whose GEMM form is not finite, are recomputed from the difference of the
+/// rows ([`Kernel::eval`], which gives $e^{-\infty} = 0$ when $\Vert x-y\Vert^2$ overflows); other pairs keep the GEMM
+/// value bit for bit.
 ///
 /// ```
 /// use ndarray::array;
@@ -53,6 +60,10 @@ impl GaussianKernel {
     }
 }
 
+/// Largest relative error of a Gram entry accepted from the GEMM form before the pair is recomputed from the
+/// difference of the rows.
+const GEMM_RELATIVE_TOLERANCE: f64 = 1e-7;
+
 /// Squared Euclidean norms of the rows.
 fn sq_norms(x: ArrayView2<'_, f64>) -> Array1<f64> {
     x.map_axis(Axis(1), |r| r.dot(&r))
@@ -68,12 +79,19 @@ impl Kernel for GaussianKernel {
         rfx_core::check_gram_columns(x, y)?;
         let (xn, yn) = (sq_norms(x), sq_norms(y));
         let mut k = x.dot(&y.t());
-        Zip::from(k.rows_mut())
+        // Beyond this sum of squared norms the GEMM form's rounding error can move k (module docs).
+        let reliable = GEMM_RELATIVE_TOLERANCE * self.sigma * self.sigma / (2.0 * f64::EPSILON);
+        Zip::indexed(k.rows_mut())
             .and(&xn)
-            .par_for_each(|mut row, &a| {
-                Zip::from(&mut row)
-                    .and(&yn)
-                    .for_each(|v, &b| *v = self.of_sq_distance((a + b - 2.0 * *v).max(0.0)));
+            .par_for_each(|i, mut row, &a| {
+                Zip::indexed(&mut row).and(&yn).for_each(|j, v, &b| {
+                    let d2 = a + b - 2.0 * *v;
+                    *v = if d2.is_finite() && a + b <= reliable {
+                        self.of_sq_distance(d2.max(0.0))
+                    } else {
+                        self.eval(x.row(i), y.row(j))
+                    };
+                });
             });
         Ok(k)
     }
@@ -109,7 +127,7 @@ pub fn median_distance(x: ArrayView2<'_, f64>) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ndarray::{array, s};
+    use ndarray::{array, s, Array2, ArrayView1, ArrayView2};
 
     #[test]
     fn gram_by_gemm_matches_entrywise() {
@@ -130,6 +148,86 @@ mod tests {
         assert!((0..3).all(|i| (d[[i, i]] - 1.0).abs() < 1e-12));
         assert!(k.gram(x.view(), y.slice(s![.., ..3])).is_err());
         assert!(GaussianKernel::new(f64::NAN).is_err() && GaussianKernel::new(-1.0).is_err());
+    }
+
+    /// The old GEMM form, for rows where it is reliable the gram must equal it bit for bit.
+    fn gemm_form(
+        k: &GaussianKernel,
+        x: ArrayView2<'_, f64>,
+        y: ArrayView2<'_, f64>,
+    ) -> Array2<f64> {
+        let (xn, yn) = (sq_norms(x), sq_norms(y));
+        let mut g = x.dot(&y.t());
+        for ((i, j), v) in g.indexed_iter_mut() {
+            *v = k.of_sq_distance((xn[i] + yn[j] - 2.0 * *v).max(0.0));
+        }
+        g
+    }
+
+    /// $\Vert x-y\Vert^2$ by the obviously correct route: halved differences (which cannot overflow), scaled
+    /// by the largest one so no square over- or underflows, summed, and scaled back.
+    fn slow_sq_distance(x: ArrayView1<'_, f64>, y: ArrayView1<'_, f64>) -> f64 {
+        let h: Vec<f64> = x.iter().zip(y).map(|(a, b)| a / 2.0 - b / 2.0).collect();
+        let s = h.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        if s == 0.0 {
+            return 0.0;
+        }
+        let t: f64 = h.iter().map(|v| (v / s).powi(2)).sum();
+        4.0 * t * s * s
+    }
+
+    #[test]
+    fn far_apart_and_huge_norm_pairs_match_the_slow_distance() {
+        // norms beyond 1e154 overflow the GEMM form (k was 1 for points 1e160 apart); norms of 1e9 with
+        // distance 1 cancel in it (k was 1 instead of exp(-1/2))
+        let x = array![
+            [1e160, 0.0],
+            [2e160, 0.0],
+            [-1e200, 1e200],
+            [1e9, 0.0],
+            [1e9 + 1.0, 0.0],
+            [0.3, -0.2]
+        ];
+        for sigma in [1.0, 1e3] {
+            let k = GaussianKernel::new(sigma).unwrap();
+            let g = k.gram(x.view(), x.view()).unwrap();
+            for i in 0..x.nrows() {
+                for j in 0..x.nrows() {
+                    let want =
+                        (-slow_sq_distance(x.row(i), x.row(j)) / (2.0 * sigma * sigma)).exp();
+                    // the direct sum has relative error ~ d eps in the exponent
+                    let tol = 1e-12 * want.max(1e-300);
+                    assert!(
+                        (g[[i, j]] - want).abs() <= tol,
+                        "sigma {sigma}, ({i}, {j}): {} vs {want}",
+                        g[[i, j]]
+                    );
+                }
+            }
+        }
+        let g = GaussianKernel::new(1.0)
+            .unwrap()
+            .gram(x.view(), x.view())
+            .unwrap();
+        assert_eq!(g[[0, 1]], 0.0);
+        assert!((g[[3, 4]] - (-0.5f64).exp()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn ordinary_rows_keep_the_gemm_value_bit_for_bit() {
+        let x = Array2::from_shape_fn((40, 7), |(i, j)| ((i * 7 + j) as f64 * 0.37).sin() * 3.0);
+        let y = Array2::from_shape_fn((9, 7), |(i, j)| ((i * 5 + j) as f64 * 0.91).cos() * 30.0);
+        for sigma in [0.1, 1.0, 25.0] {
+            let k = GaussianKernel::new(sigma).unwrap();
+            assert_eq!(
+                k.gram(x.view(), y.view()).unwrap(),
+                gemm_form(&k, x.view(), y.view())
+            );
+            assert_eq!(
+                k.gram(x.view(), x.view()).unwrap(),
+                gemm_form(&k, x.view(), x.view())
+            );
+        }
     }
 
     #[test]

@@ -137,6 +137,14 @@ impl Cntk {
         all
     }
 
+    /// The `f64` values one pair $\Theta(y, z)$ holds at once: five $P \times P$ tensors ($\Gamma$, $\Pi$ and the
+    /// scratch of one layer step), $P = d_1 d_2$; saturating. For a memory check before a Gram is computed
+    /// (each worker thread holds one pair's).
+    pub fn pair_f64s(height: usize, width: usize) -> u128 {
+        let p = (height as u128).saturating_mul(width as u128);
+        p.saturating_mul(p).saturating_mul(5)
+    }
+
     /// $\mathrm{conv}(T)\_{iji^\prime j^\prime} = \sum_{a,b} T_{i+a,j+b,i^\prime+a,j^\prime+b}$ for $T$ stored as $P \times P$ with
     /// $P = d_1 d_2$ (row $= (i, j)$, column $= (i^\prime, j^\prime)$), zero padding. The window is a product of a
     /// range of $a$ and a range of $b$ (both shifts must keep both indices inside the image), so the sum is

@@ -50,6 +50,18 @@ impl KernelSpec {
         Params::parse(self.params, given, &format!("kernel {}", self.name))
     }
 
+    /// The `f64` values one worker thread holds while it computes one entry (beyond the inputs and the
+    /// output): the CNTK's per-pair tensors ([`rfx_ntk::Cntk::pair_f64s`]), nothing for the other kernels.
+    /// For a memory check before a Gram is computed.
+    pub fn pair_f64s(&self, p: &Params) -> u128 {
+        match self.name {
+            "cntk" => {
+                rfx_ntk::Cntk::pair_f64s(p.int("height").unwrap_or(0), p.int("width").unwrap_or(0))
+            }
+            _ => 0,
+        }
+    }
+
     /// The kernel with these parameters; with a `bias` β > 0 the kernel of $[x, \beta]$ and $[y, \beta]$
     /// ([`rfx_core::WithBias`]).
     pub fn build(&self, p: &Params) -> rfx_core::Result<Box<dyn Kernel>> {

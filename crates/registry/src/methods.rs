@@ -69,6 +69,48 @@ impl MethodSpec {
         Params::parse(self.params, given, &format!("method {}", self.name))
     }
 
+    /// An upper estimate of the `f64` values a map fitted with budget `m` on `d` input columns and `n_fit`
+    /// fitting rows holds while it is fitted and kept (random weights, the fitting temporaries), for the
+    /// memory check the commands make *before* fitting: $2\thinspace w\thinspace(d_2 + 1)(1 + L)$ with
+    /// $w = \max(m, \text{out\_dim})$, $d_2$ the power of two $\ge d + 1$ (the Hadamard maps pad to it) and
+    /// $L$ the depth (0 without one); leverage-score RFF adds its pool's features on the leverage rows, and
+    /// Nyström its $s = \min(m, n_\text{fit})$ landmarks' $s \times s$ and $n_\text{fit} \times s$ matrices.
+    /// Saturates instead of overflowing.
+    pub fn memory_f64s(&self, m: usize, d: usize, n_fit: usize, p: &Params) -> u128 {
+        let out = (self.out_dim)(m, n_fit, p) as u128;
+        let w = (m as u128).max(out);
+        let d2 = (d as u128)
+            .saturating_add(1)
+            .checked_next_power_of_two()
+            .unwrap_or(u128::MAX);
+        let depth = if p.has("depth") {
+            p.int("depth").unwrap_or(0) as u128
+        } else {
+            0
+        };
+        let mut total = w
+            .saturating_mul(2)
+            .saturating_mul(d2.saturating_add(1))
+            .saturating_mul(depth + 1);
+        if p.has("pool_factor") {
+            let pool = w.saturating_mul(p.int("pool_factor").unwrap_or(1) as u128);
+            let rows = p.int("ls_rows").unwrap_or(n_fit).min(n_fit) as u128;
+            total = total
+                .saturating_add(pool.saturating_mul(d2.saturating_add(rows).saturating_mul(2)));
+        }
+        if self.data_dependent {
+            let s = (m.min(n_fit)) as u128;
+            let n = n_fit as u128;
+            total = total
+                .saturating_add(s.saturating_mul(s).saturating_mul(4))
+                .saturating_add(
+                    n.saturating_mul(s.saturating_add(d as u128))
+                        .saturating_mul(2),
+                );
+        }
+        total
+    }
+
     /// Fits the map with budget $m$ on `data`: the input dimension, or the fitting rows (required by
     /// data-dependent methods). Every random draw comes from `rng`. With a parameter `bias` β > 0 the map
     /// of the rows $[x, \beta]$ ([`rfx_core::WithBias`]), fitted on the augmented rows.

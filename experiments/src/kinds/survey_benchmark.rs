@@ -31,12 +31,12 @@ use std::time::Instant;
 use ndarray::{Array2, ArrayView2, Axis};
 use rand::seq::SliceRandom;
 use rayon::prelude::*;
-use rfx_core::{rng_stream, stream_seed, FeatureMap, Kernel, RfxRng};
+use rfx_core::{rng_stream, stream_seed, FeatureMap, FitData, Kernel, RfxRng};
 use rfx_kernels::{
     median_distance, ArcCosineKernel, ArcCosineOrder, GaussianKernel, PolynomialKernel,
 };
-use rfx_sampling::survey::{Sampler, SurveyKernel, SurveyParams, SAMPLERS};
-use rfx_sketches::{RandomMaclaurin, TensorSketch, Trp};
+use rfx_registry::{MethodSpec, Params, RawValue};
+use rfx_sampling::survey::{SurveyKernel, SAMPLERS};
 use rfx_solvers::classify::{LinearSvm, SvmParams};
 use rfx_solvers::metrics::accuracy;
 use rfx_solvers::ridge::{
@@ -313,28 +313,6 @@ fn minmax(xtr: &mut Array2<f64>, xte: &mut Array2<f64>) {
     }
 }
 
-/// Appends a constant-1 column: $\langle\bar x,\bar y\rangle = 1 + \langle x,y\rangle$.
-fn augment(x: ArrayView2<'_, f64>) -> Array2<f64> {
-    let mut out = Array2::ones((x.nrows(), x.ncols() + 1));
-    out.slice_mut(ndarray::s![.., ..x.ncols()]).assign(&x);
-    out
-}
-
-/// A fitted map for one cell: survey sampler, or a polynomial sketch on $[x; 1]$ (TS, TRP) or $x$ (RM).
-enum CellMap {
-    Direct(Box<dyn FeatureMap>),
-    Augmented(Box<dyn FeatureMap>),
-}
-
-impl CellMap {
-    fn transform(&self, x: ArrayView2<'_, f64>) -> rfx_core::Result<Array2<f64>> {
-        match self {
-            CellMap::Direct(m) => m.transform(x),
-            CellMap::Augmented(m) => m.transform(augment(x).view()),
-        }
-    }
-}
-
 impl BenchRunner {
     fn raw(&self, name: &str, seed: &str, experiment_seed: u64) -> Result<Prepared, String> {
         let s = &self.s;
@@ -420,9 +398,10 @@ impl BenchRunner {
             for &factor in &s.sigma_grid {
                 let sigma = unit * factor;
                 let mut rng = rng_stream(es, &format!("sigma;dataset={name};sigma={sigma}"));
-                let map = SurveyParams::new(Sampler::Rff, SurveyKernel::Gaussian { sigma })
-                    .frequencies(4 * d)
-                    .fit(d, None, &mut rng)
+                let kernel = SurveyKernel::Gaussian { sigma };
+                let (spec, params) = self.registry_choice(kernel, "gaussian", "rff")?;
+                let map = spec
+                    .fit(kernel.output_dim(4 * d), &params, FitData::Dim(d), &mut rng)
                     .map_err(|e| e.to_string())?;
                 let z = map.transform(p.xtr.view()).map_err(|e| e.to_string())?;
                 let (cv_err, _) = self
@@ -572,52 +551,57 @@ impl BenchRunner {
         })
     }
 
-    fn fit_map(
+    /// The registry method and its checked parameters of a cell: the survey's samplers in the survey's form
+    /// (the settings a method does not declare are dropped: `rom_blocks` reaches `rom` only); for `poly2`
+    /// $(1+\langle x,y\rangle)^2$ TensorSketch and TRP on $[x; 1]$ (`bias = 1`) and Random Maclaurin with
+    /// the kernel's Taylor coefficients (`kernel = poly, degree = 2`).
+    fn registry_choice(
         &self,
         kernel: SurveyKernel,
         kname: &str,
         method: &str,
-        s_freq: usize,
-        xtr: ArrayView2<'_, f64>,
-        rng: &mut RfxRng,
-    ) -> Result<CellMap, String> {
-        let d = xtr.ncols();
-        let e = |e: rfx_core::RfxError| format!("method {method}: {e}");
-        if kname == "poly2" {
-            return Ok(match method {
-                "ts" => CellMap::Augmented(Box::new(
-                    TensorSketch::params()
-                        .dim(s_freq)
-                        .degree(2)
-                        .fit(d + 1, rng)
-                        .map_err(e)?,
-                )),
-                "trp" => CellMap::Augmented(Box::new(
-                    Trp::params()
-                        .dim(s_freq)
-                        .degree(2)
-                        .fit(d + 1, rng)
-                        .map_err(e)?,
-                )),
-                _ => CellMap::Direct(Box::new(
-                    RandomMaclaurin::params()
-                        .dim(s_freq)
-                        .coefficients(vec![1.0, 2.0, 1.0])
-                        .fit(d, rng)
-                        .map_err(e)?,
-                )),
-            });
-        }
-        let sampler = Sampler::from_name(method).map_err(e)?;
+    ) -> Result<(&'static MethodSpec, Params), String> {
         let s = &self.s;
-        let map = SurveyParams::new(sampler, kernel)
-            .frequencies(s_freq)
-            .rom_blocks(s.rom_blocks)
-            .ssf_sweeps(s.ssf_sweeps)
-            .leverage(s.ls_pool_factor, s.ls_rows, s.ls_lambda)
-            .fit(d, Some(xtr), rng)
-            .map_err(e)?;
-        Ok(CellMap::Direct(Box::new(map)))
+        let (name, given): (&str, Vec<(&str, RawValue)>) = match (kname, method) {
+            ("poly2", "ts" | "trp") => (
+                if method == "ts" {
+                    "tensorsketch"
+                } else {
+                    "trp"
+                },
+                vec![
+                    ("degree", RawValue::from(2i64)),
+                    ("bias", RawValue::from(1.0)),
+                ],
+            ),
+            ("poly2", _) => (
+                "maclaurin",
+                vec![
+                    ("kernel", RawValue::from("poly")),
+                    ("degree", RawValue::from(2i64)),
+                ],
+            ),
+            _ => {
+                let mut given = vec![
+                    ("kernel", RawValue::from(kname)),
+                    ("form", RawValue::from("survey")),
+                    ("rom_blocks", RawValue::from(s.rom_blocks as i64)),
+                    ("ssf_sweeps", RawValue::from(s.ssf_sweeps as i64)),
+                    ("pool_factor", RawValue::from(s.ls_pool_factor as i64)),
+                    ("ls_rows", RawValue::from(s.ls_rows as i64)),
+                    ("ls_lambda", RawValue::from(s.ls_lambda)),
+                ];
+                if let SurveyKernel::Gaussian { sigma } = kernel {
+                    given.push(("sigma", RawValue::from(sigma)));
+                }
+                (method, given)
+            }
+        };
+        let spec = rfx_registry::method(name)?;
+        let params = spec
+            .params_declared(&given)
+            .map_err(|m| format!("method {method}: {m}"))?;
+        Ok((spec, params))
     }
 }
 
@@ -689,9 +673,10 @@ impl Runner for BenchRunner {
 
         // features: fit + transform train and test (the survey's "time")
         let t0 = Instant::now();
-        let map = self
-            .fit_map(kernel, kname, method, s_freq, p.xtr.view(), rng)
-            .map_err(fatal)?;
+        let (spec, params) = self.registry_choice(kernel, kname, method).map_err(fatal)?;
+        let map = spec
+            .fit(out_dim, &params, FitData::Rows(p.xtr.view()), rng)
+            .map_err(|e| fatal(format!("method {method}: {e}")))?;
         let ztr = map
             .transform(p.xtr.view())
             .map_err(|e| fatal(e.to_string()))?;

@@ -135,6 +135,33 @@ impl NaiveRf {
         }
     }
 
+    /// The largest $w \ge 1$ such that $m_0 = m_1 = w$ gives $D_L \le m$ on $\mathbb R^d$ ($D_L$ grows with $w$);
+    /// `None` if even $w = 1$ gives more. How Naive-RF is given a budget of "$m$ features" (the registry's
+    /// `naive-rf`), like [`GradRf::widest_within`].
+    pub fn widest_within(m: usize, d: usize, depth: usize) -> Option<usize> {
+        let fits = |w: usize| {
+            NaiveRf::params()
+                .depth(depth)
+                .m0(w)
+                .m1(w)
+                .output_dim(d)
+                .is_ok_and(|dim| dim <= m as u64)
+        };
+        if !fits(1) {
+            return None;
+        }
+        let (mut lo, mut hi) = (1usize, m);
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            if fits(mid) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        Some(lo)
+    }
+
     /// The exact feature dimension $D_L$ (may exceed `usize` on 32-bit targets; [`FeatureMap::dim`] saturates).
     pub fn output_dim(&self) -> u64 {
         self.dim
@@ -165,6 +192,11 @@ impl NaiveRf {
 impl FeatureMap for NaiveRf {
     fn input_dim(&self) -> usize {
         self.d
+    }
+
+    /// [`NaiveRf::gram`]: the kernel-level recursion, without the $D_L$-dimensional features.
+    fn feature_gram(&self, x: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        self.gram(x, y)
     }
 
     fn dim(&self) -> usize {
@@ -388,6 +420,11 @@ impl GradRf {
 impl FeatureMap for GradRf {
     fn input_dim(&self) -> usize {
         self.d
+    }
+
+    /// [`GradRf::gram`]: the per-layer formula, without the $P$-dimensional gradients.
+    fn feature_gram(&self, x: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        self.gram(x, y)
     }
 
     fn dim(&self) -> usize {

@@ -7,7 +7,7 @@ use rfx_core::{append_bias, FeatureMap, Fit, FitData, RfxError, RfxRng, WithBias
 use rfx_gzk::zonal::Gzk;
 use rfx_gzk::RandomGegenbauerParams;
 use rfx_kernels::ArcCosineOrder;
-use rfx_ntk::{ArcCosineFeatures, GradRf, NtkRfParams, NtkSketch, PairSketch, Sampler};
+use rfx_ntk::{ArcCosineFeatures, GradRf, NaiveRf, NtkRfParams, NtkSketch, PairSketch, Sampler};
 use rfx_sampling::{
     FourierMethod, GaussianFeatureParams, Sampler as Sampler_, SurveyKernel, SurveyParams,
 };
@@ -798,6 +798,35 @@ static METHODS: &[MethodSpec] = &[
             })?;
             Ok(Box::new(
                 GradRf::params().depth(depth).width(width).fit_map(data, rng)?,
+            ))
+        },
+    },
+    MethodSpec {
+        name: "naive-rf",
+        about: "Naive-RF: the Bietti-Mairal explicit NTK map with random arc-cosine features, m0 = m1 = w per layer, the largest w with D_L = (sum_{k<L} w^k) w + w^L d <= m",
+        paper: "Han et al. 2021 (NTK random features) Eq. 12, the Naive-RF baseline of Fig. 2",
+        params: &[NTK_DEPTH],
+        data_dependent: false,
+        table: false,
+        dim_rule: "D_L <= m for the largest m0 = m1 = w >= 1",
+        out_dim: |m, _, _| m,
+        exact_dim: false,
+        build: |m, p, data, rng| {
+            let depth = p.int("depth")?;
+            let d = data.dim();
+            let w = NaiveRf::widest_within(m, d, depth).ok_or_else(|| {
+                RfxError::invalid(
+                    "dim",
+                    m,
+                    format!("at least d + L = {} (D_L of m0 = m1 = 1)", d + depth),
+                )
+            })?;
+            Ok(Box::new(
+                NaiveRf::params()
+                    .depth(depth)
+                    .m0(w)
+                    .m1(w)
+                    .fit_map(data, rng)?,
             ))
         },
     },

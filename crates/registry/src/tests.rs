@@ -692,3 +692,81 @@ fn poly_sketches_are_the_sketches_of_the_augmented_rows() {
         &["gaussian", "relu-ntk"]
     );
 }
+
+/// The `ntk_mse` kind's maps through the registry, bit for bit from the same stream: `grad-rf` and
+/// `naive-rf` given the dimension of width $w$ as the budget are the width-$w$ maps (and their
+/// [`FeatureMap::feature_gram`] the kernel-level recursions `GradRf::gram`, `NaiveRf::gram`); `ntk-rf` with
+/// `sketch_share` $= j/10$ of $m = 10\cdot 2^k$ is `NtkRfParams::han2021(L, m, j 2^k)` (with
+/// `sketch=tensorsrht, sampler=gs`: `zandieh2021`).
+#[test]
+fn ntk_baselines_through_the_registry_are_the_direct_maps() {
+    use rfx_core::FitData;
+    use rfx_ntk::{GradRf, NaiveRf, NtkRfParams};
+    let x = Array2::from_shape_fn((11, 6), |(i, j)| ((i * 5 + j * 3) % 7) as f64 / 7.0 - 0.45);
+    let rng = |s: &str| rfx_core::rng_stream(6, s);
+    for (depth, w) in [(1usize, 4usize), (2, 8)] {
+        let dp = [("depth", RawValue::from(depth as i64))];
+        let fit = |name: &str, m: usize| {
+            let spec = method(name).unwrap();
+            let p = spec.params_from(&dp).unwrap();
+            spec.fit(m, &p, FitData::Dim(6), &mut rng(name)).unwrap()
+        };
+        let grad = GradRf::params().depth(depth).width(w);
+        let z = fit("grad-rf", grad.output_dim(6));
+        let direct = grad.fit(6, &mut rng("grad-rf")).unwrap();
+        assert_eq!(z.dim(), direct.dim());
+        assert_eq!(
+            z.feature_gram(x.view(), x.view()).unwrap(),
+            direct.gram(x.view(), x.view()).unwrap()
+        );
+        let naive = NaiveRf::params().depth(depth).m0(w).m1(w);
+        let dim = naive.output_dim(6).unwrap() as usize;
+        // one feature short of width w's dimension: the next narrower network
+        assert_eq!(NaiveRf::widest_within(dim - 1, 6, depth), Some(w - 1));
+        let z = fit("naive-rf", dim);
+        let direct = naive.fit(6, &mut rng("naive-rf")).unwrap();
+        assert_eq!(z.dim(), dim);
+        let g = z.feature_gram(x.view(), x.view()).unwrap();
+        assert_eq!(g, direct.gram(x.view(), x.view()).unwrap());
+        // the recursion is the Gram of the materialised features, to round-off
+        let f = z.transform(x.view()).unwrap();
+        let diff = (&f.dot(&f.t()) - &g)
+            .iter()
+            .fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(diff < 1e-10, "naive-rf Gram recursion off by {diff}");
+        for j in [1usize, 5, 9] {
+            let m = 10 * 4;
+            let spec = method("ntk-rf").unwrap();
+            for srht in [false, true] {
+                let mut given = vec![
+                    ("depth", RawValue::from(depth as i64)),
+                    ("sketch_share", RawValue::from(j as f64 / 10.0)),
+                ];
+                let direct = if srht {
+                    given.push(("sketch", RawValue::from("tensorsrht")));
+                    given.push(("sampler", RawValue::from("gs")));
+                    NtkRfParams::zandieh2021(depth, m, 4 * j)
+                } else {
+                    NtkRfParams::han2021(depth, m, 4 * j)
+                };
+                let p = spec.params_from(&given).unwrap();
+                let z = spec
+                    .fit(m, &p, FitData::Dim(6), &mut rng("ntk-rf"))
+                    .unwrap();
+                let direct = direct.fit(6, &mut rng("ntk-rf")).unwrap();
+                assert_eq!(
+                    z.transform(x.view()).unwrap(),
+                    direct.transform(x.view()).unwrap(),
+                    "L={depth} j={j} srht={srht}"
+                );
+            }
+        }
+    }
+    let spec = method("naive-rf").unwrap();
+    let p = spec.params_from::<&str>(&[]).unwrap();
+    let e = spec
+        .fit(6, &p, FitData::Dim(6), &mut rng("small"))
+        .err()
+        .expect("below d + L");
+    assert!(e.to_string().contains("d + L = 7"), "{e}");
+}

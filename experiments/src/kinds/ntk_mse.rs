@@ -28,11 +28,10 @@
 use std::sync::Arc;
 
 use ndarray::{Array2, Zip};
-use rfx_core::RfxRng;
+use rfx_core::{FeatureMap, FitData, RfxRng};
 use rfx_kernels::ReluNtk;
-use rfx_ntk::{
-    feature_gram_error, GradRf, NaiveRf, NtkRfParams, NtkSketch, DEFAULT_NAIVE_MEMORY_CAP,
-};
+use rfx_ntk::{feature_gram_error, GradRf, NaiveRf};
+use rfx_registry::{MethodSpec, Params, RawValue};
 
 use super::ntk_common::{check_any_dataset, load_rows, Prep, Shared};
 use rfx_harness::config::{ConfigError, Section, Value};
@@ -241,6 +240,22 @@ impl MseRunner {
         }
     }
 
+    /// The mean squared and relative errors of the feature Gram of one registry map (`grad-rf` and
+    /// `naive-rf` by their kernel-level recursions, [`FeatureMap::feature_gram`]; the others tile by tile).
+    fn map_errors(
+        &self,
+        map: &dyn FeatureMap,
+        method: &str,
+        x: &Array2<f64>,
+        exact: &Array2<f64>,
+    ) -> Result<(f64, f64), rfx_core::RfxError> {
+        if matches!(method, "grad-rf" | "naive-rf") {
+            Ok(errors(&map.feature_gram(x.view(), x.view())?, exact))
+        } else {
+            self.feature_errors(map, x, exact)
+        }
+    }
+
     fn gram_of(
         &self,
         method: &str,
@@ -251,59 +266,77 @@ impl MseRunner {
         rng: &mut RfxRng,
     ) -> Result<(f64, f64, f64), rfx_core::RfxError> {
         let d = x.ncols();
-        let size = 1usize << k;
-        match method {
-            "grad-rf" => {
-                let map = GradRf::params().depth(depth).width(size).fit(d, rng)?;
-                let g = map.gram(x.view(), x.view())?;
-                let (mse, rel) = errors(&g, exact);
-                Ok((map_dim_grad(d, depth, size), mse, rel))
-            }
-            "naive-rf" => {
-                let map = NaiveRf::params()
-                    .depth(depth)
-                    .m0(size)
-                    .m1(size)
-                    .memory_cap(DEFAULT_NAIVE_MEMORY_CAP)
-                    .fit(d, rng)?;
-                let g = map.gram(x.view(), x.view())?;
-                let (mse, rel) = errors(&g, exact);
-                Ok((map.output_dim() as f64, mse, rel))
-            }
-            "ntk-sketch" => {
-                let m = 10 * size;
-                let map = NtkSketch::params()
-                    .depth(depth)
-                    .degree(self.sketch_degree)
-                    .dim(m)
-                    .fit(d, rng)?;
-                let (mse, rel) = self.feature_errors(&map, x, exact)?;
-                Ok(((m - 1) as f64, mse, rel))
-            }
-            _ => {
-                let m = 10 * size;
-                let (mut mse, mut rel) = (0.0, 0.0);
-                for &j in &self.mcs_tenths {
-                    let mcs = m * j / 10;
-                    let p = if method == "ntk-rf" {
-                        NtkRfParams::han2021(depth, m, mcs)
-                    } else {
-                        NtkRfParams::zandieh2021(depth, m, mcs)
-                    };
-                    let map = p.fit(d, rng)?;
-                    let (a, b) = self.feature_errors(&map, x, exact)?;
-                    mse += a;
-                    rel += b;
-                }
-                let c = self.mcs_tenths.len() as f64;
-                Ok((m as f64, mse / c, rel / c))
-            }
+        let bad = |e: String| rfx_core::RfxError::invalid("method", method, e);
+        // one registry map per sketch fraction j of `ntk-rf`/`ntk-rf-srht` (MSE averaged), else one
+        let tenths: Vec<Option<usize>> = if method.starts_with("ntk-rf") {
+            self.mcs_tenths.iter().map(|&j| Some(j)).collect()
+        } else {
+            vec![None]
+        };
+        let (mut dim, mut mse, mut rel) = (0.0, 0.0, 0.0);
+        for &j in &tenths {
+            let (spec, params, m) =
+                registry_choice(method, depth, k, d, j, self.sketch_degree).map_err(bad)?;
+            let map = spec.fit(m, &params, FitData::Dim(d), rng)?;
+            let (a, b) = self.map_errors(map.as_ref(), method, x, exact)?;
+            dim = map.dim() as f64;
+            mse += a;
+            rel += b;
         }
+        let c = tenths.len() as f64;
+        Ok((dim, mse / c, rel / c))
     }
 }
 
-fn map_dim_grad(d: usize, depth: usize, w: usize) -> f64 {
-    GradRf::params().depth(depth).width(w).output_dim(d) as f64
+/// The registry method, parameters and budget $m$ of a cell (module docs): `grad-rf` width $2^k$ (its
+/// parameter count as the budget, of which $2^k$ is the widest network), `naive-rf` $m_0 = m_1 = 2^k$ (its
+/// $D_L$ as the budget), `ntk-rf` $m = 10\cdot 2^k$ with the sketch share $j/10$ (`ntk-rf-srht`: TensorSRHT
+/// and leverage-score sampling), `ntk-sketch` $m = 10\cdot 2^k$.
+fn registry_choice(
+    method: &str,
+    depth: usize,
+    k: u32,
+    d: usize,
+    tenths: Option<usize>,
+    sketch_degree: usize,
+) -> Result<(&'static MethodSpec, Params, usize), String> {
+    let size = 1usize << k;
+    let depth_value = ("depth", RawValue::from(depth as i64));
+    let (name, m, mut given) = match method {
+        "grad-rf" => (
+            "grad-rf",
+            GradRf::params().depth(depth).width(size).output_dim(d),
+            vec![],
+        ),
+        "naive-rf" => {
+            let dim = NaiveRf::params()
+                .depth(depth)
+                .m0(size)
+                .m1(size)
+                .output_dim(d)
+                .map_err(|e| e.to_string())?;
+            let m = usize::try_from(dim).map_err(|_| format!("D_L = {dim} above usize"))?;
+            ("naive-rf", m, vec![])
+        }
+        "ntk-sketch" => (
+            "ntk-sketch",
+            10 * size,
+            vec![("degree", RawValue::from(sketch_degree as i64))],
+        ),
+        _ => {
+            let j = tenths.ok_or("ntk-rf needs the sketch fraction j")?;
+            let mut given = vec![("sketch_share", RawValue::from(j as f64 / 10.0))];
+            if method == "ntk-rf-srht" {
+                given.push(("sketch", RawValue::from("tensorsrht")));
+                given.push(("sampler", RawValue::from("gs")));
+            }
+            ("ntk-rf", 10 * size, given)
+        }
+    };
+    given.push(depth_value);
+    let spec = rfx_registry::method(name)?;
+    let params = spec.params_from(&given)?;
+    Ok((spec, params, m))
 }
 
 /// $\frac1{n^2}\Vert\hat K - K\Vert_F^2$ and $\Vert\hat K - K\Vert_F^2/\Vert K\Vert_F^2$ (sequential sums: deterministic).

@@ -34,7 +34,7 @@ use rfx_ntk::{feature_gram_error, GradRf, NaiveRf};
 use rfx_registry::{MethodSpec, Params, RawValue};
 
 use super::ntk_common::{check_any_dataset, load_rows, Prep, Shared};
-use rfx_harness::config::{ConfigError, Section, Value};
+use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Value};
 use rfx_harness::kind::{
     check_choice, check_int, Cell, CellError, CellOutput, Kind, ParamSpec, Runner,
 };
@@ -53,16 +53,141 @@ struct Range {
     max: i64,
 }
 
-struct MseRunner {
+/// `[ntk_mse]`: the data set and its subsample size, each method's range of size exponents $k$, the sketch
+/// fractions $j$ of `ntk-rf`, the NTKSketch degree, the cost cap and the memory budget of the tiled Gram
+/// comparison.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(default)]
+struct Settings {
     dataset: String,
     n: usize,
-    grad: Range,
-    naive: Range,
-    ntk: Range,
+    grad_rf_k_min: i64,
+    grad_rf_k_max: i64,
+    naive_rf_k_min: i64,
+    naive_rf_k_max: i64,
+    ntk_k_min: i64,
+    ntk_k_max: i64,
     mcs_tenths: Vec<usize>,
     sketch_degree: usize,
     max_gflop: f64,
-    memory_budget: u64,
+    memory_budget_mb: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            dataset: "mnist".into(),
+            n: 2000,
+            grad_rf_k_min: 1,
+            grad_rf_k_max: 7,
+            naive_rf_k_min: 1,
+            naive_rf_k_max: 7,
+            ntk_k_min: 4,
+            ntk_k_max: 16,
+            mcs_tenths: (1..=9).collect(),
+            sketch_degree: 4,
+            max_gflop: 200.0,
+            memory_budget_mb: 2048,
+        }
+    }
+}
+
+const K_RANGE: &str = "integers from 0 to 20";
+
+impl rfx_harness::config::Settings for Settings {
+    const KEYS: &'static [(&'static str, &'static str)] = &[
+        ("dataset", "a registered data set"),
+        ("n", "integers from 2 to 60000"),
+        ("grad_rf_k_min", K_RANGE),
+        ("grad_rf_k_max", K_RANGE),
+        ("naive_rf_k_min", K_RANGE),
+        ("naive_rf_k_max", K_RANGE),
+        ("ntk_k_min", "integers from 1 to 20"),
+        ("ntk_k_max", K_RANGE),
+        (
+            "mcs_tenths",
+            "distinct integers from 1 to 9 (m_cs = j*m/10)",
+        ),
+        ("sketch_degree", "integers from 1 to 32"),
+        ("max_gflop", "numbers from 0.001 to 1000000000"),
+        ("memory_budget_mb", "integers from 16 to 1048576"),
+    ];
+    fn check(&self) -> Result<(), Invalid> {
+        check_any_dataset(&Value::Str(self.dataset.clone())).map_err(|message| Invalid {
+            key: "dataset",
+            message,
+        })?;
+        int_in("n", self.n as i128, 2, 60_000)?;
+        for (key_min, min, key_max, max) in [
+            (
+                "grad_rf_k_min",
+                self.grad_rf_k_min,
+                "grad_rf_k_max",
+                self.grad_rf_k_max,
+            ),
+            (
+                "naive_rf_k_min",
+                self.naive_rf_k_min,
+                "naive_rf_k_max",
+                self.naive_rf_k_max,
+            ),
+            ("ntk_k_min", self.ntk_k_min, "ntk_k_max", self.ntk_k_max),
+        ] {
+            int_in(key_min, min.into(), 0, 20)?;
+            int_in(key_max, max.into(), 0, 20)?;
+            if max < min {
+                return Err(Invalid {
+                    key: key_max,
+                    message: format!("must be >= {key_min}"),
+                });
+            }
+        }
+        if self.ntk_k_min < 1 {
+            return Err(Invalid {
+                key: "ntk_k_min",
+                message:
+                    "must be >= 1 (the TensorSRHT needs an even sketch dimension m_cs = j*2^k)"
+                        .into(),
+            });
+        }
+        let t = &self.mcs_tenths;
+        if t.is_empty() {
+            return Err(Invalid {
+                key: "mcs_tenths",
+                message: "give at least one value from 1 to 9".into(),
+            });
+        }
+        for (i, &j) in t.iter().enumerate() {
+            if !(1..=9).contains(&j) || t[..i].contains(&j) {
+                return Err(Invalid {
+                    key: "mcs_tenths",
+                    message: format!(
+                        "invalid value {j}; allowed: distinct integers from 1 to 9 (m_cs = j*m/10)"
+                    ),
+                });
+            }
+        }
+        int_in(
+            "sketch_degree",
+            self.sketch_degree as i128,
+            1,
+            rfx_ntk::MAX_POLY_DEGREE as i128,
+        )?;
+        float_in("max_gflop", self.max_gflop, 1e-3, 1e9)?;
+        int_in(
+            "memory_budget_mb",
+            self.memory_budget_mb.into(),
+            16,
+            1 << 20,
+        )
+    }
+}
+
+struct MseRunner {
+    s: Settings,
+    grad: Range,
+    naive: Range,
+    ntk: Range,
     x: Shared<Array2<f64>>,
     exact: Shared<Array2<f64>>,
 }
@@ -97,83 +222,16 @@ impl Kind for NtkMse {
         ]
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
-        let mut r = MseRunner {
-            dataset: "mnist".into(),
-            n: 2000,
-            grad: Range { min: 1, max: 7 },
-            naive: Range { min: 1, max: 7 },
-            ntk: Range { min: 4, max: 16 },
-            mcs_tenths: (1..=9).collect(),
-            sketch_degree: 4,
-            max_gflop: 200.0,
-            memory_budget: 2048 << 20,
+        let s = <Settings as rfx_harness::config::Settings>::read(section)?;
+        let range = |min, max| Range { min, max };
+        Ok(Box::new(MseRunner {
+            grad: range(s.grad_rf_k_min, s.grad_rf_k_max),
+            naive: range(s.naive_rf_k_min, s.naive_rf_k_max),
+            ntk: range(s.ntk_k_min, s.ntk_k_max),
+            s,
             x: Shared::default(),
             exact: Shared::default(),
-        };
-        let Some(s) = section else {
-            return Ok(Box::new(r));
-        };
-        if let Some(v) = s.opt_str("dataset")? {
-            if let Err(m) = check_any_dataset(&Value::Str(v.clone())) {
-                return Err(s.error("dataset", m));
-            }
-            r.dataset = v;
-        }
-        if let Some(v) = s.opt_int("n", 2, 60_000)? {
-            r.n = v as usize;
-        }
-        for (key_min, key_max, range) in [
-            ("grad_rf_k_min", "grad_rf_k_max", &mut r.grad),
-            ("naive_rf_k_min", "naive_rf_k_max", &mut r.naive),
-            ("ntk_k_min", "ntk_k_max", &mut r.ntk),
-        ] {
-            if let Some(v) = s.opt_int(key_min, 0, 20)? {
-                range.min = v;
-            }
-            if let Some(v) = s.opt_int(key_max, 0, 20)? {
-                range.max = v;
-            }
-            if range.max < range.min {
-                return Err(s.error(key_max, format!("must be >= {key_min}")));
-            }
-        }
-        if r.ntk.min < 1 {
-            return Err(s.error(
-                "ntk_k_min",
-                "must be >= 1 (the TensorSRHT needs an even sketch dimension m_cs = j*2^k)",
-            ));
-        }
-        if let Some(list) = s.list("mcs_tenths")? {
-            let mut tenths = Vec::new();
-            for (v, span) in list {
-                match v.as_int() {
-                    Some(j) if (1..=9).contains(&j) && !tenths.contains(&(j as usize)) => {
-                        tenths.push(j as usize)
-                    }
-                    _ => {
-                        return Err(s.error_span(
-                            span,
-                            "mcs_tenths",
-                            format!("invalid value {v}; allowed: distinct integers from 1 to 9 (m_cs = j*m/10)"),
-                        ))
-                    }
-                }
-            }
-            if tenths.is_empty() {
-                return Err(s.error("mcs_tenths", "give at least one value from 1 to 9"));
-            }
-            r.mcs_tenths = tenths;
-        }
-        if let Some(v) = s.opt_int("sketch_degree", 1, rfx_ntk::MAX_POLY_DEGREE as i64)? {
-            r.sketch_degree = v as usize;
-        }
-        if let Some(v) = s.opt_float("max_gflop", 1e-3, 1e9)? {
-            r.max_gflop = v;
-        }
-        if let Some(v) = s.opt_int("memory_budget_mb", 16, 1 << 20)? {
-            r.memory_budget = (v as u64) << 20;
-        }
-        Ok(Box::new(r))
+        }))
     }
 }
 
@@ -185,7 +243,8 @@ impl MseRunner {
         x: &Array2<f64>,
         exact: &Array2<f64>,
     ) -> Result<(f64, f64), rfx_core::RfxError> {
-        let (err, norm) = feature_gram_error(map, x.view(), exact.view(), self.memory_budget)?;
+        let (err, norm) =
+            feature_gram_error(map, x.view(), exact.view(), self.s.memory_budget_mb << 20)?;
         Ok((err / exact.len() as f64, err / norm))
     }
 
@@ -199,7 +258,7 @@ impl MseRunner {
 
     /// A rough flop count of a cell (feature construction plus the $n \times n$ Gram), for `max_gflop`.
     fn cost(&self, method: &str, depth: usize, k: u32, d: usize) -> f64 {
-        let (n, d, l) = (self.n as f64, d as f64, depth as f64);
+        let (n, d, l) = (self.s.n as f64, d as f64, depth as f64);
         let size = 2f64.powi(k as i32);
         match method {
             "grad-rf" => {
@@ -212,12 +271,13 @@ impl MseRunner {
             }
             "ntk-sketch" => {
                 let m = 10.0 * size;
-                let q = self.sketch_degree as f64;
+                let q = self.s.sketch_degree as f64;
                 n * (2.0 * d * m + 10.0 * q * m * m.log2()) + n * n * m
             }
             _ => {
                 let m = 10.0 * size;
-                self.mcs_tenths
+                self.s
+                    .mcs_tenths
                     .iter()
                     .map(|&j| {
                         let mcs = m * j as f64 / 10.0;
@@ -269,14 +329,14 @@ impl MseRunner {
         let bad = |e: String| rfx_core::RfxError::invalid("method", method, e);
         // one registry map per sketch fraction j of `ntk-rf`/`ntk-rf-srht` (MSE averaged), else one
         let tenths: Vec<Option<usize>> = if method.starts_with("ntk-rf") {
-            self.mcs_tenths.iter().map(|&j| Some(j)).collect()
+            self.s.mcs_tenths.iter().map(|&j| Some(j)).collect()
         } else {
             vec![None]
         };
         let (mut dim, mut mse, mut rel) = (0.0, 0.0, 0.0);
         for &j in &tenths {
             let (spec, params, m) =
-                registry_choice(method, depth, k, d, j, self.sketch_degree).map_err(bad)?;
+                registry_choice(method, depth, k, d, j, self.s.sketch_degree).map_err(bad)?;
             let map = spec.fit(m, &params, FitData::Dim(d), rng)?;
             let (a, b) = self.map_errors(map.as_ref(), method, x, exact)?;
             dim = map.dim() as f64;
@@ -356,14 +416,14 @@ impl Runner for MseRunner {
     fn settings(&self) -> String {
         format!(
             "dataset={};n={};grad={:?};naive={:?};ntk={:?};mcs_tenths={:?};sketch_degree={};max_gflop={};prep=unit",
-            self.dataset,
-            self.n,
+            self.s.dataset,
+            self.s.n,
             self.grad,
             self.naive,
             self.ntk,
-            self.mcs_tenths,
-            self.sketch_degree,
-            self.max_gflop
+            self.s.mcs_tenths,
+            self.s.sketch_degree,
+            self.s.max_gflop
         )
     }
     fn shared_group(&self, cell: &Cell) -> Option<String> {
@@ -382,13 +442,13 @@ impl Runner for MseRunner {
             )));
         }
         let x: Arc<Array2<f64>> = self.x.get("x", || {
-            load_rows(&self.dataset, self.n, cell.experiment_seed, Prep::Unit)
+            load_rows(&self.s.dataset, self.s.n, cell.experiment_seed, Prep::Unit)
         })?;
         let gflop = self.cost(method, depth, k as u32, x.ncols()) / 1e9;
-        if gflop > self.max_gflop {
+        if gflop > self.s.max_gflop {
             return Err(CellError::Skipped(format!(
                 "estimated {gflop:.0} GFLOP above max_gflop = {}",
-                self.max_gflop
+                self.s.max_gflop
             )));
         }
         let exact = self.exact.get(&format!("depth={depth}"), || {
@@ -409,6 +469,27 @@ impl Runner for MseRunner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn settings_check_ranges_and_fractions() {
+        use rfx_harness::config::Settings as _;
+        let ok = Settings::default();
+        assert!(ok.check().is_ok());
+        assert!(Settings::KEYS
+            .iter()
+            .any(|(k, a)| *k == "sketch_degree"
+                && a.ends_with(&rfx_ntk::MAX_POLY_DEGREE.to_string())));
+        let bad = |f: fn(&mut Settings)| {
+            let mut s = Settings::default();
+            f(&mut s);
+            s.check().unwrap_err()
+        };
+        assert_eq!(bad(|s| s.ntk_k_max = 3).key, "ntk_k_max");
+        assert_eq!(bad(|s| s.ntk_k_min = 0).key, "ntk_k_min");
+        assert_eq!(bad(|s| s.mcs_tenths = vec![1, 1]).key, "mcs_tenths");
+        assert_eq!(bad(|s| s.mcs_tenths = vec![]).key, "mcs_tenths");
+        assert_eq!(bad(|s| s.dataset = "nope".into()).key, "dataset");
+    }
 
     #[test]
     fn errors_are_mean_squared_and_relative() {

@@ -71,15 +71,7 @@ impl rfx_harness::config::Settings for Settings {
     ];
     fn check(&self) -> Result<(), Invalid> {
         float_in("sigma", self.sigma, 1e-3, 1e3)?;
-        int_in("features", self.features as i128, 16, 1 << 16)?;
-        int_in(
-            "degree",
-            self.degree as i128,
-            0,
-            rfx_gzk::MAX_DEGREE as i128,
-        )?;
-        int_in("polysketch_degree", self.polysketch_degree as i128, 1, 32)?;
-        int_in("maclaurin_degree", self.maclaurin_degree as i128, 1, 60)?;
+        self.methods().check()?;
         int_in("restarts", self.restarts as i128, 1, 1000)?;
         int_in("max_iter", self.max_iter as i128, 1, 100_000)?;
         int_in("max_rows", self.max_rows as i128, 0, i128::from(u32::MAX))

@@ -20,13 +20,13 @@ use ndarray::{Array2, Axis};
 use rfx_core::{stream_seed, Kernel, RfxRng};
 use rfx_data::{subsample, train_test_split, Standardizer};
 use rfx_solvers::ridge::{
-    exact_krr_memory_bytes, fit_ridge_cv, log10_grid, select_lambda_gram, CvResult, CvScore,
-    KernelRidge, KrrParams, LambdaScale, LambdaSearch, RidgeForm, Validation,
+    exact_krr_memory_bytes, fit_ridge_cv, select_lambda_gram, CvResult, CvScore, KernelRidge,
+    KrrParams, LambdaScale, LambdaSearch, RidgeForm, Validation,
 };
 
 use super::tabular::{
-    check_dataset, check_table_method, fit_method, method_kernel, methods_allowed, DataCache,
-    DataNeed, MethodSettings, TableKernel,
+    check_dataset, check_table_method, derived, fit_method, lambda_grid, method_kernel,
+    methods_allowed, DataCache, DataNeed, MethodSettings, TableKernel,
 };
 use rfx_harness::config::{choice_in, float_in, int_in, ConfigError, Invalid, Section, Value};
 use rfx_harness::kind::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
@@ -132,33 +132,9 @@ impl rfx_harness::config::Settings for Settings {
             float_in("exact_memory_gb", v, 0.001, 1e6)?;
         }
         self.exact_cv_rows()?;
-        int_in("features", self.features as i128, 16, 1 << 16)?;
-        int_in(
-            "degree",
-            self.degree as i128,
-            0,
-            rfx_gzk::MAX_DEGREE as i128,
-        )?;
-        int_in("radial_terms", self.radial_terms as i128, 1, 64)?;
-        int_in("polysketch_degree", self.polysketch_degree as i128, 1, 32)?;
-        int_in("maclaurin_degree", self.maclaurin_degree as i128, 1, 60)?;
-        if self.radial_terms > self.features {
-            return Err(Invalid {
-                key: "radial_terms",
-                message: "must not exceed `features`".into(),
-            });
-        }
+        self.methods().check()?;
         float_in("test_fraction", self.test_fraction, 0.01, 0.9)?;
         int_in("cv_folds", self.cv_folds as i128, 2, 20)?;
-        float_in("lambda_log10_min", self.lambda_log10_min, -30.0, 30.0)?;
-        float_in("lambda_log10_max", self.lambda_log10_max, -30.0, 30.0)?;
-        int_in("lambda_count", self.lambda_count as i128, 1, 200)?;
-        if self.lambda_log10_max < self.lambda_log10_min {
-            return Err(Invalid {
-                key: "lambda_log10_max",
-                message: "must be >= lambda_log10_min".into(),
-            });
-        }
         self.grid()?;
         int_in("max_rows", self.max_rows as i128, 0, i128::from(u32::MAX))
     }
@@ -204,17 +180,13 @@ impl Settings {
         }
     }
 
-    /// The λ grid of the cross-validation.
+    /// The λ grid of the cross-validation ([`lambda_grid`]).
     fn grid(&self) -> Result<Vec<f64>, Invalid> {
-        log10_grid(
+        lambda_grid(
             self.lambda_log10_min,
             self.lambda_log10_max,
             self.lambda_count,
         )
-        .map_err(|e| Invalid {
-            key: "lambda_count",
-            message: e.to_string(),
-        })
     }
 
     /// The feature maps' settings.
@@ -296,17 +268,10 @@ impl Kind for KrrTable {
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
         let s = <Settings as rfx_harness::config::Settings>::read(section)?;
-        // both checked by `Settings::check` when read; the defaults are valid
-        let invalid = |e: Invalid| ConfigError {
-            file: String::new(),
-            line: None,
-            key: format!("krr_table.{}", e.key),
-            message: e.message,
-        };
         Ok(Box::new(KrrRunner {
             methods: s.methods(),
-            grid: s.grid().map_err(invalid)?,
-            exact_cv_rows: s.exact_cv_rows().map_err(invalid)?,
+            grid: derived("krr_table", s.grid())?,
+            exact_cv_rows: derived("krr_table", s.exact_cv_rows())?,
             s,
             data: DataCache::default(),
         }))
@@ -648,7 +613,7 @@ mod tests {
 
     fn search() -> LambdaSearch {
         LambdaSearch {
-            grid: log10_grid(-9.0, 0.0, 10).unwrap(),
+            grid: rfx_solvers::ridge::log10_grid(-9.0, 0.0, 10).unwrap(),
             scale: LambdaScale::TimesN,
             validation: Validation::KFold { folds: 2, seed: 5 },
             score: CvScore::Mse,

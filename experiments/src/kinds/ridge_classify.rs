@@ -35,11 +35,11 @@ use rfx_core::{rng_stream, Kernel, RfxRng};
 use rfx_data::{normalize_rows, Standardizer};
 use rfx_gzk::zonal::Gzk;
 use rfx_solvers::ridge::{
-    argmax_rows, fit_ridge_cv, log10_grid, one_hot, select_lambda_gram, CvScore, KernelRidge,
-    KrrParams, LambdaScale, LambdaSearch, RidgeForm, Validation,
+    argmax_rows, fit_ridge_cv, one_hot, select_lambda_gram, CvScore, KernelRidge, KrrParams,
+    LambdaScale, LambdaSearch, RidgeForm, Validation,
 };
 
-use super::tabular::{check_dataset, DataCache, DataNeed};
+use super::tabular::{check_dataset, derived, lambda_grid, DataCache, DataNeed};
 use super::trf_common::{idx_data, random_rows, timed, DataSlot, SharedCache};
 use rfx_core::FitData;
 use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Value};
@@ -158,15 +158,6 @@ impl rfx_harness::config::Settings for Settings {
         int_in("folds", self.folds as i128, 2, 20)?;
         int_in("max_rows", self.max_rows as i128, 0, i128::from(u32::MAX))?;
         float_in("sigma", self.sigma, 1e-6, 1e6)?;
-        float_in("lambda_log10_min", self.lambda_log10_min, -30.0, 30.0)?;
-        float_in("lambda_log10_max", self.lambda_log10_max, -30.0, 30.0)?;
-        int_in("lambda_count", self.lambda_count as i128, 1, 200)?;
-        if self.lambda_log10_max < self.lambda_log10_min {
-            return Err(Invalid {
-                key: "lambda_log10_max",
-                message: "must be >= lambda_log10_min".into(),
-            });
-        }
         self.grid().map(|_| ())
     }
 }
@@ -175,15 +166,11 @@ impl Settings {
     /// The λ grid: `lambda_count` points evenly spaced in $\log_{10}$ from `lambda_log10_min` to
     /// `lambda_log10_max`.
     fn grid(&self) -> Result<Vec<f64>, Invalid> {
-        log10_grid(
+        lambda_grid(
             self.lambda_log10_min,
             self.lambda_log10_max,
             self.lambda_count,
         )
-        .map_err(|e| Invalid {
-            key: "lambda_count",
-            message: e.to_string(),
-        })
     }
 }
 
@@ -251,13 +238,7 @@ impl Kind for RidgeClassify {
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
         let s = <Settings as rfx_harness::config::Settings>::read(section)?;
-        // checked by `Settings::check` when read; the defaults are valid
-        let grid = s.grid().map_err(|e| ConfigError {
-            file: String::new(),
-            line: None,
-            key: format!("ridge_classify.{}", e.key),
-            message: e.message,
-        })?;
+        let grid = derived("ridge_classify", s.grid())?;
         Ok(Box::new(ClassifyRunner {
             s,
             grid,

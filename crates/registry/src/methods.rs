@@ -342,6 +342,28 @@ fn fourier_or_survey(
     }
 }
 
+/// The entry of a Fourier sampler other than `rff` (`orf`, `sorf`, `fastfood`, `qmc`): name, the
+/// [`FourierMethod`] and survey [`Sampler_`] variant of the same name, whether the table kinds take it, about,
+/// paper; parameters [`FOURIER_PARAMS`], fitted by [`fourier_or_survey`].
+macro_rules! fourier_sampler {
+    ($name:literal, $variant:ident, table: $table:literal, $about:literal, $paper:literal) => {
+        MethodSpec {
+            name: $name,
+            about: $about,
+            paper: $paper,
+            params: FOURIER_PARAMS,
+            data_dependent: false,
+            table: $table,
+            dim_rule: "m (m even; survey form: as the survey samplers)",
+            out_dim: |m, _, p| fourier_out_dim(m, p),
+            exact_dim: true,
+            build: |m, p, data, rng| {
+                fourier_or_survey(FourierMethod::$variant, Sampler_::$variant, m, p, data, rng)
+            },
+        }
+    };
+}
+
 const RANDOM_FOURIER_PAPER: &str =
     "Rahimi & Recht 2007 (random Fourier features), paired [cos, sin]; survey (Liu et al. TPAMI 2021) Sec. 3.1";
 
@@ -384,62 +406,34 @@ static METHODS: &[MethodSpec] = &[
             fourier_or_survey(FourierMethod::Rff, Sampler_::Rff, m, p, data, rng)
         },
     },
-    MethodSpec {
-        name: "orf",
-        about: "orthogonal random features: Gaussian frequencies orthogonalised in d x d blocks, chi_d radii",
-        paper: "Yu et al. 2016 (ORF); survey Sec. 3.2",
-        params: FOURIER_PARAMS,
-        data_dependent: false,
+    fourier_sampler!(
+        "orf",
+        Orf,
         table: false,
-        dim_rule: "m (m even; survey form: as the survey samplers)",
-        out_dim: |m, _, p| fourier_out_dim(m, p),
-        exact_dim: true,
-        build: |m, p, data, rng| {
-            fourier_or_survey(FourierMethod::Orf, Sampler_::Orf, m, p, data, rng)
-        },
-    },
-    MethodSpec {
-        name: "sorf",
-        about: "structured orthogonal random features HD1 HD2 HD3 (Hadamard and Rademacher diagonals)",
-        paper: "Yu et al. 2016 (SORF); survey Sec. 3.2",
-        params: FOURIER_PARAMS,
-        data_dependent: false,
+        "orthogonal random features: Gaussian frequencies orthogonalised in d x d blocks, chi_d radii",
+        "Yu et al. 2016 (ORF); survey Sec. 3.2"
+    ),
+    fourier_sampler!(
+        "sorf",
+        Sorf,
         table: false,
-        dim_rule: "m (m even; survey form: as the survey samplers)",
-        out_dim: |m, _, p| fourier_out_dim(m, p),
-        exact_dim: true,
-        build: |m, p, data, rng| {
-            fourier_or_survey(FourierMethod::Sorf, Sampler_::Sorf, m, p, data, rng)
-        },
-    },
-    MethodSpec {
-        name: "fastfood",
-        about: "Fastfood frequencies S H G Pi H B (Hadamard, Gaussian, permutation, sign diagonals)",
-        paper: "Le, Sarlos & Smola 2013 (Fastfood); survey Sec. 3.3",
-        params: FOURIER_PARAMS,
-        data_dependent: false,
+        "structured orthogonal random features HD1 HD2 HD3 (Hadamard and Rademacher diagonals)",
+        "Yu et al. 2016 (SORF); survey Sec. 3.2"
+    ),
+    fourier_sampler!(
+        "fastfood",
+        Fastfood,
         table: true,
-        dim_rule: "m (m even; survey form: as the survey samplers)",
-        out_dim: |m, _, p| fourier_out_dim(m, p),
-        exact_dim: true,
-        build: |m, p, data, rng| {
-            fourier_or_survey(FourierMethod::Fastfood, Sampler_::Fastfood, m, p, data, rng)
-        },
-    },
-    MethodSpec {
-        name: "qmc",
-        about: "quasi-Monte Carlo Fourier features from scrambled Halton points",
-        paper: "Yang et al. 2014 (QMC features); survey Sec. 3.10",
-        params: FOURIER_PARAMS,
-        data_dependent: false,
+        "Fastfood frequencies S H G Pi H B (Hadamard, Gaussian, permutation, sign diagonals)",
+        "Le, Sarlos & Smola 2013 (Fastfood); survey Sec. 3.3"
+    ),
+    fourier_sampler!(
+        "qmc",
+        Qmc,
         table: false,
-        dim_rule: "m (m even; survey form: as the survey samplers)",
-        out_dim: |m, _, p| fourier_out_dim(m, p),
-        exact_dim: true,
-        build: |m, p, data, rng| {
-            fourier_or_survey(FourierMethod::Qmc, Sampler_::Qmc, m, p, data, rng)
-        },
-    },
+        "quasi-Monte Carlo Fourier features from scrambled Halton points",
+        "Yang et al. 2014 (QMC features); survey Sec. 3.10"
+    ),
     MethodSpec {
         name: "maclaurin",
         about: "Random Maclaurin features of the kernel's Taylor series (degree drawn per feature, Rademacher products)",

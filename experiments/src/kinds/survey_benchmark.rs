@@ -790,9 +790,11 @@ mod tests {
             ls_rows: usize,
             ls_lambda: f64,
         }
-        let mut now = super::Settings::default();
-        now.holdout = Some(0.3);
-        now.lambda_grid = vec![1e-8, 0.5];
+        let mut now = super::Settings {
+            holdout: Some(0.3),
+            lambda_grid: vec![1e-8, 0.5],
+            ..Default::default()
+        };
         let before = Settings {
             n_train: now.n_train,
             n_test: now.n_test,

@@ -24,7 +24,7 @@ use rfx_solvers::ridge::{
     KrrParams, LambdaScale, LambdaSearch, RidgeForm, Validation,
 };
 
-use super::tabular::{
+use crate::kinds::tabular::{
     check_dataset, check_table_method, derived, fit_method, lambda_grid, method_kernel,
     methods_allowed, DataCache, DataNeed, MethodSettings, TableKernel,
 };

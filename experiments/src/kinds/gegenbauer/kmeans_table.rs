@@ -17,7 +17,7 @@ use rfx_core::RfxRng;
 use rfx_data::{normalize_rows, subsample, Standardizer};
 use rfx_solvers::kmeans::{kernel_kmeans_objective_of, kmeans, KMeansParams};
 
-use super::tabular::{
+use crate::kinds::tabular::{
     check_dataset, check_table_method, exact_kernel, fit_method, method_kernel, methods_allowed,
     DataCache, DataNeed, MethodSettings, TableKernel,
 };

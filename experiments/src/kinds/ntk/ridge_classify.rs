@@ -39,8 +39,8 @@ use rfx_solvers::ridge::{
     LambdaScale, LambdaSearch, RidgeForm, Validation,
 };
 
-use super::tabular::{check_dataset, derived, lambda_grid, DataCache, DataNeed};
-use super::trf_common::{idx_data, random_rows, timed, DataSlot, SharedCache};
+use crate::kinds::tabular::{check_dataset, derived, lambda_grid, DataCache, DataNeed};
+use crate::kinds::trf_common::{idx_data, random_rows, timed, DataSlot, SharedCache};
 use rfx_core::FitData;
 use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Value};
 use rfx_harness::kind::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
@@ -233,7 +233,7 @@ impl Kind for RidgeClassify {
                 check: check_method,
                 required: true,
             },
-            super::feature_count_param("m"),
+            crate::kinds::feature_count_param("m"),
         ]
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {

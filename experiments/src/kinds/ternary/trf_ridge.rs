@@ -17,7 +17,7 @@
 //! blur them more than the machine's load does): features (train + test), Gram ($A$ and $B$), eigendecomposition,
 //! and the γ solve; `time_total_s` is their sum, the paper's "running time of the whole ridge solver".
 
-use super::trf_common::{
+use crate::kinds::trf_common::{
     cell_f64, center_columns, check_f64, fatal, group_key, idx_data, scale_to_tau, timed, DataSlot,
     SharedCache,
 };

@@ -33,7 +33,7 @@ use rfx_kernels::ReluNtk;
 use rfx_ntk::{feature_gram_error, GradRf, NaiveRf};
 use rfx_registry::{MethodSpec, Params, RawValue};
 
-use super::ntk_common::{check_any_dataset, load_rows, Prep, Shared};
+use crate::kinds::ntk_common::{check_any_dataset, load_rows, Prep, Shared};
 use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Value};
 use rfx_harness::kind::{
     check_choice, check_int, Cell, CellError, CellOutput, Kind, ParamSpec, Runner,

@@ -44,8 +44,8 @@ use rfx_solvers::ridge::{
     Validation,
 };
 
-use super::tabular::DataCache;
-use super::trf_common::{group_key, idx_data, DataSlot, SharedCache};
+use crate::kinds::tabular::DataCache;
+use crate::kinds::trf_common::{group_key, idx_data, DataSlot, SharedCache};
 use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Value};
 use rfx_harness::kind::{
     check_choice, check_int, Cell, CellError, CellOutput, Kind, ParamSpec, Runner,

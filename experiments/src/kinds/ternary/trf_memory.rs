@@ -29,8 +29,8 @@
 //! the cell's own stream. Nyström above `nystrom_max_m` landmarks and ridge above `ridge_max_m` features
 //! are skipped (cost $O(m^3)$, $O(nm^2)$), shown as "(-)".
 
-use super::tabular::DataCache;
-use super::trf_common::{idx_data, timed, DataSlot, SharedCache};
+use crate::kinds::tabular::DataCache;
+use crate::kinds::trf_common::{idx_data, timed, DataSlot, SharedCache};
 use ndarray::{Array1, Array2, Axis};
 use rand::seq::SliceRandom;
 use rfx_core::{rng_stream, FeatureMap, FitData, RfxRng};
@@ -252,7 +252,7 @@ impl Kind for TrfMemory {
                 },
                 required: true,
             },
-            super::feature_count_param("m"),
+            crate::kinds::feature_count_param("m"),
         ]
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {

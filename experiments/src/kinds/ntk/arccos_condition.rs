@@ -18,7 +18,7 @@ use rfx_core::RfxRng;
 use rfx_kernels::{ArcCosineKernel, ArcCosineOrder};
 use rfx_ntk::{ArcCosineFeatures, Sampler};
 
-use super::ntk_common::{check_any_dataset, load_rows, Prep, Shared};
+use crate::kinds::ntk_common::{check_any_dataset, load_rows, Prep, Shared};
 use rfx_core::FeatureMap;
 use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Settings};
 use rfx_harness::kind::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
@@ -94,7 +94,7 @@ impl Kind for ArccosCondition {
                 check: |v| check_choice(v, &FEATURES),
                 required: true,
             },
-            super::feature_count_param("m1"),
+            crate::kinds::feature_count_param("m1"),
         ]
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {

@@ -364,6 +364,33 @@ macro_rules! fourier_sampler {
     };
 }
 
+/// The entry of a sketch of the homogeneous polynomial kernel $\langle x, y\rangle^p$ (`tensorsketch`, `trp`):
+/// name, the `rfx-sketches` map type, about, paper; parameters [`POLY_DEGREE`] and [`BIAS`] (β > 0: the kernel
+/// $(\langle x, y\rangle + \beta^2)^p$ of the rows $[x, \beta]$), $m$ outputs.
+macro_rules! polynomial_sketch {
+    ($name:literal, $map:ident, $about:literal, $paper:literal) => {
+        MethodSpec {
+            name: $name,
+            about: $about,
+            paper: $paper,
+            params: &[POLY_DEGREE, BIAS],
+            data_dependent: false,
+            table: false,
+            dim_rule: "m",
+            out_dim: |m, _, _| m,
+            exact_dim: true,
+            build: |m, p, data, rng| {
+                Ok(Box::new(
+                    $map::params()
+                        .dim(m)
+                        .degree(p.int("degree")?)
+                        .fit_map(data, rng)?,
+                ))
+            },
+        }
+    };
+}
+
 const RANDOM_FOURIER_PAPER: &str =
     "Rahimi & Recht 2007 (random Fourier features), paired [cos, sin]; survey (Liu et al. TPAMI 2021) Sec. 3.1";
 
@@ -483,44 +510,18 @@ static METHODS: &[MethodSpec] = &[
             })
         },
     },
-    MethodSpec {
-        name: "tensorsketch",
-        about: "TensorSketch of x^(tensor p): p CountSketches combined by FFT, E<z(x), z(y)> = <x,y>^p; with bias beta the polynomial kernel (<x,y> + beta^2)^p",
-        paper: "Pham & Pagh 2013 (TensorSketch); survey (Liu et al. TPAMI 2021) Sec. 6.1 (poly2 on [x; 1])",
-        params: &[POLY_DEGREE, BIAS],
-        data_dependent: false,
-        table: false,
-        dim_rule: "m",
-        out_dim: |m, _, _| m,
-        exact_dim: true,
-        build: |m, p, data, rng| {
-            Ok(Box::new(
-                TensorSketch::params()
-                    .dim(m)
-                    .degree(p.int("degree")?)
-                    .fit_map(data, rng)?,
-            ))
-        },
-    },
-    MethodSpec {
-        name: "trp",
-        about: "tensorized random projection: entrywise product of p Rademacher projections over sqrt(m), E<z(x), z(y)> = <x,y>^p; with bias beta (<x,y> + beta^2)^p",
-        paper: "Meister, Sarlos & Woodruff 2019 (TRP); survey (Liu et al. TPAMI 2021) Sec. 6.1 (poly2 on [x; 1])",
-        params: &[POLY_DEGREE, BIAS],
-        data_dependent: false,
-        table: false,
-        dim_rule: "m",
-        out_dim: |m, _, _| m,
-        exact_dim: true,
-        build: |m, p, data, rng| {
-            Ok(Box::new(
-                Trp::params()
-                    .dim(m)
-                    .degree(p.int("degree")?)
-                    .fit_map(data, rng)?,
-            ))
-        },
-    },
+    polynomial_sketch!(
+        "tensorsketch",
+        TensorSketch,
+        "TensorSketch of x^(tensor p): p CountSketches combined by FFT, E<z(x), z(y)> = <x,y>^p; with bias beta the polynomial kernel (<x,y> + beta^2)^p",
+        "Pham & Pagh 2013 (TensorSketch); survey (Liu et al. TPAMI 2021) Sec. 6.1 (poly2 on [x; 1])"
+    ),
+    polynomial_sketch!(
+        "trp",
+        Trp,
+        "tensorized random projection: entrywise product of p Rademacher projections over sqrt(m), E<z(x), z(y)> = <x,y>^p; with bias beta (<x,y> + beta^2)^p",
+        "Meister, Sarlos & Woodruff 2019 (TRP); survey (Liu et al. TPAMI 2021) Sec. 6.1 (poly2 on [x; 1])"
+    ),
     MethodSpec {
         name: "polysketch",
         about: "the kernel's degree-p Taylor polynomial sketched by the PolySketch tree (all degrees from one tree)",

@@ -94,6 +94,13 @@ impl<F: FeatureMap> FeatureMap for WithBias<F> {
     fn bits_per_feature(&self) -> f64 {
         self.inner.bits_per_feature()
     }
+
+    fn feature_gram(&self, x: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        self.check_input(x)?;
+        self.check_input(y)?;
+        let (ax, ay) = (append_bias(x, self.beta), append_bias(y, self.beta));
+        self.inner.feature_gram(ax.view(), ay.view())
+    }
 }
 
 #[cfg(test)]

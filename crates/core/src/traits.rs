@@ -53,6 +53,13 @@ pub trait FeatureMap: Send + Sync {
         64.0
     }
 
+    /// The Gram of the features, $\langle z(x_i), z(y_j)\rangle$ ($n_x \times n_y$): by default
+    /// `transform(x) · transform(y)ᵀ`; maps that can compute it without materialising the features override
+    /// it (rfx-ntk's Naive-RF and Grad-RF by kernel-level recursions, equal up to round-off).
+    fn feature_gram(&self, x: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        Ok(self.transform(x)?.dot(&self.transform(y)?.t()))
+    }
+
     /// Checks that `x` has the fitted input dimension; for use at the top of [`FeatureMap::transform`].
     fn check_input(&self, x: ArrayView2<'_, f64>) -> Result<()> {
         if x.ncols() == self.input_dim() {
@@ -90,5 +97,8 @@ impl<F: FeatureMap + ?Sized> FeatureMap for Box<F> {
     }
     fn bits_per_feature(&self) -> f64 {
         (**self).bits_per_feature()
+    }
+    fn feature_gram(&self, x: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        (**self).feature_gram(x, y)
     }
 }

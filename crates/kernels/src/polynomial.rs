@@ -43,6 +43,20 @@ impl PolynomialKernel {
         Ok(Self { degree, c })
     }
 
+    /// The Taylor coefficients of $t \mapsto (t + c)^p$: $a_j = \binom{p}{j}c^{p-j}$, $j = 0, \dots, p$ (the
+    /// dot-product form Random Maclaurin samples; exact integers for $c = 1$ and moderate $p$).
+    pub fn taylor_coefficients(&self) -> Vec<f64> {
+        let p = self.degree;
+        let mut binom = 1.0f64;
+        (0..=p)
+            .map(|j| {
+                let a = binom * self.c.powi((p - j) as i32);
+                binom = binom * (p - j) as f64 / (j + 1) as f64;
+                a
+            })
+            .collect()
+    }
+
     /// $(t + c)^p$ by repeated multiplication ($p = 2$: one product, exactly $(t + c)(t + c)$).
     #[inline]
     fn of_inner(&self, t: f64) -> f64 {
@@ -69,6 +83,32 @@ impl Kernel for PolynomialKernel {
 mod tests {
     use super::*;
     use ndarray::array;
+
+    /// $\sum_j a_j t^j = (t + c)^p$ at a few points, and the exact binomials for $c = 1$.
+    #[test]
+    fn taylor_coefficients_sum_to_the_kernel() {
+        assert_eq!(
+            PolynomialKernel::new(2, 1.0).unwrap().taylor_coefficients(),
+            vec![1.0, 2.0, 1.0]
+        );
+        assert_eq!(
+            PolynomialKernel::new(4, 1.0).unwrap().taylor_coefficients(),
+            vec![1.0, 4.0, 6.0, 4.0, 1.0]
+        );
+        for (p, c) in [(0usize, 2.0), (3, 0.5), (5, 0.0), (6, 1.5)] {
+            let k = PolynomialKernel::new(p, c).unwrap();
+            let a = k.taylor_coefficients();
+            assert_eq!(a.len(), p + 1);
+            for t in [-0.7, 0.0, 0.3, 1.2] {
+                let series: f64 = a.iter().rev().fold(0.0, |acc, &aj| acc * t + aj);
+                let exact = k.of_inner(t);
+                assert!(
+                    (series - exact).abs() <= 1e-12 * exact.abs().max(1.0),
+                    "{p} {c} {t}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn values_and_checks() {

@@ -42,6 +42,24 @@ fn check_pos(name: &str, v: usize) -> Result<()> {
     }
 }
 
+/// The largest $w \in [1, m]$ with `fits(w)`, for a `fits` that holds up to some width and fails above it
+/// (a feature dimension growing with $w$ against the budget $m$), by bisection; `None` if `fits(1)` fails.
+fn widest(m: usize, fits: impl Fn(usize) -> bool) -> Option<usize> {
+    if m == 0 || !fits(1) {
+        return None;
+    }
+    let (mut lo, mut hi) = (1usize, m);
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    Some(lo)
+}
+
 /// Parameters of [`NaiveRf`]: `depth` $L \ge 1$ (default 1), `m0`, `m1` (default 16 each; the paper uses
 /// $m_0 = m_1 \in \lbrace2, \dots, 128\rbrace$), `memory_cap` for [`FeatureMap::transform`] (default 8 GiB).
 #[derive(Clone, Debug)]
@@ -135,6 +153,20 @@ impl NaiveRf {
         }
     }
 
+    /// The largest $w \ge 1$ such that $m_0 = m_1 = w$ gives $D_L \le m$ on $\mathbb R^d$ ($D_L$ grows with $w$);
+    /// `None` if even $w = 1$ gives more. How Naive-RF is given a budget of "$m$ features" (the registry's
+    /// `naive-rf`), like [`GradRf::widest_within`].
+    pub fn widest_within(m: usize, d: usize, depth: usize) -> Option<usize> {
+        widest(m, |w| {
+            NaiveRf::params()
+                .depth(depth)
+                .m0(w)
+                .m1(w)
+                .output_dim(d)
+                .is_ok_and(|dim| dim <= m as u64)
+        })
+    }
+
     /// The exact feature dimension $D_L$ (may exceed `usize` on 32-bit targets; [`FeatureMap::dim`] saturates).
     pub fn output_dim(&self) -> u64 {
         self.dim
@@ -165,6 +197,11 @@ impl NaiveRf {
 impl FeatureMap for NaiveRf {
     fn input_dim(&self) -> usize {
         self.d
+    }
+
+    /// [`NaiveRf::gram`]: the kernel-level recursion, without the $D_L$-dimensional features.
+    fn feature_gram(&self, x: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        self.gram(x, y)
     }
 
     fn dim(&self) -> usize {
@@ -283,20 +320,9 @@ impl GradRf {
     /// feature dimension) $dw + (L-1)w^2 + w$ is at most the budget $m$; `None` if even $w = 1$ has more.
     /// This is how a Grad-RF baseline is given "$m$ features" beside maps of width exactly $m$.
     pub fn widest_within(m: usize, d: usize, depth: usize) -> Option<usize> {
-        let count = |w: usize| GradRf::params().depth(depth).width(w).output_dim(d);
-        if count(1) > m {
-            return None;
-        }
-        let (mut lo, mut hi) = (1usize, m);
-        while lo < hi {
-            let mid = (lo + hi).div_ceil(2);
-            if count(mid) <= m {
-                lo = mid;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        Some(lo)
+        widest(m, |w| {
+            GradRf::params().depth(depth).width(w).output_dim(d) <= m
+        })
     }
 
     /// The parameters $\theta = (\mathrm{vec}\thinspace W_1, \dots, \mathrm{vec}\thinspace W_L, v)$ flattened row-major (the feature
@@ -388,6 +414,11 @@ impl GradRf {
 impl FeatureMap for GradRf {
     fn input_dim(&self) -> usize {
         self.d
+    }
+
+    /// [`GradRf::gram`]: the per-layer formula, without the $P$-dimensional gradients.
+    fn feature_gram(&self, x: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        self.gram(x, y)
     }
 
     fn dim(&self) -> usize {

@@ -7,13 +7,13 @@ use rfx_core::{append_bias, FeatureMap, Fit, FitData, RfxError, RfxRng, WithBias
 use rfx_gzk::zonal::Gzk;
 use rfx_gzk::RandomGegenbauerParams;
 use rfx_kernels::ArcCosineOrder;
-use rfx_ntk::{ArcCosineFeatures, GradRf, NtkRfParams, NtkSketch, PairSketch, Sampler};
+use rfx_ntk::{ArcCosineFeatures, GradRf, NaiveRf, NtkRfParams, NtkSketch, PairSketch, Sampler};
 use rfx_sampling::{
     FourierMethod, GaussianFeatureParams, Sampler as Sampler_, SurveyKernel, SurveyParams,
 };
-use rfx_sketches::{PolynomialSketch, RandomMaclaurin};
+use rfx_sketches::{PolynomialSketch, RandomMaclaurin, TensorSketch, Trp};
 use rfx_solvers::nystrom::{NystromFit, NystromParams};
-use rfx_ternary::{Activation, ReluParams, TernaryFit, TernaryParams};
+use rfx_ternary::{Activation, ReluParams, StreamRoundedLpRff, TernaryFit, TernaryParams};
 
 use crate::params::{ParamDoc, ParamKind, Params, RawValue};
 use rfx_core::NormScaled;
@@ -111,6 +111,17 @@ impl MethodSpec {
         total
     }
 
+    /// Checks the values among `given` that this method declares, once, dropping the others (so that a
+    /// kind can offer its settings to every method: `rom_blocks` reaches `rom` only).
+    pub fn params_declared(&self, given: &[(&str, RawValue)]) -> Result<Params, String> {
+        let declared: Vec<(&str, RawValue)> = given
+            .iter()
+            .filter(|(k, _)| self.params.iter().any(|d| d.name == *k))
+            .map(|(k, v)| (*k, v.clone()))
+            .collect();
+        self.params_from(&declared)
+    }
+
     /// Fits the map with budget $m$ on `data`: the input dimension, or the fitting rows (required by
     /// data-dependent methods). Every random draw comes from `rng`. With a parameter `bias` β > 0 the map
     /// of the rows $[x, \beta]$ ([`rfx_core::WithBias`]), fitted on the augmented rows.
@@ -196,6 +207,13 @@ pub const NTK_DEPTH: ParamDoc = ParamDoc {
     kind: ParamKind::Int { min: 1, max: 8 },
     default: "1",
     about: "NTK depth L",
+};
+/// The degree $p$ of the sketches of $\langle x, y\rangle^p$ (`tensorsketch`, `trp`).
+const POLY_DEGREE: ParamDoc = ParamDoc {
+    name: "degree",
+    kind: ParamKind::Int { min: 1, max: 16 },
+    default: "2",
+    about: "polynomial degree p",
 };
 pub(crate) const GAUSSIAN_ONLY: &[ParamDoc] = &[SIGMA];
 
@@ -327,7 +345,93 @@ fn survey_out_dim(m: usize, p: &Params) -> usize {
     }
 }
 
+/// The width of a Fourier sampler: $m$ in the `fourier` form (whose fit checks that $m$ is even), the
+/// survey's width otherwise.
+fn fourier_out_dim(m: usize, p: &Params) -> usize {
+    match (p.choice("kernel"), p.choice("form")) {
+        (Ok("gaussian"), Ok("fourier")) => m,
+        _ => survey_out_dim(m, p),
+    }
+}
+
 const SURVEY_DIM_RULE: &str = "m (Gaussian: even floor of m)";
+
+/// The form of the Fourier samplers' features (`rff`, `orf`, `sorf`, `fastfood`, `qmc`).
+const FOURIER_FORM: ParamDoc = ParamDoc {
+    name: "form",
+    kind: ParamKind::Choice(&["fourier", "survey"]),
+    default: "fourier",
+    about: "features of the Gaussian kernel from rfx-sampling's Fourier maps (fourier) or from the survey benchmark's maps (survey: the same frequencies, rounded differently); the arc-cosine kernels always use the survey's",
+};
+
+/// The parameters of the Fourier samplers: the survey's kernels, the bandwidth, the form.
+const FOURIER_PARAMS: &[ParamDoc] = &[SURVEY_KERNEL, SIGMA, FOURIER_FORM];
+
+/// A Fourier sampler: `method` through [`GaussianFeatureParams`] for the Gaussian kernel in the form
+/// `fourier`, else `sampler` of the survey ([`survey_map`]).
+fn fourier_or_survey(
+    method: FourierMethod,
+    sampler: Sampler_,
+    m: usize,
+    p: &Params,
+    data: FitData<'_>,
+    rng: &mut RfxRng,
+) -> rfx_core::Result<BoxedMap> {
+    if p.choice("kernel")? == "gaussian" && p.choice("form")? == "fourier" {
+        gaussian_family(method, m, p, data, rng)
+    } else {
+        survey_map(sampler, m, p, data, rng)
+    }
+}
+
+/// The entry of a Fourier sampler other than `rff` (`orf`, `sorf`, `fastfood`, `qmc`): name, the
+/// [`FourierMethod`] and survey [`Sampler_`] variant of the same name, whether the table kinds take it, about,
+/// paper; parameters [`FOURIER_PARAMS`], fitted by [`fourier_or_survey`].
+macro_rules! fourier_sampler {
+    ($name:literal, $variant:ident, table: $table:literal, $about:literal, $paper:literal) => {
+        MethodSpec {
+            name: $name,
+            about: $about,
+            paper: $paper,
+            params: FOURIER_PARAMS,
+            data_dependent: false,
+            table: $table,
+            dim_rule: "m (m even; survey form: as the survey samplers)",
+            out_dim: |m, _, p| fourier_out_dim(m, p),
+            exact_dim: true,
+            build: |m, p, data, rng| {
+                fourier_or_survey(FourierMethod::$variant, Sampler_::$variant, m, p, data, rng)
+            },
+        }
+    };
+}
+
+/// The entry of a sketch of the homogeneous polynomial kernel $\langle x, y\rangle^p$ (`tensorsketch`, `trp`):
+/// name, the `rfx-sketches` map type, about, paper; parameters [`POLY_DEGREE`] and [`BIAS`] (β > 0: the kernel
+/// $(\langle x, y\rangle + \beta^2)^p$ of the rows $[x, \beta]$), $m$ outputs.
+macro_rules! polynomial_sketch {
+    ($name:literal, $map:ident, $about:literal, $paper:literal) => {
+        MethodSpec {
+            name: $name,
+            about: $about,
+            paper: $paper,
+            params: &[POLY_DEGREE, BIAS],
+            data_dependent: false,
+            table: false,
+            dim_rule: "m",
+            out_dim: |m, _, _| m,
+            exact_dim: true,
+            build: |m, p, data, rng| {
+                Ok(Box::new(
+                    $map::params()
+                        .dim(m)
+                        .degree(p.int("degree")?)
+                        .fit_map(data, rng)?,
+                ))
+            },
+        }
+    };
+}
 
 const RANDOM_FOURIER_PAPER: &str =
     "Rahimi & Recht 2007 (random Fourier features), paired [cos, sin]; survey (Liu et al. TPAMI 2021) Sec. 3.1";
@@ -338,7 +442,9 @@ static METHODS: &[MethodSpec] = &[
         about: "random Fourier features of the Gaussian kernel, z = [cos(Wx), sin(Wx)]/sqrt(m/2) (phase=paired) or sqrt(2/m) cos(Wx + b), b ~ U[0, 2 pi) (phase=random), W ~ N(0, I/sigma^2)",
         paper: RANDOM_FOURIER_PAPER,
         params: &[
+            SURVEY_KERNEL,
             SIGMA,
+            FOURIER_FORM,
             ParamDoc {
                 name: "phase",
                 kind: ParamKind::Choice(&["paired", "random"]),
@@ -348,81 +454,73 @@ static METHODS: &[MethodSpec] = &[
         ],
         data_dependent: false,
         table: true,
-        dim_rule: "m (paired: m even)",
-        out_dim: |m, _, _| m,
+        dim_rule: "m (paired: m even; survey form: as the survey samplers)",
+        out_dim: |m, _, p| fourier_out_dim(m, p),
         exact_dim: true,
         build: |m, p, data, rng| {
             if p.choice("phase")? == "random" {
+                if p.choice("kernel")? != "gaussian" || p.choice("form")? != "fourier" {
+                    return Err(RfxError::invalid(
+                        "phase",
+                        "random",
+                        "paired unless kernel=gaussian and form=fourier",
+                    ));
+                }
                 return GaussianFeatureParams::new(FourierMethod::Rff)
                     .dim(m)
                     .sigma(p.float("sigma")?)
                     .output(rfx_sampling::Output::RandomPhase)
                     .fit_boxed(data, rng);
             }
-            gaussian_family(FourierMethod::Rff, m, p, data, rng)
+            fourier_or_survey(FourierMethod::Rff, Sampler_::Rff, m, p, data, rng)
         },
     },
-    MethodSpec {
-        name: "orf",
-        about: "orthogonal random features: Gaussian frequencies orthogonalised in d x d blocks, chi_d radii",
-        paper: "Yu et al. 2016 (ORF); survey Sec. 3.2",
-        params: GAUSSIAN_ONLY,
-        data_dependent: false,
+    fourier_sampler!(
+        "orf",
+        Orf,
         table: false,
-        dim_rule: "m (m even)",
-        out_dim: |m, _, _| m,
-        exact_dim: true,
-        build: |m, p, data, rng| gaussian_family(FourierMethod::Orf, m, p, data, rng),
-    },
-    MethodSpec {
-        name: "sorf",
-        about: "structured orthogonal random features HD1 HD2 HD3 (Hadamard and Rademacher diagonals)",
-        paper: "Yu et al. 2016 (SORF); survey Sec. 3.2",
-        params: GAUSSIAN_ONLY,
-        data_dependent: false,
+        "orthogonal random features: Gaussian frequencies orthogonalised in d x d blocks, chi_d radii",
+        "Yu et al. 2016 (ORF); survey Sec. 3.2"
+    ),
+    fourier_sampler!(
+        "sorf",
+        Sorf,
         table: false,
-        dim_rule: "m (m even)",
-        out_dim: |m, _, _| m,
-        exact_dim: true,
-        build: |m, p, data, rng| gaussian_family(FourierMethod::Sorf, m, p, data, rng),
-    },
-    MethodSpec {
-        name: "fastfood",
-        about: "Fastfood frequencies S H G Pi H B (Hadamard, Gaussian, permutation, sign diagonals)",
-        paper: "Le, Sarlos & Smola 2013 (Fastfood); survey Sec. 3.3",
-        params: GAUSSIAN_ONLY,
-        data_dependent: false,
+        "structured orthogonal random features HD1 HD2 HD3 (Hadamard and Rademacher diagonals)",
+        "Yu et al. 2016 (SORF); survey Sec. 3.2"
+    ),
+    fourier_sampler!(
+        "fastfood",
+        Fastfood,
         table: true,
-        dim_rule: "m (m even)",
-        out_dim: |m, _, _| m,
-        exact_dim: true,
-        build: |m, p, data, rng| gaussian_family(FourierMethod::Fastfood, m, p, data, rng),
-    },
-    MethodSpec {
-        name: "qmc",
-        about: "quasi-Monte Carlo Fourier features from scrambled Halton points",
-        paper: "Yang et al. 2014 (QMC features); survey Sec. 3.10",
-        params: GAUSSIAN_ONLY,
-        data_dependent: false,
+        "Fastfood frequencies S H G Pi H B (Hadamard, Gaussian, permutation, sign diagonals)",
+        "Le, Sarlos & Smola 2013 (Fastfood); survey Sec. 3.3"
+    ),
+    fourier_sampler!(
+        "qmc",
+        Qmc,
         table: false,
-        dim_rule: "m (m even)",
-        out_dim: |m, _, _| m,
-        exact_dim: true,
-        build: |m, p, data, rng| gaussian_family(FourierMethod::Qmc, m, p, data, rng),
-    },
+        "quasi-Monte Carlo Fourier features from scrambled Halton points",
+        "Yang et al. 2014 (QMC features); survey Sec. 3.10"
+    ),
     MethodSpec {
         name: "maclaurin",
         about: "Random Maclaurin features of the kernel's Taylor series (degree drawn per feature, Rademacher products)",
         paper: "Kar & Karnick 2012 (Random Maclaurin), a baseline of the Gegenbauer paper (Han et al. ICML 2022, Tables 2-4)",
         params: &[
-            KERNEL,
+            ParamDoc {
+                name: "kernel",
+                kind: ParamKind::Choice(&["gaussian", "relu-ntk", "poly"]),
+                default: "gaussian",
+                about: "kernel approximated: Gaussian (uses sigma), depth-L ReLU NTK |x||y|K^(L)(cos) (uses depth) or the polynomial kernel (1 + <x,y>)^p, p = degree (the survey's poly2 with degree=2)",
+            },
             SIGMA,
             DEPTH,
             ParamDoc {
                 name: "degree",
                 kind: ParamKind::Int { min: 1, max: 60 },
                 default: "20",
-                about: "maximum Taylor degree",
+                about: "maximum Taylor degree (kernel=poly: the polynomial's degree p)",
             },
         ],
         data_dependent: false,
@@ -439,6 +537,12 @@ static METHODS: &[MethodSpec] = &[
                         .coefficients(ntk_taylor(p.int("depth")?, q))
                         .fit_map(data, rng)?,
                 )),
+                "poly" => Box::new(
+                    RandomMaclaurin::params()
+                        .dim(m)
+                        .coefficients(rfx_kernels::PolynomialKernel::new(q, 1.0)?.taylor_coefficients())
+                        .fit_map(data, rng)?,
+                ),
                 _ => Box::new(
                     RandomMaclaurin::params()
                         .dim(m)
@@ -448,6 +552,18 @@ static METHODS: &[MethodSpec] = &[
             })
         },
     },
+    polynomial_sketch!(
+        "tensorsketch",
+        TensorSketch,
+        "TensorSketch of x^(tensor p): p CountSketches combined by FFT, E<z(x), z(y)> = <x,y>^p; with bias beta the polynomial kernel (<x,y> + beta^2)^p",
+        "Pham & Pagh 2013 (TensorSketch); survey (Liu et al. TPAMI 2021) Sec. 6.1 (poly2 on [x; 1])"
+    ),
+    polynomial_sketch!(
+        "trp",
+        Trp,
+        "tensorized random projection: entrywise product of p Rademacher projections over sqrt(m), E<z(x), z(y)> = <x,y>^p; with bias beta (<x,y> + beta^2)^p",
+        "Meister, Sarlos & Woodruff 2019 (TRP); survey (Liu et al. TPAMI 2021) Sec. 6.1 (poly2 on [x; 1])"
+    ),
     MethodSpec {
         name: "polysketch",
         about: "the kernel's degree-p Taylor polynomial sketched by the PolySketch tree (all degrees from one tree)",
@@ -542,16 +658,38 @@ static METHODS: &[MethodSpec] = &[
         name: "nystrom",
         about: "Nystrom features K(x, S) U r^{-1/2} with m landmarks S from the fitting rows by recursive ridge-leverage-score sampling",
         paper: "Williams & Seeger 2001; Musco & Musco 2017 (recursive RLS); baseline of the Gegenbauer paper Tables 2-4",
-        params: &[KERNEL, SIGMA, DEPTH],
+        params: &[
+            KERNEL,
+            SIGMA,
+            DEPTH,
+            ParamDoc {
+                name: "gram",
+                kind: ParamKind::Choice(&["zonal", "pairwise"]),
+                default: "zonal",
+                about: "how K is evaluated: zonal (rfx-gzk's generalized zonal kernel, any kernel) or pairwise (rfx-kernels' Gaussian exp(-|x-y|^2/(2 sigma^2)) from squared distances; Gaussian only): the same kernel, rounded differently",
+            },
+        ],
         data_dependent: true,
         table: true,
         dim_rule: "rank of K_SS <= min(m, fitting rows)",
         out_dim: |m, n, _| m.min(n),
         exact_dim: false,
         build: |m, p, data, rng| {
+            let params = NystromParams::new(m);
+            if p.choice("gram")? == "pairwise" {
+                if p.choice("kernel")? != "gaussian" {
+                    return Err(RfxError::invalid(
+                        "gram",
+                        "pairwise",
+                        "zonal for kernel=relu-ntk (pairwise is the Gaussian kernel's)",
+                    ));
+                }
+                let kernel = rfx_kernels::GaussianKernel::new(p.float("sigma")?)?;
+                return NystromFit { kernel, params }.fit_boxed(data, rng);
+            }
             NystromFit {
                 kernel: table_gzk(p)?,
-                params: NystromParams::new(m),
+                params,
             }
             .fit_boxed(data, rng)
         },
@@ -701,8 +839,37 @@ static METHODS: &[MethodSpec] = &[
         },
     },
     MethodSpec {
+        name: "naive-rf",
+        about: "Naive-RF: the Bietti-Mairal explicit NTK map with random arc-cosine features, m0 = m1 = w per layer, the largest w with D_L = (sum_{k<L} w^k) w + w^L d <= m",
+        paper: "Han et al. 2021 (NTK random features) Eq. 12, the Naive-RF baseline of Fig. 2",
+        params: &[NTK_DEPTH],
+        data_dependent: false,
+        table: false,
+        dim_rule: "D_L <= m for the largest m0 = m1 = w >= 1",
+        out_dim: |m, _, _| m,
+        exact_dim: false,
+        build: |m, p, data, rng| {
+            let depth = p.int("depth")?;
+            let d = data.dim();
+            let w = NaiveRf::widest_within(m, d, depth).ok_or_else(|| {
+                RfxError::invalid(
+                    "dim",
+                    m,
+                    format!("at least d + L = {} (D_L of m0 = m1 = 1)", d + depth),
+                )
+            })?;
+            Ok(Box::new(
+                NaiveRf::params()
+                    .depth(depth)
+                    .m0(w)
+                    .m1(w)
+                    .fit_map(data, rng)?,
+            ))
+        },
+    },
+    MethodSpec {
         name: "lp-rff",
-        about: "low-precision random Fourier features: cos(Wx + b) sqrt(2/m), W ~ N(0, I/sigma^2), b ~ U[0, 2 pi), each value stochastically rounded to a b-bit grid on [-sqrt(2/m), sqrt(2/m)] (unbiased; noise keyed by the row's content)",
+        about: "low-precision random Fourier features: cos(Wx + b) sqrt(2/m), W ~ N(0, I/sigma^2), b ~ U[0, 2 pi), each value stochastically rounded to a b-bit grid on [-sqrt(2/m), sqrt(2/m)] (unbiased; noise keyed by the row's content, or from the fit's stream)",
         paper: "Zhang et al. AISTATS 2019 (LP-RFF), as the baseline of Tiomoko Ali, Liao & Couillet ICLR 2022, Figs. 1, 4",
         params: &[
             SIGMA,
@@ -711,6 +878,12 @@ static METHODS: &[MethodSpec] = &[
                 kind: ParamKind::Int { min: 1, max: 16 },
                 default: "8",
                 about: "bits per feature value b",
+            },
+            ParamDoc {
+                name: "noise",
+                kind: ParamKind::Choice(&["row", "stream"]),
+                default: "row",
+                about: "rounding noise: keyed by each row's content (reproducible per row), or continuing the fit's random stream across transform calls (fresh per call, order-dependent: rfx_ternary::StreamRoundedLpRff)",
             },
         ],
         data_dependent: false,
@@ -724,8 +897,13 @@ static METHODS: &[MethodSpec] = &[
                 .sigma(p.float("sigma")?)
                 .output(rfx_sampling::Output::RandomPhase)
                 .fit(data.dim(), rng)?;
-            let noise_seed = rand::Rng::gen::<u64>(rng);
             let bits = p.int("bits")? as u32; // 1..=16, checked when the parameters were parsed
+            if p.choice("noise")? == "stream" {
+                // the rounding continues the fit's stream (no seed drawn): `LpRff::transform_with_rng`
+                let lp = rfx_ternary::LpRff::new(rff, bits, 0)?;
+                return Ok(Box::new(StreamRoundedLpRff::new(lp, rng.clone())));
+            }
+            let noise_seed = rand::Rng::gen::<u64>(rng);
             Ok(Box::new(rfx_ternary::LpRff::new(rff, bits, noise_seed)?))
         },
     },
@@ -900,10 +1078,21 @@ pub fn table_methods() -> Vec<&'static str> {
 /// have none.
 pub fn table_kernels(spec: &MethodSpec) -> &'static [&'static str] {
     let has = |k: &str| spec.params.iter().any(|d| d.name == k);
+    let kernel = spec.params.iter().find(|d| d.name == "kernel");
     if !spec.table {
         &[]
-    } else if has("kernel") {
-        &["gaussian", "relu-ntk"]
+    } else if let Some(ParamDoc {
+        kind: ParamKind::Choice(choices),
+        ..
+    }) = kernel.filter(|d| d.kind != SURVEY_KERNEL.kind)
+    {
+        // the table kernels among the choices (`maclaurin` also offers `poly`)
+        match (choices.contains(&"gaussian"), choices.contains(&"relu-ntk")) {
+            (true, true) => &["gaussian", "relu-ntk"],
+            (true, false) => &["gaussian"],
+            (false, true) => &["relu-ntk"],
+            (false, false) => &[],
+        }
     } else if has("sigma") {
         &["gaussian"]
     } else if has("depth") {
@@ -996,7 +1185,6 @@ pub fn build_method(
     rng: &mut RfxRng,
 ) -> Result<BoxedMap, String> {
     let spec = method(name)?;
-    let has = |k: &str| spec.params.iter().any(|d| d.name == k);
     if let Some((_, k)) = given.iter().find(|(k, _)| *k == "kernel") {
         let k = k.to_string();
         if !table_kernels(spec).contains(&k.as_str()) {
@@ -1011,12 +1199,7 @@ pub fn build_method(
             ));
         }
     }
-    let declared: Vec<(&str, RawValue)> = given
-        .iter()
-        .filter(|(k, _)| has(k))
-        .map(|(k, v)| (*k, v.clone()))
-        .collect();
-    let p = spec.params_from(&declared)?;
+    let p = spec.params_declared(given)?;
     spec.fit(m, &p, FitData::Rows(fit), rng)
         .map_err(|e| format!("method {name}: {e}"))
 }

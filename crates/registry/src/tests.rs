@@ -442,3 +442,331 @@ fn rff_random_phase_is_the_sampling_map() {
         "paired"
     );
 }
+
+/// The Fourier samplers on the survey's kernels are the survey's maps ([`rfx_sampling::SurveyParams`], the
+/// `survey_benchmark` kind's), bit for bit from the same stream: always for the arc-cosine kernels, and for
+/// the Gaussian kernel with `form=survey`. The default Gaussian form stays rfx-sampling's Fourier map, which
+/// draws the same frequencies but rounds differently (so the two differ by round-off, not more).
+#[test]
+fn fourier_samplers_on_survey_kernels_are_the_survey_maps() {
+    use rfx_core::{Fit, FitData};
+    use rfx_sampling::{FourierMethod, GaussianFeatureParams, Sampler, SurveyKernel, SurveyParams};
+    let x = Array2::from_shape_fn((40, 6), |(i, j)| ((i * 7 + j * 3) % 11) as f64 / 11.0 - 0.4);
+    for (name, sampler, fourier) in [
+        ("rff", Sampler::Rff, FourierMethod::Rff),
+        ("orf", Sampler::Orf, FourierMethod::Orf),
+        ("sorf", Sampler::Sorf, FourierMethod::Sorf),
+        ("fastfood", Sampler::Fastfood, FourierMethod::Fastfood),
+        ("qmc", Sampler::Qmc, FourierMethod::Qmc),
+    ] {
+        let spec = method(name).unwrap();
+        for (kernel, form, survey, m, width) in [
+            (
+                "gaussian",
+                "survey",
+                SurveyKernel::Gaussian { sigma: 1.5 },
+                33,
+                32,
+            ),
+            ("arccos0", "fourier", SurveyKernel::ArcCos0, 33, 33),
+            ("arccos1", "survey", SurveyKernel::ArcCos1, 33, 33),
+        ] {
+            let p = spec
+                .params_from(&[
+                    ("kernel", RawValue::from(kernel)),
+                    ("sigma", RawValue::from(1.5)),
+                    ("form", RawValue::from(form)),
+                ])
+                .unwrap();
+            assert_eq!((spec.out_dim)(m, x.nrows(), &p), width, "{name} {kernel}");
+            let z = spec
+                .fit(m, &p, FitData::Dim(6), &mut rfx_core::rng_stream(5, name))
+                .unwrap();
+            let s = if kernel == "gaussian" { m / 2 } else { m };
+            let direct = SurveyParams::new(sampler, survey)
+                .frequencies(s)
+                .fit_map(FitData::Dim(6), &mut rfx_core::rng_stream(5, name))
+                .unwrap();
+            let a = z.transform(x.view()).unwrap();
+            assert_eq!(a.ncols(), width, "{name} {kernel}");
+            assert_eq!(a, direct.transform(x.view()).unwrap(), "{name} {kernel}");
+        }
+        // the default: the Gaussian kernel through rfx-sampling's Fourier map, unchanged
+        let p = spec.params_from(&[("sigma", RawValue::from(1.5))]).unwrap();
+        let z = spec
+            .fit(32, &p, FitData::Dim(6), &mut rfx_core::rng_stream(5, name))
+            .unwrap();
+        let direct = GaussianFeatureParams::new(fourier)
+            .dim(32)
+            .sigma(1.5)
+            .fit(6, &mut rfx_core::rng_stream(5, name))
+            .unwrap();
+        let survey = SurveyParams::new(sampler, SurveyKernel::Gaussian { sigma: 1.5 })
+            .frequencies(16)
+            .fit_map(FitData::Dim(6), &mut rfx_core::rng_stream(5, name))
+            .unwrap();
+        let a = z.transform(x.view()).unwrap();
+        assert_eq!(a, direct.transform(x.view()).unwrap(), "{name}");
+        // same frequencies: the forms agree to round-off (entries are at most sqrt(2/m) < 1)
+        let b = survey.transform(x.view()).unwrap();
+        let diff = (&a - &b).iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(diff < 1e-14, "{name}: forms differ by {diff}");
+    }
+    // a random phase is the Gaussian Fourier form's alone
+    let spec = method("rff").unwrap();
+    let p = spec
+        .params_from(&[
+            ("kernel", RawValue::from("arccos1")),
+            ("phase", RawValue::from("random")),
+        ])
+        .unwrap();
+    let mut rng = rfx_core::rng_stream(5, "phase");
+    assert!(spec.fit(8, &p, FitData::Dim(6), &mut rng).is_err());
+    // the table kinds see rff and fastfood as Gaussian-only, whatever their kernel parameter lists
+    assert_eq!(table_kernels(spec), &["gaussian"]);
+    assert_eq!(
+        table_kernels(method("nystrom").unwrap()),
+        &["gaussian", "relu-ntk"]
+    );
+}
+
+/// `lp-rff(noise=stream)` rounds like [`rfx_ternary::LpRff::transform_with_rng`] with the stream the fit
+/// leaves (the `trf_memory` kind's LP-RFF: training rows first, then test rows, one stream), bit for bit;
+/// each call continues the stream, so a second call on the same rows rounds afresh.
+#[test]
+fn lp_rff_stream_noise_is_the_direct_rounding() {
+    use rfx_core::FitData;
+    let x = Array2::from_shape_fn((9, 4), |(i, j)| ((i * 3 + j) % 5) as f64 / 5.0 - 0.3);
+    let y = Array2::from_shape_fn((5, 4), |(i, j)| ((i + 2 * j) % 3) as f64 / 3.0 - 0.2);
+    let spec = method("lp-rff").unwrap();
+    for bits in [1i64, 8] {
+        let p = spec
+            .params_from(&[
+                ("noise", RawValue::from("stream")),
+                ("bits", RawValue::from(bits)),
+            ])
+            .unwrap();
+        let z = spec
+            .fit(17, &p, FitData::Dim(4), &mut rfx_core::rng_stream(8, "lp"))
+            .unwrap();
+        let mut rng = rfx_core::rng_stream(8, "lp");
+        let rff = rfx_sampling::Rff::params()
+            .dim(17)
+            .sigma(1.0)
+            .output(rfx_sampling::Output::RandomPhase)
+            .fit(4, &mut rng)
+            .unwrap();
+        let lp = rfx_ternary::LpRff::new(rff, bits as u32, 12345).unwrap();
+        let (ax, ay) = (
+            z.transform(x.view()).unwrap(),
+            z.transform(y.view()).unwrap(),
+        );
+        assert_eq!(
+            ax,
+            lp.transform_with_rng(x.view(), &mut rng).unwrap(),
+            "{bits}"
+        );
+        assert_eq!(
+            ay,
+            lp.transform_with_rng(y.view(), &mut rng).unwrap(),
+            "{bits}"
+        );
+        assert_eq!(z.bits_per_feature(), bits as f64);
+        if bits == 8 {
+            // fresh noise: the same rows again are rounded differently
+            assert_ne!(z.transform(x.view()).unwrap(), ax);
+        }
+    }
+}
+
+/// `nystrom(gram=pairwise)` factors `rfx_kernels::GaussianKernel`'s Gram (the `trf_memory` kind's
+/// Nyström), bit for bit from the same stream; `gram=zonal` (the default) the Gzk Gram, equal to round-off.
+#[test]
+fn nystrom_pairwise_gram_is_the_gaussian_kernel_nystrom() {
+    use rfx_core::FitData;
+    use rfx_solvers::nystrom::{Nystrom, NystromParams};
+    let x = Array2::from_shape_fn((30, 5), |(i, j)| ((i * 5 + j * 3) % 7) as f64 / 7.0 - 0.45);
+    let spec = method("nystrom").unwrap();
+    let fit = |gram: &str| {
+        let p = spec
+            .params_from(&[
+                ("gram", RawValue::from(gram)),
+                ("sigma", RawValue::from(1.3)),
+            ])
+            .unwrap();
+        spec.fit(
+            12,
+            &p,
+            FitData::Rows(x.view()),
+            &mut rfx_core::rng_stream(3, "ny"),
+        )
+        .unwrap()
+        .transform(x.view())
+        .unwrap()
+    };
+    let direct = Nystrom::fit(
+        rfx_kernels::GaussianKernel::new(1.3).unwrap(),
+        x.view(),
+        &NystromParams::new(12),
+        &mut rfx_core::rng_stream(3, "ny"),
+    )
+    .unwrap();
+    let pairwise = fit("pairwise");
+    assert_eq!(pairwise, direct.transform(x.view()).unwrap());
+    let zonal = fit("zonal");
+    assert_eq!(zonal.dim(), pairwise.dim());
+    let gram = |z: &Array2<f64>| z.dot(&z.t());
+    let diff = (gram(&zonal) - gram(&pairwise))
+        .iter()
+        .fold(0.0f64, |m, v| m.max(v.abs()));
+    assert!(
+        diff < 1e-8,
+        "zonal and pairwise Nystrom Grams differ by {diff}"
+    );
+    let p = spec
+        .params_from(&[
+            ("gram", RawValue::from("pairwise")),
+            ("kernel", RawValue::from("relu-ntk")),
+        ])
+        .unwrap();
+    let mut rng = rfx_core::rng_stream(3, "ny");
+    assert!(spec.fit(12, &p, FitData::Rows(x.view()), &mut rng).is_err());
+}
+
+/// The survey's `poly2` sketches of $(1 + \langle x, y\rangle)^2$ (the `survey_benchmark` kind's): `tensorsketch`
+/// and `trp` with `bias=1` are `rfx_sketches`' TensorSketch and TRP of $[x; 1]$, and
+/// `maclaurin(kernel=poly, degree=2)` is Random Maclaurin with the coefficients $(1, 2, 1)$, bit for bit from
+/// the same stream.
+#[test]
+fn poly_sketches_are_the_sketches_of_the_augmented_rows() {
+    use rfx_core::{append_bias, FitData};
+    use rfx_sketches::{RandomMaclaurin, TensorSketch, Trp};
+    let x = Array2::from_shape_fn((12, 5), |(i, j)| ((i * 5 + j * 3) % 7) as f64 / 7.0 - 0.45);
+    let aug = append_bias(x.view(), 1.0);
+    let registry = |name: &str, given: &[(&str, RawValue)]| {
+        let spec = method(name).unwrap();
+        let p = spec.params_from(given).unwrap();
+        spec.fit(
+            24,
+            &p,
+            FitData::Rows(x.view()),
+            &mut rfx_core::rng_stream(4, name),
+        )
+        .unwrap()
+        .transform(x.view())
+        .unwrap()
+    };
+    let rng = |name: &str| rfx_core::rng_stream(4, name);
+    let ts = TensorSketch::params()
+        .dim(24)
+        .degree(2)
+        .fit(6, &mut rng("tensorsketch"))
+        .unwrap();
+    let bias = [("bias", RawValue::from(1.0))];
+    assert_eq!(
+        registry("tensorsketch", &bias),
+        ts.transform(aug.view()).unwrap()
+    );
+    let trp = Trp::params()
+        .dim(24)
+        .degree(2)
+        .fit(6, &mut rng("trp"))
+        .unwrap();
+    assert_eq!(registry("trp", &bias), trp.transform(aug.view()).unwrap());
+    let rm = RandomMaclaurin::params()
+        .dim(24)
+        .coefficients(vec![1.0, 2.0, 1.0])
+        .fit(5, &mut rng("maclaurin"))
+        .unwrap();
+    let poly = [
+        ("kernel", RawValue::from("poly")),
+        ("degree", RawValue::from(2i64)),
+    ];
+    assert_eq!(
+        registry("maclaurin", &poly),
+        rm.transform(x.view()).unwrap()
+    );
+    // the polynomial kernel is not a table kernel: maclaurin stays Gaussian / ReLU-NTK for the tables
+    assert_eq!(
+        table_kernels(method("maclaurin").unwrap()),
+        &["gaussian", "relu-ntk"]
+    );
+}
+
+/// The `ntk_mse` kind's maps through the registry, bit for bit from the same stream: `grad-rf` and
+/// `naive-rf` given the dimension of width $w$ as the budget are the width-$w$ maps (and their
+/// [`FeatureMap::feature_gram`] the kernel-level recursions `GradRf::gram`, `NaiveRf::gram`); `ntk-rf` with
+/// `sketch_share` $= j/10$ of $m = 10\cdot 2^k$ is `NtkRfParams::han2021(L, m, j 2^k)` (with
+/// `sketch=tensorsrht, sampler=gs`: `zandieh2021`).
+#[test]
+fn ntk_baselines_through_the_registry_are_the_direct_maps() {
+    use rfx_core::FitData;
+    use rfx_ntk::{GradRf, NaiveRf, NtkRfParams};
+    let x = Array2::from_shape_fn((11, 6), |(i, j)| ((i * 5 + j * 3) % 7) as f64 / 7.0 - 0.45);
+    let rng = |s: &str| rfx_core::rng_stream(6, s);
+    for (depth, w) in [(1usize, 4usize), (2, 8)] {
+        let dp = [("depth", RawValue::from(depth as i64))];
+        let fit = |name: &str, m: usize| {
+            let spec = method(name).unwrap();
+            let p = spec.params_from(&dp).unwrap();
+            spec.fit(m, &p, FitData::Dim(6), &mut rng(name)).unwrap()
+        };
+        let grad = GradRf::params().depth(depth).width(w);
+        let z = fit("grad-rf", grad.output_dim(6));
+        let direct = grad.fit(6, &mut rng("grad-rf")).unwrap();
+        assert_eq!(z.dim(), direct.dim());
+        assert_eq!(
+            z.feature_gram(x.view(), x.view()).unwrap(),
+            direct.gram(x.view(), x.view()).unwrap()
+        );
+        let naive = NaiveRf::params().depth(depth).m0(w).m1(w);
+        let dim = naive.output_dim(6).unwrap() as usize;
+        // one feature short of width w's dimension: the next narrower network
+        assert_eq!(NaiveRf::widest_within(dim - 1, 6, depth), Some(w - 1));
+        let z = fit("naive-rf", dim);
+        let direct = naive.fit(6, &mut rng("naive-rf")).unwrap();
+        assert_eq!(z.dim(), dim);
+        let g = z.feature_gram(x.view(), x.view()).unwrap();
+        assert_eq!(g, direct.gram(x.view(), x.view()).unwrap());
+        // the recursion is the Gram of the materialised features, to round-off
+        let f = z.transform(x.view()).unwrap();
+        let diff = (&f.dot(&f.t()) - &g)
+            .iter()
+            .fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(diff < 1e-10, "naive-rf Gram recursion off by {diff}");
+        for j in [1usize, 5, 9] {
+            let m = 10 * 4;
+            let spec = method("ntk-rf").unwrap();
+            for srht in [false, true] {
+                let mut given = vec![
+                    ("depth", RawValue::from(depth as i64)),
+                    ("sketch_share", RawValue::from(j as f64 / 10.0)),
+                ];
+                let direct = if srht {
+                    given.push(("sketch", RawValue::from("tensorsrht")));
+                    given.push(("sampler", RawValue::from("gs")));
+                    NtkRfParams::zandieh2021(depth, m, 4 * j)
+                } else {
+                    NtkRfParams::han2021(depth, m, 4 * j)
+                };
+                let p = spec.params_from(&given).unwrap();
+                let z = spec
+                    .fit(m, &p, FitData::Dim(6), &mut rng("ntk-rf"))
+                    .unwrap();
+                let direct = direct.fit(6, &mut rng("ntk-rf")).unwrap();
+                assert_eq!(
+                    z.transform(x.view()).unwrap(),
+                    direct.transform(x.view()).unwrap(),
+                    "L={depth} j={j} srht={srht}"
+                );
+            }
+        }
+    }
+    let spec = method("naive-rf").unwrap();
+    let p = spec.params_from::<&str>(&[]).unwrap();
+    let e = spec
+        .fit(6, &p, FitData::Dim(6), &mut rng("small"))
+        .err()
+        .expect("below d + L");
+    assert!(e.to_string().contains("d + L = 7"), "{e}");
+}

@@ -149,6 +149,50 @@ impl FeatureMap for LpRff {
     }
 }
 
+/// LP-RFF whose rounding noise continues one stream across calls: [`LpRff::transform_with_rng`] with a
+/// stream held by the map, so that the trait's [`FeatureMap::transform`] rounds the way a caller holding the
+/// stream would (the `trf_memory` kind: the cell's stream after the fit, training rows first, then test
+/// rows). Unlike [`LpRff`]'s row-keyed noise, the result depends on the order of the calls: two calls on the
+/// same rows give independent roundings (fresh noise per use, as Zhang et al. redraw it), so
+/// `transform` is not a pure function of its input. The registry's `lp-rff(noise=stream)`.
+#[derive(Debug)]
+pub struct StreamRoundedLpRff {
+    lp: LpRff,
+    noise: std::sync::Mutex<RfxRng>,
+}
+
+impl StreamRoundedLpRff {
+    /// `lp` rounding with draws from `noise` (its first call starts at the stream's current position).
+    pub fn new(lp: LpRff, noise: RfxRng) -> Self {
+        Self {
+            lp,
+            noise: std::sync::Mutex::new(noise),
+        }
+    }
+}
+
+impl FeatureMap for StreamRoundedLpRff {
+    fn input_dim(&self) -> usize {
+        self.lp.input_dim()
+    }
+
+    fn dim(&self) -> usize {
+        self.lp.dim()
+    }
+
+    fn transform(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        let mut rng = self
+            .noise
+            .lock()
+            .map_err(|_| RfxError::Numerical("LP-RFF noise stream poisoned by a panic".into()))?;
+        self.lp.transform_with_rng(x, &mut rng)
+    }
+
+    fn bits_per_feature(&self) -> f64 {
+        self.lp.bits_per_feature()
+    }
+}
+
 /// ReLU random features $z(\mathbf x) = \max(0, W\mathbf x)/\sqrt m$, $W_{kj} \sim \mathcal N(0, 1)$, whose
 /// expected inner product is half the arc-cosine kernel of order 1,
 /// $\mathbb E[\mathrm{ReLU}(w^\top x)\mathrm{ReLU}(w^\top y)] = \|x\|\|y\|\kappa_1(\rho)/2$

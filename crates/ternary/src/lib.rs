@@ -52,7 +52,7 @@ pub mod thresholds;
 pub use activation::{
     estimate_tau, ternary_moments, Activation, ComponentMoments, GaussianMoments,
 };
-pub use baselines::{LpRff, ReluFeatures, ReluParams, StochasticQuantizer};
+pub use baselines::{LpRff, ReluFeatures, ReluParams, StochasticQuantizer, StreamRoundedLpRff};
 pub use equivalent::{
     asymptotic_equivalent, center, mc_expected_kernel, mc_kernel_with_noise, spectral_norm,
     Covariance, GaussianMixture, GmmSample, WeightLaw,

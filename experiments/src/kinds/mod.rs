@@ -2,48 +2,41 @@
 //!
 //! Each kind implements [`rfx_harness::Kind`] (sweep parameters, its `[<kind>]` section) and returns a
 //! [`rfx_harness::Runner`] that computes one cell; [`registry`] hands the list to the generic runner
-//! (`rfx-harness`), which knows none of them by name.
+//! (`rfx-harness`), which knows none of them by name. The kinds are grouped by paper (`gegenbauer`, `ntk`,
+//! `ternary`, `survey`); the helpers several of them share (`tabular`, `trf_common`, `ntk_common`) and the
+//! runner's `selftest` stay at this level.
 
 use rfx_harness::kind::{check_int, Kinds, ParamSpec};
 
-pub mod arccos_condition;
-pub mod cntk;
-pub mod double_descent;
-pub mod kmeans_table;
-pub mod krr_table;
+pub mod gegenbauer;
+pub mod ntk;
+pub mod survey;
+pub mod ternary;
+
 pub mod ntk_common;
-pub mod ntk_function;
-pub mod ntk_mse;
-pub mod ridge_classify;
 pub mod selftest;
-pub mod series_approx;
-pub mod survey_benchmark;
 pub mod tabular;
 pub mod trf_common;
-pub mod trf_memory;
-pub mod trf_ridge;
-pub mod trf_spectrum;
-pub mod trf_svm;
 
 /// Every kind of the `rfx` binary, with the run guard their cells need: OpenBLAS on one thread during the
 /// cells (`rfx_linalg::SingleBlasThread`; its multi-threaded paths round differently with the
 /// thread count, so cells would depend on `--threads` and `OPENBLAS_NUM_THREADS`).
 pub fn registry() -> Kinds {
     Kinds::new(vec![
-        &series_approx::SeriesApprox,
-        &krr_table::KrrTable,
-        &kmeans_table::KmeansTable,
-        &arccos_condition::ArccosCondition,
-        &ntk_mse::NtkMse,
-        &ntk_function::NtkFunction,
-        &cntk::CntkKind,
-        &trf_ridge::TrfRidgeGamma,
-        &trf_spectrum::TrfSpectrum,
-        &trf_memory::TrfMemory,
-        &trf_svm::TrfSvm,
-        &survey_benchmark::SurveyBenchmark,
-        &double_descent::DoubleDescent,
-        &ridge_classify::RidgeClassify,
+        &gegenbauer::series_approx::SeriesApprox,
+        &gegenbauer::krr_table::KrrTable,
+        &gegenbauer::kmeans_table::KmeansTable,
+        &ntk::arccos_condition::ArccosCondition,
+        &ntk::ntk_mse::NtkMse,
+        &ntk::ntk_function::NtkFunction,
+        &ntk::cntk::CntkKind,
+        &ternary::trf_ridge::TrfRidgeGamma,
+        &ternary::trf_spectrum::TrfSpectrum,
+        &ternary::trf_memory::TrfMemory,
+        &ternary::trf_svm::TrfSvm,
+        &survey::survey_benchmark::SurveyBenchmark,
+        &survey::double_descent::DoubleDescent,
+        &ntk::ridge_classify::RidgeClassify,
         &selftest::SelfTest,
     ])
     .with_run_guard(|| Box::new(rfx_linalg::SingleBlasThread::new()))

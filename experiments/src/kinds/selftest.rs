@@ -67,11 +67,7 @@ impl Settings for SelfTestSettings {
 }
 
 struct SelfTestRunner {
-    draws: usize,
-    sleep_ms: u64,
-    offset: f64,
-    abort_after_cells: Option<usize>,
-    wait_for_file: Option<std::path::PathBuf>,
+    s: SelfTestSettings,
     /// Cells started in this process.
     started: AtomicUsize,
 }
@@ -92,19 +88,8 @@ impl Kind for SelfTest {
         }]
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
-        let SelfTestSettings {
-            draws,
-            sleep_ms,
-            offset,
-            abort_after_cells,
-            wait_for_file,
-        } = SelfTestSettings::read(section)?;
         Ok(Box::new(SelfTestRunner {
-            draws,
-            sleep_ms,
-            offset,
-            abort_after_cells,
-            wait_for_file: wait_for_file.map(std::path::PathBuf::from),
+            s: SelfTestSettings::read(section)?,
             started: AtomicUsize::new(0),
         }))
     }
@@ -115,10 +100,10 @@ impl Runner for SelfTestRunner {
         vec!["mean".into(), "scaled".into()]
     }
     fn settings(&self) -> String {
-        format!("draws={}", self.draws)
+        format!("draws={}", self.s.draws)
     }
     fn run_cell(&self, cell: &Cell, rng: &mut RfxRng) -> Result<CellOutput, CellError> {
-        if let Some(k) = self.abort_after_cells {
+        if let Some(k) = self.s.abort_after_cells {
             if self.started.fetch_add(1, Ordering::SeqCst) == k {
                 eprintln!(
                     "selftest: abort_after_cells = {k} reached; ending the process as a kill would"
@@ -126,17 +111,17 @@ impl Runner for SelfTestRunner {
                 std::process::exit(ABORT_EXIT_CODE);
             }
         }
-        if let Some(path) = &self.wait_for_file {
-            while !path.exists() {
+        if let Some(path) = &self.s.wait_for_file {
+            while !std::path::Path::new(path).exists() {
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }
         }
         let dim = cell.int("dim")?;
-        let sum: f64 = (0..self.draws).map(|_| rng.gen::<f64>()).sum();
-        if self.sleep_ms > 0 {
-            std::thread::sleep(std::time::Duration::from_millis(self.sleep_ms));
+        let sum: f64 = (0..self.s.draws).map(|_| rng.gen::<f64>()).sum();
+        if self.s.sleep_ms > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(self.s.sleep_ms));
         }
-        let mean = sum / self.draws as f64 + self.offset;
+        let mean = sum / self.s.draws as f64 + self.s.offset;
         Ok(CellOutput {
             metrics: vec![mean, mean * dim as f64],
             timings: Vec::new(),

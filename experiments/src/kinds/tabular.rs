@@ -11,7 +11,7 @@ use rfx_data::registry::Kind as DataKind;
 use rfx_data::Loaded;
 use rfx_gzk::zonal::Gzk;
 
-use rfx_harness::config::Value;
+use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Value};
 use rfx_harness::kind::CellError;
 use rfx_registry::{MethodChoice, RawValue};
 
@@ -214,6 +214,59 @@ impl MethodSettings {
             self.maclaurin_degree
         )
     }
+}
+
+impl MethodSettings {
+    /// Checks the ranges of the method settings (keys `features`, `degree`, `radial_terms`,
+    /// `polysketch_degree`, `maclaurin_degree`), as a kind's `Settings::check` reports them.
+    pub fn check(&self) -> Result<(), Invalid> {
+        int_in("features", self.features as i128, 16, 1 << 16)?;
+        int_in(
+            "degree",
+            self.degree as i128,
+            0,
+            rfx_gzk::MAX_DEGREE as i128,
+        )?;
+        int_in("radial_terms", self.radial_terms as i128, 1, 64)?;
+        int_in("polysketch_degree", self.polysketch_degree as i128, 1, 32)?;
+        int_in("maclaurin_degree", self.maclaurin_degree as i128, 1, 60)?;
+        if self.radial_terms > self.features {
+            return Err(Invalid {
+                key: "radial_terms",
+                message: "must not exceed `features`".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The λ grid of the keys `lambda_log10_min`, `lambda_log10_max` (each in $[-30, 30]$, in order) and
+/// `lambda_count` (1 to 200): that many points evenly spaced in $\log_{10}$, checked.
+pub fn lambda_grid(min: f64, max: f64, count: usize) -> Result<Vec<f64>, Invalid> {
+    float_in("lambda_log10_min", min, -30.0, 30.0)?;
+    float_in("lambda_log10_max", max, -30.0, 30.0)?;
+    int_in("lambda_count", count as i128, 1, 200)?;
+    if max < min {
+        return Err(Invalid {
+            key: "lambda_log10_max",
+            message: "must be >= lambda_log10_min".into(),
+        });
+    }
+    rfx_solvers::ridge::log10_grid(min, max, count).map_err(|e| Invalid {
+        key: "lambda_count",
+        message: e.to_string(),
+    })
+}
+
+/// A value derived from settings that `Settings::check` already accepted (the defaults are valid too), as
+/// a configuration error of `kind`'s section should it fail all the same.
+pub fn derived<T>(kind: &str, value: Result<T, Invalid>) -> Result<T, ConfigError> {
+    value.map_err(|e| ConfigError {
+        file: String::new(),
+        line: None,
+        key: format!("{kind}.{}", e.key),
+        message: e.message,
+    })
 }
 
 /// The kernel of table method `choice`: its `kernel` parameter if written, else the one kernel the method

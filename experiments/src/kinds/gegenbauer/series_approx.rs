@@ -34,7 +34,7 @@ impl Settings for SeriesSettings {
 }
 
 struct SeriesRunner {
-    grid_points: usize,
+    s: SeriesSettings,
 }
 
 const FUNCTIONS: &str =
@@ -98,8 +98,9 @@ impl Kind for SeriesApprox {
         ]
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
-        let SeriesSettings { grid_points } = SeriesSettings::read(section)?;
-        Ok(Box::new(SeriesRunner { grid_points }))
+        Ok(Box::new(SeriesRunner {
+            s: SeriesSettings::read(section)?,
+        }))
     }
 }
 
@@ -108,7 +109,7 @@ impl Runner for SeriesRunner {
         vec!["max_abs_error".into()]
     }
     fn settings(&self) -> String {
-        format!("grid_points={}", self.grid_points)
+        format!("grid_points={}", self.s.grid_points)
     }
     fn run_cell(&self, cell: &Cell, _rng: &mut RfxRng) -> Result<CellOutput, CellError> {
         let f = parse_function(cell.str("function")?)
@@ -120,7 +121,7 @@ impl Runner for SeriesRunner {
             .series(basis, q)
             .map_err(|e| CellError::Fatal(format!("cell {}: {e}", cell.key())))?;
         Ok(CellOutput {
-            metrics: vec![f.sup_error(&series, self.grid_points)],
+            metrics: vec![f.sup_error(&series, self.s.grid_points)],
             timings: Vec::new(),
         })
     }

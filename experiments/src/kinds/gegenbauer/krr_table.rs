@@ -20,44 +20,224 @@ use ndarray::{Array2, Axis};
 use rfx_core::{stream_seed, Kernel, RfxRng};
 use rfx_data::{subsample, train_test_split, Standardizer};
 use rfx_solvers::ridge::{
-    exact_krr_memory_bytes, fit_ridge_cv, log10_grid, select_lambda_gram, CvResult, CvScore,
-    KernelRidge, KrrParams, LambdaScale, LambdaSearch, RidgeForm, Validation,
+    exact_krr_memory_bytes, fit_ridge_cv, select_lambda_gram, CvResult, CvScore, KernelRidge,
+    KrrParams, LambdaScale, LambdaSearch, RidgeForm, Validation,
 };
 
-use super::tabular::{
-    check_dataset, check_table_method, fit_method, method_kernel, methods_allowed, DataCache,
-    DataNeed, MethodSettings, TableKernel,
+use crate::kinds::tabular::{
+    check_dataset, check_table_method, derived, fit_method, lambda_grid, method_kernel,
+    methods_allowed, DataCache, DataNeed, MethodSettings, TableKernel,
 };
-use rfx_harness::config::Value;
-use rfx_harness::config::{ConfigError, Section};
+use rfx_harness::config::{choice_in, float_in, int_in, ConfigError, Invalid, Section, Value};
 use rfx_harness::kind::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_registry::{bias_of, with_bias, MethodChoice, ParamDoc, ParamKind, Params, BIAS};
 
 /// The kind.
 pub struct KrrTable;
 
-struct KrrRunner {
-    /// The table's kernel (`kernel`): methods that approximate both kernels use it.
-    default_kernel: &'static str,
-    /// Gaussian bandwidth σ (`sigma`).
-    sigma: f64,
-    /// NTK depth $L$ (`ntk_depth`).
-    depth: usize,
-    /// Settings given beyond those of the first tables (kept out of the fingerprint when absent, so that
-    /// earlier results stay resumable).
-    extra_settings: String,
-    /// Memory cap of exact KRR in bytes.
-    exact_cap: u64,
-    /// Rows on which exact KRR chooses λ (`exact_cv_rows`).
-    exact_cv_rows: CvRows,
-    /// Multiply the Gaussian bandwidth by $\sqrt d$ (`sigma_times_sqrt_dim`): on standardised inputs
-    /// $\mathbb E\Vert x-y\Vert^2 = 2d$, so $\sigma = c\sqrt d$ gives every data set the same kernel scale.
-    sigma_sqrt_dim: bool,
-    methods: MethodSettings,
+/// `[krr_table]`: the table's kernel and its bandwidth / depth, exact KRR's memory cap and λ-search rows,
+/// the methods' settings, the split, the folds and λ grid of the cross-validation, and the row cap. Settings
+/// that the first tables did not have enter the fingerprint only when written ([`Settings::extra`]).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(default)]
+struct Settings {
+    kernel: String,
+    /// Gaussian bandwidth σ (default $1/\sqrt2$); `None`: not written.
+    sigma: Option<f64>,
+    /// NTK depth $L$ (default 2); `None`: not written.
+    ntk_depth: Option<usize>,
+    /// Multiply the Gaussian bandwidth by $\sqrt d$: on standardised inputs $\mathbb E\Vert x-y\Vert^2 = 2d$,
+    /// so $\sigma = c\sqrt d$ gives every data set the same kernel scale.
+    sigma_times_sqrt_dim: bool,
+    /// Memory cap of exact KRR in GiB (default 4); `None`: not written.
+    exact_memory_gb: Option<f64>,
+    /// Rows on which exact KRR chooses λ: a number or `"all"` (default 3,000); `None`: not written.
+    exact_cv_rows: Option<CvRowsSetting>,
+    features: usize,
+    degree: usize,
+    radial_terms: usize,
+    polysketch_degree: usize,
+    maclaurin_degree: usize,
     test_fraction: f64,
-    folds: usize,
-    grid: Vec<f64>,
+    cv_folds: usize,
+    lambda_log10_min: f64,
+    lambda_log10_max: f64,
+    lambda_count: usize,
     max_rows: usize,
+}
+
+/// `exact_cv_rows` as written: a number of rows or a word (`"all"`).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(untagged)]
+enum CvRowsSetting {
+    Rows(i64),
+    Word(String),
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            kernel: "gaussian".into(),
+            sigma: None,
+            ntk_depth: None,
+            sigma_times_sqrt_dim: false,
+            exact_memory_gb: None,
+            exact_cv_rows: None,
+            features: 1024,
+            degree: 15,
+            radial_terms: 4,
+            polysketch_degree: 8,
+            maclaurin_degree: 20,
+            test_fraction: 0.1,
+            cv_folds: 2,
+            lambda_log10_min: -9.0,
+            lambda_log10_max: 0.0,
+            lambda_count: 10,
+            max_rows: 0,
+        }
+    }
+}
+
+const CV_ROWS: &str = "\"all\" (every training row) or an integer from 10 to 100000";
+
+impl rfx_harness::config::Settings for Settings {
+    const KEYS: &'static [(&'static str, &'static str)] = &[
+        ("kernel", "gaussian, relu-ntk"),
+        ("sigma", "numbers from 0.000001 to 1000000"),
+        ("ntk_depth", "integers from 1 to 8"),
+        ("sigma_times_sqrt_dim", "true, false"),
+        ("exact_memory_gb", "numbers from 0.001 to 1000000"),
+        ("exact_cv_rows", CV_ROWS),
+        ("features", "integers from 16 to 65536"),
+        ("degree", "integers from 0 to 60"),
+        ("radial_terms", "integers from 1 to 64"),
+        ("polysketch_degree", "integers from 1 to 32"),
+        ("maclaurin_degree", "integers from 1 to 60"),
+        ("test_fraction", "numbers from 0.01 to 0.9"),
+        ("cv_folds", "integers from 2 to 20"),
+        ("lambda_log10_min", "numbers from -30 to 30"),
+        ("lambda_log10_max", "numbers from -30 to 30"),
+        ("lambda_count", "integers from 1 to 200"),
+        ("max_rows", "integers from 0 to 4294967295"),
+    ];
+    fn check(&self) -> Result<(), Invalid> {
+        choice_in("kernel", &self.kernel, &["gaussian", "relu-ntk"])?;
+        if let Some(v) = self.sigma {
+            float_in("sigma", v, 1e-6, 1e6)?;
+        }
+        if let Some(v) = self.ntk_depth {
+            int_in("ntk_depth", v as i128, 1, 8)?;
+        }
+        if let Some(v) = self.exact_memory_gb {
+            float_in("exact_memory_gb", v, 0.001, 1e6)?;
+        }
+        self.exact_cv_rows()?;
+        self.methods().check()?;
+        float_in("test_fraction", self.test_fraction, 0.01, 0.9)?;
+        int_in("cv_folds", self.cv_folds as i128, 2, 20)?;
+        self.grid()?;
+        int_in("max_rows", self.max_rows as i128, 0, i128::from(u32::MAX))
+    }
+}
+
+impl Settings {
+    /// The Gaussian bandwidth σ.
+    fn sigma(&self) -> f64 {
+        self.sigma.unwrap_or(std::f64::consts::FRAC_1_SQRT_2)
+    }
+
+    /// The NTK depth $L$.
+    fn depth(&self) -> usize {
+        self.ntk_depth.unwrap_or(2)
+    }
+
+    /// The memory cap of exact KRR in bytes.
+    fn exact_cap(&self) -> u64 {
+        match self.exact_memory_gb {
+            Some(v) => (v * (1u64 << 30) as f64) as u64,
+            None => 4 << 30,
+        }
+    }
+
+    /// The λ-search rows of exact KRR.
+    fn exact_cv_rows(&self) -> Result<CvRows, Invalid> {
+        match &self.exact_cv_rows {
+            None => Ok(CvRows::Subset(3000)),
+            Some(CvRowsSetting::Rows(i)) if (10..=100_000).contains(i) => {
+                Ok(CvRows::Subset(*i as usize))
+            }
+            Some(CvRowsSetting::Word(w)) if w == "all" => Ok(CvRows::All),
+            Some(other) => Err(Invalid {
+                key: "exact_cv_rows",
+                message: format!(
+                    "unknown value \"{}\"; allowed: {CV_ROWS}",
+                    match other {
+                        CvRowsSetting::Rows(i) => i.to_string(),
+                        CvRowsSetting::Word(w) => w.clone(),
+                    }
+                ),
+            }),
+        }
+    }
+
+    /// The λ grid of the cross-validation ([`lambda_grid`]).
+    fn grid(&self) -> Result<Vec<f64>, Invalid> {
+        lambda_grid(
+            self.lambda_log10_min,
+            self.lambda_log10_max,
+            self.lambda_count,
+        )
+    }
+
+    /// The feature maps' settings.
+    fn methods(&self) -> MethodSettings {
+        MethodSettings {
+            features: self.features,
+            degree: self.degree,
+            radial_terms: self.radial_terms,
+            unit_norm: false,
+            polysketch_degree: self.polysketch_degree,
+            maclaurin_degree: self.maclaurin_degree,
+        }
+    }
+
+    /// The settings beyond those of the first tables, for the fingerprint: the bandwidth of an NTK table
+    /// and the depth of a Gaussian table (they only matter for methods of the other kernel) when written,
+    /// the exact-KRR cap and rows when written.
+    fn extra(&self) -> String {
+        let mut extra = String::new();
+        if self.kernel == "relu-ntk" {
+            if self.sigma.is_some() || self.sigma_times_sqrt_dim {
+                extra += &format!(
+                    ";gaussian_sigma={};sigma_times_sqrt_dim={}",
+                    self.sigma(),
+                    self.sigma_times_sqrt_dim
+                );
+            }
+        } else if self.ntk_depth.is_some() {
+            extra += &format!(";ntk_depth={}", self.depth());
+        }
+        if let Some(v) = self.exact_memory_gb {
+            extra += &format!(";exact_memory_gb={v}");
+        }
+        // the first tables' fingerprint wrote the number; "all" is new
+        match (&self.exact_cv_rows, self.exact_cv_rows()) {
+            (None, _) | (_, Err(_)) => {}
+            (Some(_), Ok(CvRows::All)) => extra += ";exact_cv_rows=all",
+            (Some(_), Ok(CvRows::Subset(k))) => extra += &format!(";exact_cv_rows={k}"),
+        }
+        extra
+    }
+}
+
+struct KrrRunner {
+    s: Settings,
+    /// [`Settings::methods`].
+    methods: MethodSettings,
+    /// [`Settings::grid`].
+    grid: Vec<f64>,
+    /// [`Settings::exact_cv_rows`].
+    exact_cv_rows: CvRows,
     data: DataCache,
 }
 
@@ -87,128 +267,15 @@ impl Kind for KrrTable {
         ]
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
-        let r = match section {
-            Some(s) => read(s)?,
-            None => defaults(),
-        };
-        Ok(Box::new(r))
+        let s = <Settings as rfx_harness::config::Settings>::read(section)?;
+        Ok(Box::new(KrrRunner {
+            methods: s.methods(),
+            grid: derived("krr_table", s.grid())?,
+            exact_cv_rows: derived("krr_table", s.exact_cv_rows())?,
+            s,
+            data: DataCache::default(),
+        }))
     }
-}
-
-fn defaults() -> KrrRunner {
-    KrrRunner {
-        default_kernel: "gaussian",
-        sigma: std::f64::consts::FRAC_1_SQRT_2,
-        depth: 2,
-        extra_settings: String::new(),
-        exact_cap: 4 << 30,
-        exact_cv_rows: CvRows::Subset(3000),
-        sigma_sqrt_dim: false,
-        methods: MethodSettings {
-            features: 1024,
-            degree: 15,
-            radial_terms: 4,
-            unit_norm: false,
-            polysketch_degree: 8,
-            maclaurin_degree: 20,
-        },
-        test_fraction: 0.1,
-        folds: 2,
-        grid: log10_grid(-9.0, 0.0, 10).expect("valid default grid"),
-        max_rows: 0,
-        data: DataCache::default(),
-    }
-}
-
-fn read(s: &Section<'_, '_>) -> Result<KrrRunner, ConfigError> {
-    let mut r = defaults();
-    let kernel = s
-        .opt_choice("kernel", &["gaussian", "relu-ntk"])?
-        .unwrap_or_else(|| "gaussian".into());
-    let sigma = s.opt_float("sigma", 1e-6, 1e6)?;
-    let depth = s.opt_int("ntk_depth", 1, 8)?;
-    r.sigma_sqrt_dim = s.opt_bool("sigma_times_sqrt_dim")?.unwrap_or(false);
-    if let Some(v) = sigma {
-        r.sigma = v;
-    }
-    if let Some(v) = depth {
-        r.depth = v as usize;
-    }
-    // The bandwidth of an NTK table and the depth of a Gaussian table only matter for methods of the
-    // other kernel; they enter the fingerprint only when written.
-    if kernel == "relu-ntk" {
-        r.default_kernel = "relu-ntk";
-        if sigma.is_some() || r.sigma_sqrt_dim {
-            r.extra_settings += &format!(
-                ";gaussian_sigma={};sigma_times_sqrt_dim={}",
-                r.sigma, r.sigma_sqrt_dim
-            );
-        }
-    } else if depth.is_some() {
-        r.extra_settings += &format!(";ntk_depth={}", r.depth);
-    }
-    if let Some(v) = s.opt_float("exact_memory_gb", 0.001, 1e6)? {
-        r.exact_cap = (v * (1u64 << 30) as f64) as u64;
-        r.extra_settings += &format!(";exact_memory_gb={v}");
-    }
-    if let Some(v) = s.value("exact_cv_rows") {
-        r.exact_cv_rows = match s.scalar("exact_cv_rows", v)? {
-            Value::Int(i) if (10..=100_000).contains(&i) => CvRows::Subset(i as usize),
-            Value::Str(t) if t == "all" => CvRows::All,
-            other => {
-                return Err(s.error_in(
-                    "exact_cv_rows",
-                    v,
-                    format!(
-                        "unknown value \"{other}\"; allowed: \"all\" (every training row) or an integer from 10 to 100000"
-                    ),
-                ))
-            }
-        };
-        // the first tables' fingerprint wrote the number; "all" is new
-        r.extra_settings += &match r.exact_cv_rows {
-            CvRows::All => ";exact_cv_rows=all".to_string(),
-            CvRows::Subset(k) => format!(";exact_cv_rows={k}"),
-        };
-    }
-    let m = &mut r.methods;
-    if let Some(v) = s.opt_int("features", 16, 1 << 16)? {
-        m.features = v as usize;
-    }
-    if let Some(v) = s.opt_int("degree", 0, rfx_gzk::MAX_DEGREE as i64)? {
-        m.degree = v as usize;
-    }
-    if let Some(v) = s.opt_int("radial_terms", 1, 64)? {
-        m.radial_terms = v as usize;
-    }
-    if let Some(v) = s.opt_int("polysketch_degree", 1, 32)? {
-        m.polysketch_degree = v as usize;
-    }
-    if let Some(v) = s.opt_int("maclaurin_degree", 1, 60)? {
-        m.maclaurin_degree = v as usize;
-    }
-    if m.radial_terms > m.features {
-        return Err(s.error("radial_terms", "must not exceed `features`"));
-    }
-    if let Some(v) = s.opt_float("test_fraction", 0.01, 0.9)? {
-        r.test_fraction = v;
-    }
-    if let Some(v) = s.opt_int("cv_folds", 2, 20)? {
-        r.folds = v as usize;
-    }
-    let lo = s
-        .opt_float("lambda_log10_min", -30.0, 30.0)?
-        .unwrap_or(-9.0);
-    let hi = s.opt_float("lambda_log10_max", -30.0, 30.0)?.unwrap_or(0.0);
-    let num = s.opt_int("lambda_count", 1, 200)?.unwrap_or(10) as usize;
-    if hi < lo {
-        return Err(s.error("lambda_log10_max", "must be >= lambda_log10_min"));
-    }
-    r.grid = log10_grid(lo, hi, num).map_err(|e| s.error("lambda_count", e.to_string()))?;
-    if let Some(v) = s.opt_int("max_rows", 0, i64::from(u32::MAX))? {
-        r.max_rows = v as usize;
-    }
-    Ok(r)
 }
 
 impl Runner for KrrRunner {
@@ -228,20 +295,21 @@ impl Runner for KrrRunner {
     }
     fn settings(&self) -> String {
         // the first tables' format, extended only by settings they did not have
-        let kernel = match self.default_kernel {
-            "relu-ntk" => TableKernel::ReluNtk { depth: self.depth },
-            _ => TableKernel::Gaussian { sigma: self.sigma },
+        let s = &self.s;
+        let kernel = match s.kernel.as_str() {
+            "relu-ntk" => TableKernel::ReluNtk { depth: s.depth() },
+            _ => TableKernel::Gaussian { sigma: s.sigma() },
         };
         format!(
             "kernel={:?};sigma_times_sqrt_dim={};{};test_fraction={};folds={};grid={:?};max_rows={}{}",
             kernel,
-            self.sigma_sqrt_dim,
+            s.sigma_times_sqrt_dim,
             self.methods.describe(),
-            self.test_fraction,
-            self.folds,
+            s.test_fraction,
+            s.cv_folds,
             self.grid,
-            self.max_rows,
-            self.extra_settings
+            s.max_rows,
+            s.extra()
         )
     }
     fn run_cell(&self, cell: &Cell, rng: &mut RfxRng) -> Result<CellOutput, CellError> {
@@ -254,14 +322,20 @@ impl Runner for KrrRunner {
 
         // rows (optionally a subsample), split, preprocessing: the same for every method
         let n_all = table.x.nrows();
-        let rows: Vec<usize> = if self.max_rows > 0 && n_all > self.max_rows {
-            subsample(n_all, self.max_rows, cell.experiment_seed, &shared("rows")).map_err(fatal)?
+        let rows: Vec<usize> = if self.s.max_rows > 0 && n_all > self.s.max_rows {
+            subsample(
+                n_all,
+                self.s.max_rows,
+                cell.experiment_seed,
+                &shared("rows"),
+            )
+            .map_err(fatal)?
         } else {
             (0..n_all).collect()
         };
         let split = train_test_split(
             rows.len(),
-            self.test_fraction,
+            self.s.test_fraction,
             cell.experiment_seed,
             &shared("split"),
         )
@@ -285,20 +359,22 @@ impl Runner for KrrRunner {
             grid: self.grid.clone(),
             scale: LambdaScale::TimesN,
             validation: Validation::KFold {
-                folds: self.folds,
+                folds: self.s.cv_folds,
                 seed: stream_seed(cell.experiment_seed, &shared("cv")),
             },
             score: CvScore::Mse,
         };
         let gaussian = TableKernel::Gaussian {
-            sigma: if self.sigma_sqrt_dim {
-                self.sigma * (xtr.ncols() as f64).sqrt()
+            sigma: if self.s.sigma_times_sqrt_dim {
+                self.s.sigma() * (xtr.ncols() as f64).sqrt()
             } else {
-                self.sigma
+                self.s.sigma()
             },
         };
-        let ntk = TableKernel::ReluNtk { depth: self.depth };
-        let kernels = if self.default_kernel == "relu-ntk" {
+        let ntk = TableKernel::ReluNtk {
+            depth: self.s.depth(),
+        };
+        let kernels = if self.s.kernel == "relu-ntk" {
             [ntk, gaussian]
         } else {
             [gaussian, ntk]
@@ -476,7 +552,7 @@ impl KrrRunner {
         let fatal = |e: rfx_core::RfxError| CellError::Fatal(format!("{}: {e}", cell.key()));
         let (n, nte) = (xtr.nrows(), xte.nrows());
         let s = self.exact_cv_rows.rows(n);
-        check_exact_memory(n, nte, s, search, self.exact_cap).map_err(CellError::Skipped)?;
+        check_exact_memory(n, nte, s, search, self.s.exact_cap()).map_err(CellError::Skipped)?;
         let t0 = Instant::now();
         let gram = k.gram(xtr.view(), xtr.view()).map_err(fatal)?;
         let cross = k.gram(xte.view(), xtr.view()).map_err(fatal)?;
@@ -487,7 +563,7 @@ impl KrrRunner {
             .map_err(fatal)?;
         let params = KrrParams::new(cv.best_lambda)
             .scale(search.scale)
-            .memory_cap(self.exact_cap);
+            .memory_cap(self.s.exact_cap());
         let model = KernelRidge::fit_gram(gram, ytr.view(), &params).map_err(fatal)?;
         let pred = model.predict_gram(cross.view()).map_err(fatal)?;
         Ok(Fitted {
@@ -537,7 +613,7 @@ mod tests {
 
     fn search() -> LambdaSearch {
         LambdaSearch {
-            grid: log10_grid(-9.0, 0.0, 10).unwrap(),
+            grid: rfx_solvers::ridge::log10_grid(-9.0, 0.0, 10).unwrap(),
             scale: LambdaScale::TimesN,
             validation: Validation::KFold { folds: 2, seed: 5 },
             score: CvScore::Mse,

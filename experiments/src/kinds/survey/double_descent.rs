@@ -24,8 +24,8 @@ use rfx_kernels::{median_distance, GaussianKernel};
 use rfx_sampling::survey::{Sampler, SurveyKernel, SurveyParams};
 use rfx_solvers::ridge::{LambdaScale, Ridge, RidgeParams};
 
-use super::tabular::DataCache;
-use super::trf_common::{cell_f64, check_f64, idx_data, DataSlot, SharedCache};
+use crate::kinds::tabular::DataCache;
+use crate::kinds::trf_common::{cell_f64, check_f64, idx_data, DataSlot, SharedCache};
 use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Value};
 use rfx_harness::kind::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 

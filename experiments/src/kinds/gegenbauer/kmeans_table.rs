@@ -17,23 +17,87 @@ use rfx_core::RfxRng;
 use rfx_data::{normalize_rows, subsample, Standardizer};
 use rfx_solvers::kmeans::{kernel_kmeans_objective_of, kmeans, KMeansParams};
 
-use super::tabular::{
+use crate::kinds::tabular::{
     check_dataset, check_table_method, exact_kernel, fit_method, method_kernel, methods_allowed,
     DataCache, DataNeed, MethodSettings, TableKernel,
 };
-use rfx_harness::config::{ConfigError, Section};
+use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section};
 use rfx_harness::kind::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_registry::MethodChoice;
 
 /// The kind.
 pub struct KmeansTable;
 
-struct KmeansRunner {
+/// `[kmeans_table]`: the Gaussian bandwidth, the methods' settings (the Gegenbauer map on its unit-norm fast
+/// path, one radial term) and k-means' restarts, iterations and row cap (0: all rows).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(default)]
+struct Settings {
     sigma: f64,
-    methods: MethodSettings,
+    features: usize,
+    degree: usize,
+    polysketch_degree: usize,
+    maclaurin_degree: usize,
     restarts: usize,
     max_iter: u64,
     max_rows: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            sigma: std::f64::consts::FRAC_1_SQRT_2,
+            features: 512,
+            degree: 15,
+            polysketch_degree: 8,
+            maclaurin_degree: 20,
+            restarts: 10,
+            max_iter: 300,
+            max_rows: 0,
+        }
+    }
+}
+
+impl rfx_harness::config::Settings for Settings {
+    const KEYS: &'static [(&'static str, &'static str)] = &[
+        ("sigma", "numbers from 0.001 to 1000"),
+        ("features", "integers from 16 to 65536"),
+        ("degree", DEGREES),
+        ("polysketch_degree", "integers from 1 to 32"),
+        ("maclaurin_degree", "integers from 1 to 60"),
+        ("restarts", "integers from 1 to 1000"),
+        ("max_iter", "integers from 1 to 100000"),
+        ("max_rows", "integers from 0 to 4294967295"),
+    ];
+    fn check(&self) -> Result<(), Invalid> {
+        float_in("sigma", self.sigma, 1e-3, 1e3)?;
+        self.methods().check()?;
+        int_in("restarts", self.restarts as i128, 1, 1000)?;
+        int_in("max_iter", self.max_iter as i128, 1, 100_000)?;
+        int_in("max_rows", self.max_rows as i128, 0, i128::from(u32::MAX))
+    }
+}
+
+/// The allowed Gegenbauer degrees, for messages: 0 to `rfx_gzk::MAX_DEGREE` (a test checks the number).
+const DEGREES: &str = "integers from 0 to 60";
+
+impl Settings {
+    /// The feature maps' settings (unit-norm Gegenbauer fast path, one radial term).
+    fn methods(&self) -> MethodSettings {
+        MethodSettings {
+            features: self.features,
+            degree: self.degree,
+            radial_terms: 1,
+            unit_norm: true,
+            polysketch_degree: self.polysketch_degree,
+            maclaurin_degree: self.maclaurin_degree,
+        }
+    }
+}
+
+struct KmeansRunner {
+    s: Settings,
+    methods: MethodSettings,
     data: DataCache,
 }
 
@@ -61,48 +125,12 @@ impl Kind for KmeansTable {
         ]
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
-        let mut r = KmeansRunner {
-            sigma: std::f64::consts::FRAC_1_SQRT_2,
-            methods: MethodSettings {
-                features: 512,
-                degree: 15,
-                radial_terms: 1,
-                unit_norm: true,
-                polysketch_degree: 8,
-                maclaurin_degree: 20,
-            },
-            restarts: 10,
-            max_iter: 300,
-            max_rows: 0,
+        let s = <Settings as rfx_harness::config::Settings>::read(section)?;
+        let r = KmeansRunner {
+            methods: s.methods(),
+            s,
             data: DataCache::default(),
         };
-        if let Some(s) = section {
-            if let Some(v) = s.opt_float("sigma", 1e-3, 1e3)? {
-                r.sigma = v;
-            }
-            let m = &mut r.methods;
-            if let Some(v) = s.opt_int("features", 16, 1 << 16)? {
-                m.features = v as usize;
-            }
-            if let Some(v) = s.opt_int("degree", 0, rfx_gzk::MAX_DEGREE as i64)? {
-                m.degree = v as usize;
-            }
-            if let Some(v) = s.opt_int("polysketch_degree", 1, 32)? {
-                m.polysketch_degree = v as usize;
-            }
-            if let Some(v) = s.opt_int("maclaurin_degree", 1, 60)? {
-                m.maclaurin_degree = v as usize;
-            }
-            if let Some(v) = s.opt_int("restarts", 1, 1000)? {
-                r.restarts = v as usize;
-            }
-            if let Some(v) = s.opt_int("max_iter", 1, 100_000)? {
-                r.max_iter = v as u64;
-            }
-            if let Some(v) = s.opt_int("max_rows", 0, i64::from(u32::MAX))? {
-                r.max_rows = v as usize;
-            }
-        }
         Ok(Box::new(r))
     }
 }
@@ -117,11 +145,11 @@ impl Runner for KmeansRunner {
     fn settings(&self) -> String {
         format!(
             "sigma={};{};restarts={};max_iter={};max_rows={}",
-            self.sigma,
+            self.s.sigma,
             self.methods.describe(),
-            self.restarts,
-            self.max_iter,
-            self.max_rows
+            self.s.restarts,
+            self.s.max_iter,
+            self.s.max_rows
         )
     }
     fn run_cell(&self, cell: &Cell, rng: &mut RfxRng) -> Result<CellOutput, CellError> {
@@ -134,10 +162,10 @@ impl Runner for KmeansRunner {
             return Err(CellError::Fatal(format!("data set {name}: no classes")));
         }
         let n_all = table.x.nrows();
-        let mut x = if self.max_rows > 0 && n_all > self.max_rows {
+        let mut x = if self.s.max_rows > 0 && n_all > self.s.max_rows {
             let rows = subsample(
                 n_all,
-                self.max_rows,
+                self.s.max_rows,
                 cell.experiment_seed,
                 &format!("rows;dataset={name};seed={seed}"),
             )
@@ -150,7 +178,12 @@ impl Runner for KmeansRunner {
         x = st.transform(x.view()).map_err(fatal)?;
         normalize_rows(&mut x);
         let choice = MethodChoice::parse(method).map_err(CellError::Fatal)?;
-        let kernel = method_kernel(&choice, &[TableKernel::Gaussian { sigma: self.sigma }])?;
+        let kernel = method_kernel(
+            &choice,
+            &[TableKernel::Gaussian {
+                sigma: self.s.sigma,
+            }],
+        )?;
 
         let t0 = Instant::now();
         let map = fit_method(&choice, kernel, &self.methods, x.view(), rng)?;
@@ -159,8 +192,8 @@ impl Runner for KmeansRunner {
 
         let t1 = Instant::now();
         let mut p = KMeansParams::new(table.n_classes, rng.gen::<u64>());
-        p.n_runs = self.restarts;
-        p.max_iter = self.max_iter;
+        p.n_runs = self.s.restarts;
+        p.max_iter = self.s.max_iter;
         let res = kmeans(z.view(), &p).map_err(fatal)?;
         let kmeans_s = t1.elapsed().as_secs_f64();
 
@@ -177,5 +210,20 @@ impl Runner for KmeansRunner {
             ],
             timings: Vec::new(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn degree_message_names_the_gegenbauer_maximum() {
+        assert!(DEGREES.ends_with(&format!(" {}", rfx_gzk::MAX_DEGREE)));
+        let mut s = Settings::default();
+        assert!(rfx_harness::config::Settings::check(&s).is_ok());
+        s.degree = rfx_gzk::MAX_DEGREE + 1;
+        let e = rfx_harness::config::Settings::check(&s).unwrap_err();
+        assert_eq!(e.key, "degree");
     }
 }

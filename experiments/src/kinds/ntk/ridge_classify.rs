@@ -35,14 +35,14 @@ use rfx_core::{rng_stream, Kernel, RfxRng};
 use rfx_data::{normalize_rows, Standardizer};
 use rfx_gzk::zonal::Gzk;
 use rfx_solvers::ridge::{
-    argmax_rows, fit_ridge_cv, log10_grid, one_hot, select_lambda_gram, CvScore, KernelRidge,
-    KrrParams, LambdaScale, LambdaSearch, RidgeForm, Validation,
+    argmax_rows, fit_ridge_cv, one_hot, select_lambda_gram, CvScore, KernelRidge, KrrParams,
+    LambdaScale, LambdaSearch, RidgeForm, Validation,
 };
 
-use super::tabular::{check_dataset, DataCache, DataNeed};
-use super::trf_common::{idx_data, random_rows, timed, DataSlot, SharedCache};
+use crate::kinds::tabular::{check_dataset, derived, lambda_grid, DataCache, DataNeed};
+use crate::kinds::trf_common::{idx_data, random_rows, timed, DataSlot, SharedCache};
 use rfx_core::FitData;
-use rfx_harness::config::{ConfigError, Section, Value};
+use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Value};
 use rfx_harness::kind::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_registry::{
     bias_of, method, with_bias, MethodChoice, ParamDoc, ParamKind, Params, RawValue, BIAS,
@@ -78,18 +78,100 @@ const EXACT_PARAMS: &[ParamDoc] = &[
     BIAS,
 ];
 
+/// `[ridge_classify]`: the data, the λ grid ($10^{\text{min}}$ to $10^{\text{max}}$, `lambda_count` points),
+/// the λ-search rows of the image sets, the folds of the tables, the row cap and the Gaussian bandwidth.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(default)]
 struct Settings {
     dataset: String,
     n_train: usize,
     n_test: usize,
     unit_norm: bool,
-    grid: Vec<f64>,
+    lambda_log10_min: f64,
+    lambda_log10_max: f64,
+    lambda_count: usize,
+    #[serde(rename = "lambda_fit_rows")]
     fit_rows: usize,
+    #[serde(rename = "lambda_valid_rows")]
     valid_rows: usize,
     folds: usize,
     max_rows: usize,
     sigma: f64,
+    #[serde(rename = "sigma_times_sqrt_dim")]
     sigma_sqrt_dim: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            dataset: "mnist".into(),
+            n_train: 10_000,
+            n_test: 0,
+            unit_norm: true,
+            lambda_log10_min: -8.0,
+            lambda_log10_max: 1.0,
+            lambda_count: 10,
+            fit_rows: 2000,
+            valid_rows: 2000,
+            folds: 4,
+            max_rows: 0,
+            sigma: 1.0,
+            sigma_sqrt_dim: true,
+        }
+    }
+}
+
+impl rfx_harness::config::Settings for Settings {
+    const KEYS: &'static [(&'static str, &'static str)] = &[
+        ("dataset", "mnist, fashion-mnist or a classification table"),
+        ("n_train", "integers from 10 to 60000"),
+        ("n_test", "integers from 0 to 10000"),
+        ("unit_norm", "true, false"),
+        ("lambda_log10_min", "numbers from -30 to 30"),
+        ("lambda_log10_max", "numbers from -30 to 30"),
+        ("lambda_count", "integers from 1 to 200"),
+        ("lambda_fit_rows", "integers from 2 to 60000"),
+        ("lambda_valid_rows", "integers from 1 to 60000"),
+        ("folds", "integers from 2 to 20"),
+        ("max_rows", "integers from 0 to 4294967295"),
+        ("sigma", "numbers from 0.000001 to 1000000"),
+        ("sigma_times_sqrt_dim", "true, false"),
+    ];
+    fn check(&self) -> Result<(), Invalid> {
+        check_data(&Value::Str(self.dataset.clone())).map_err(|message| Invalid {
+            key: "dataset",
+            message,
+        })?;
+        int_in("n_train", self.n_train as i128, 10, 60_000)?;
+        int_in("n_test", self.n_test as i128, 0, 10_000)?;
+        int_in("lambda_fit_rows", self.fit_rows as i128, 2, 60_000)?;
+        int_in("lambda_valid_rows", self.valid_rows as i128, 1, 60_000)?;
+        if self.fit_rows + self.valid_rows > self.n_train {
+            return Err(Invalid {
+                key: "lambda_valid_rows",
+                message: format!(
+                    "lambda_fit_rows + lambda_valid_rows must not exceed n_train = {}",
+                    self.n_train
+                ),
+            });
+        }
+        int_in("folds", self.folds as i128, 2, 20)?;
+        int_in("max_rows", self.max_rows as i128, 0, i128::from(u32::MAX))?;
+        float_in("sigma", self.sigma, 1e-6, 1e6)?;
+        self.grid().map(|_| ())
+    }
+}
+
+impl Settings {
+    /// The λ grid: `lambda_count` points evenly spaced in $\log_{10}$ from `lambda_log10_min` to
+    /// `lambda_log10_max`.
+    fn grid(&self) -> Result<Vec<f64>, Invalid> {
+        lambda_grid(
+            self.lambda_log10_min,
+            self.lambda_log10_max,
+            self.lambda_count,
+        )
+    }
 }
 
 /// Training and test rows of one fold (or of an image set's split) and the λ-search split of the
@@ -106,6 +188,8 @@ struct Split {
 
 struct ClassifyRunner {
     s: Settings,
+    /// [`Settings::grid`], computed once.
+    grid: Vec<f64>,
     images: DataSlot,
     tables: DataCache,
     splits: SharedCache<Vec<Split>>,
@@ -149,79 +233,15 @@ impl Kind for RidgeClassify {
                 check: check_method,
                 required: true,
             },
-            super::feature_count_param("m"),
+            crate::kinds::feature_count_param("m"),
         ]
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
-        let mut s = Settings {
-            dataset: "mnist".into(),
-            n_train: 10_000,
-            n_test: 0,
-            unit_norm: true,
-            grid: log10_grid(-8.0, 1.0, 10).expect("valid default grid"),
-            fit_rows: 2000,
-            valid_rows: 2000,
-            folds: 4,
-            max_rows: 0,
-            sigma: 1.0,
-            sigma_sqrt_dim: true,
-        };
-        if let Some(sec) = section {
-            if let Some(v) = sec.opt_str("dataset")? {
-                check_data(&Value::Str(v.clone())).map_err(|e| sec.error("dataset", e))?;
-                s.dataset = v;
-            }
-            if let Some(v) = sec.opt_int("n_train", 10, 60_000)? {
-                s.n_train = v as usize;
-            }
-            if let Some(v) = sec.opt_int("n_test", 0, 10_000)? {
-                s.n_test = v as usize;
-            }
-            if let Some(v) = sec.opt_bool("unit_norm")? {
-                s.unit_norm = v;
-            }
-            if let Some(v) = sec.opt_int("lambda_fit_rows", 2, 60_000)? {
-                s.fit_rows = v as usize;
-            }
-            if let Some(v) = sec.opt_int("lambda_valid_rows", 1, 60_000)? {
-                s.valid_rows = v as usize;
-            }
-            if s.fit_rows + s.valid_rows > s.n_train {
-                return Err(sec.error(
-                    "lambda_valid_rows",
-                    format!(
-                        "lambda_fit_rows + lambda_valid_rows must not exceed n_train = {}",
-                        s.n_train
-                    ),
-                ));
-            }
-            if let Some(v) = sec.opt_int("folds", 2, 20)? {
-                s.folds = v as usize;
-            }
-            if let Some(v) = sec.opt_int("max_rows", 0, i64::from(u32::MAX))? {
-                s.max_rows = v as usize;
-            }
-            if let Some(v) = sec.opt_float("sigma", 1e-6, 1e6)? {
-                s.sigma = v;
-            }
-            if let Some(v) = sec.opt_bool("sigma_times_sqrt_dim")? {
-                s.sigma_sqrt_dim = v;
-            }
-            let lo = sec
-                .opt_float("lambda_log10_min", -30.0, 30.0)?
-                .unwrap_or(-8.0);
-            let hi = sec
-                .opt_float("lambda_log10_max", -30.0, 30.0)?
-                .unwrap_or(1.0);
-            let num = sec.opt_int("lambda_count", 1, 200)?.unwrap_or(10) as usize;
-            if hi < lo {
-                return Err(sec.error("lambda_log10_max", "must be >= lambda_log10_min"));
-            }
-            s.grid =
-                log10_grid(lo, hi, num).map_err(|e| sec.error("lambda_count", e.to_string()))?;
-        }
+        let s = <Settings as rfx_harness::config::Settings>::read(section)?;
+        let grid = derived("ridge_classify", s.grid())?;
         Ok(Box::new(ClassifyRunner {
             s,
+            grid,
             images: DataSlot::new(),
             tables: DataCache::default(),
             splits: SharedCache::default(),
@@ -338,7 +358,7 @@ impl ClassifyRunner {
 
     fn search(&self, sp: &Split) -> LambdaSearch {
         LambdaSearch {
-            grid: self.s.grid.clone(),
+            grid: self.grid.clone(),
             scale: LambdaScale::TimesN,
             validation: Validation::Split {
                 train: sp.fit.clone(),
@@ -480,7 +500,7 @@ impl Runner for ClassifyRunner {
             s.n_train,
             s.n_test,
             s.unit_norm,
-            s.grid,
+            self.grid,
             s.fit_rows,
             s.valid_rows,
             s.folds,

@@ -17,16 +17,16 @@
 //! blur them more than the machine's load does): features (train + test), Gram ($A$ and $B$), eigendecomposition,
 //! and the γ solve; `time_total_s` is their sum, the paper's "running time of the whole ridge solver".
 
-use super::trf_common::{
+use crate::kinds::trf_common::{
     cell_f64, center_columns, check_f64, fatal, group_key, idx_data, scale_to_tau, timed, DataSlot,
     SharedCache,
 };
 use ndarray::{Array1, Array2, Axis};
-use rfx_core::{rng_stream, FeatureMap, RfxRng};
+use rfx_core::{rng_stream, FitData, RfxRng};
 use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Value};
 use rfx_harness::kind::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_linalg::eigh;
-use rfx_sampling::Rff as SamplingRff;
+use rfx_registry::RawValue;
 use rfx_ternary::{
     estimate_tau, solve_thresholds, Activation, GaussianMixture, TernaryParams, ThresholdSolution,
 };
@@ -259,16 +259,19 @@ impl RidgeRunner {
             None => {
                 // [cos, sin](W x), W ~ N(0, I): sampling's paired RFF is s^{-1/2}[cos; sin] with s
                 // frequencies, so Σ = sqrt(s) z; features in blocks of `block` frequencies.
+                // the registry's `rff(sigma=1)` (paired [cos, sin], the default)
+                let rff = rfx_registry::method("rff").map_err(CellError::Fatal)?;
+                let params = rff
+                    .params_from(&[("sigma", RawValue::from(1.0))])
+                    .map_err(CellError::Fatal)?;
                 let (mut a, mut b) = (Array2::<f64>::zeros((n, n)), Array2::<f64>::zeros((nt, n)));
                 let (mut tf, mut tg) = (0.0, 0.0);
                 let mut done = 0;
                 while done < m {
                     let s = self.s.block.min(m - done);
                     let (r, t) = timed(|| -> Result<_, CellError> {
-                        let f = SamplingRff::params()
-                            .dim(2 * s)
-                            .sigma(1.0)
-                            .fit(xtr.ncols(), &mut rng)
+                        let f = rff
+                            .fit(2 * s, &params, FitData::Dim(xtr.ncols()), &mut rng)
                             .map_err(fatal(cell, "RFF"))?;
                         let scale = (s as f64).sqrt();
                         let ztr = f.transform(xtr.view()).map_err(fatal(cell, "RFF"))? * scale;
@@ -287,6 +290,9 @@ impl RidgeRunner {
                 (a, b, target.d().0, tf, tg)
             }
             Some(eps) => {
+                // TRF stays direct: A and B are popcount Grams of the bit-packed codes
+                // (`TernaryFeatures::transform_packed`), which a registry map (floating-point features) does not
+                // hand out
                 let th = match solve_thresholds(&Activation::CosSin, tau_hat).map_err(fatal(cell, "thresholds"))? {
                     ThresholdSolution::Exact { thresholds, .. } => thresholds,
                     ThresholdSolution::Infeasible { feasible_tau, .. } => {

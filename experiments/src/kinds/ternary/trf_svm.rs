@@ -13,7 +13,7 @@
 //! **Learner.** One-vs-rest linear SVM, squared hinge, $C$ = `c` (sklearn `LinearSVC()` defaults: $C = 1$),
 //! by dual coordinate descent. **Time** = features (train + test) + training, the paper's running time.
 
-use super::trf_common::{idx_data, random_rows, timed, DataSlot, SharedCache};
+use crate::kinds::trf_common::{idx_data, random_rows, timed, DataSlot, SharedCache};
 use ndarray::{Array2, Axis};
 use rfx_core::{rng_stream, FeatureMap, FitData, RfxRng};
 use rfx_harness::config::{choice_in, float_in, int_in, ConfigError, Invalid, Section, Value};
@@ -130,7 +130,7 @@ impl Kind for TrfSvm {
                 },
                 required: true,
             },
-            super::feature_count_param("m"),
+            crate::kinds::feature_count_param("m"),
         ]
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {

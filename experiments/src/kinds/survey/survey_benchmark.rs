@@ -31,12 +31,12 @@ use std::time::Instant;
 use ndarray::{Array2, ArrayView2, Axis};
 use rand::seq::SliceRandom;
 use rayon::prelude::*;
-use rfx_core::{rng_stream, stream_seed, FeatureMap, Kernel, RfxRng};
+use rfx_core::{rng_stream, stream_seed, FeatureMap, FitData, Kernel, RfxRng};
 use rfx_kernels::{
     median_distance, ArcCosineKernel, ArcCosineOrder, GaussianKernel, PolynomialKernel,
 };
-use rfx_sampling::survey::{Sampler, SurveyKernel, SurveyParams, SAMPLERS};
-use rfx_sketches::{RandomMaclaurin, TensorSketch, Trp};
+use rfx_registry::{MethodSpec, Params, RawValue};
+use rfx_sampling::survey::{SurveyKernel, SAMPLERS};
 use rfx_solvers::classify::{LinearSvm, SvmParams};
 use rfx_solvers::metrics::accuracy;
 use rfx_solvers::ridge::{
@@ -44,9 +44,9 @@ use rfx_solvers::ridge::{
     Validation,
 };
 
-use super::tabular::DataCache;
-use super::trf_common::{group_key, idx_data, DataSlot, SharedCache};
-use rfx_harness::config::{ConfigError, Section, Value};
+use crate::kinds::tabular::DataCache;
+use crate::kinds::trf_common::{group_key, idx_data, DataSlot, SharedCache};
+use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Value};
 use rfx_harness::kind::{
     check_choice, check_int, Cell, CellError, CellOutput, Kind, ParamSpec, Runner,
 };
@@ -89,13 +89,20 @@ fn check_dataset(v: &Value) -> Result<(), String> {
     }
 }
 
-#[derive(Debug, Clone)]
+/// `[survey_benchmark]`: sizes, the validation scheme (`holdout` fraction or `inner_folds`-fold CV, not
+/// both), the λ, σ and C grids, the SVM, the width cap and the samplers' settings. The fingerprint is the
+/// `Debug` form of the fields before `inner_folds` existed (`holdout` with its default filled in), followed by
+/// `;inner_folds=k` when given ([`Settings::describe`]).
+#[derive(Clone, serde::Deserialize)]
+#[serde(default)]
 struct Settings {
     n_train: usize,
     n_test: usize,
     test_fraction: f64,
     error_points: usize,
-    holdout: f64,
+    /// `None`: not written (the default fraction, or `inner_folds`).
+    holdout: Option<f64>,
+    inner_folds: Option<usize>,
     lambda_grid: Vec<f64>,
     sigma_grid: Vec<f64>,
     sigma_times_median: bool,
@@ -110,9 +117,138 @@ struct Settings {
     ls_lambda: f64,
 }
 
+/// The hold-out fraction when `holdout` is not written.
+const DEFAULT_HOLDOUT: f64 = 0.25;
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            n_train: 2000,
+            n_test: 2000,
+            test_fraction: 0.5,
+            error_points: 1000,
+            holdout: None,
+            inner_folds: None,
+            lambda_grid: vec![1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0],
+            sigma_grid: vec![0.01, 0.1, 1.0, 10.0, 100.0],
+            sigma_times_median: false,
+            svm: true,
+            c_grid: vec![0.01, 0.1, 1.0, 10.0, 100.0],
+            svm_max_iter: 200,
+            max_features: 20_000,
+            rom_blocks: 3,
+            ssf_sweeps: 3,
+            ls_pool_factor: 4,
+            ls_rows: 1000,
+            ls_lambda: 1e-3,
+        }
+    }
+}
+
+const GRID: &str = "a non-empty list of numbers > 0";
+
+impl rfx_harness::config::Settings for Settings {
+    const KEYS: &'static [(&'static str, &'static str)] = &[
+        ("n_train", "integers from 20 to 1000000"),
+        ("n_test", "integers from 10 to 1000000"),
+        ("test_fraction", "numbers from 0.05 to 0.95"),
+        ("error_points", "integers from 2 to 100000"),
+        ("holdout", "numbers from 0.05 to 0.9"),
+        ("inner_folds", "integers from 2 to 20"),
+        ("lambda_grid", GRID),
+        ("sigma_grid", GRID),
+        ("c_grid", GRID),
+        ("sigma_times_median", "true, false"),
+        ("svm", "true, false"),
+        ("svm_max_iter", "integers from 1 to 100000"),
+        ("max_features", "integers from 1 to 10000000"),
+        ("rom_blocks", "integers from 1 to 8"),
+        ("ssf_sweeps", "integers from 0 to 100"),
+        ("ls_pool_factor", "integers from 1 to 64"),
+        ("ls_rows", "integers from 2 to 100000"),
+        ("ls_lambda", "numbers from 0.000000000001 to 1000000"),
+    ];
+    fn check(&self) -> Result<(), Invalid> {
+        int_in("n_train", self.n_train as i128, 20, 1_000_000)?;
+        int_in("n_test", self.n_test as i128, 10, 1_000_000)?;
+        float_in("test_fraction", self.test_fraction, 0.05, 0.95)?;
+        int_in("error_points", self.error_points as i128, 2, 100_000)?;
+        if let Some(v) = self.holdout {
+            float_in("holdout", v, 0.05, 0.9)?;
+        }
+        if let Some(k) = self.inner_folds {
+            int_in("inner_folds", k as i128, 2, 20)?;
+            if self.holdout.is_some() {
+                return Err(Invalid {
+                    key: "inner_folds",
+                    message: "choose one validation scheme: `holdout` (one split) or `inner_folds` (k-fold)".into(),
+                });
+            }
+        }
+        for (key, grid) in [
+            ("lambda_grid", &self.lambda_grid),
+            ("sigma_grid", &self.sigma_grid),
+            ("c_grid", &self.c_grid),
+        ] {
+            if grid.is_empty() {
+                return Err(Invalid {
+                    key,
+                    message: "expected a non-empty list of numbers > 0".into(),
+                });
+            }
+            if let Some(v) = grid.iter().find(|v| !(v.is_finite() && **v > 0.0)) {
+                return Err(Invalid {
+                    key,
+                    message: format!("expected numbers > 0, found {v}"),
+                });
+            }
+        }
+        int_in("svm_max_iter", self.svm_max_iter as i128, 1, 100_000)?;
+        int_in("max_features", self.max_features as i128, 1, 10_000_000)?;
+        int_in("rom_blocks", self.rom_blocks as i128, 1, 8)?;
+        int_in("ssf_sweeps", self.ssf_sweeps as i128, 0, 100)?;
+        int_in("ls_pool_factor", self.ls_pool_factor as i128, 1, 64)?;
+        int_in("ls_rows", self.ls_rows as i128, 2, 100_000)?;
+        float_in("ls_lambda", self.ls_lambda, 1e-12, 1e6)
+    }
+}
+
 impl Settings {
+    /// The hold-out fraction of the λ, σ and C selection (when `inner_folds` is not given).
+    fn holdout(&self) -> f64 {
+        self.holdout.unwrap_or(DEFAULT_HOLDOUT)
+    }
+
+    /// The fingerprint: the settings as the `Debug` form of the struct before `inner_folds`, then
+    /// `;inner_folds=k` when given.
     fn describe(&self) -> String {
-        format!("{self:?}")
+        let base = format!(
+            "Settings {{ n_train: {:?}, n_test: {:?}, test_fraction: {:?}, error_points: {:?}, holdout: {:?}, \
+             lambda_grid: {:?}, sigma_grid: {:?}, sigma_times_median: {:?}, svm: {:?}, c_grid: {:?}, \
+             svm_max_iter: {:?}, max_features: {:?}, rom_blocks: {:?}, ssf_sweeps: {:?}, \
+             ls_pool_factor: {:?}, ls_rows: {:?}, ls_lambda: {:?} }}",
+            self.n_train,
+            self.n_test,
+            self.test_fraction,
+            self.error_points,
+            self.holdout(),
+            self.lambda_grid,
+            self.sigma_grid,
+            self.sigma_times_median,
+            self.svm,
+            self.c_grid,
+            self.svm_max_iter,
+            self.max_features,
+            self.rom_blocks,
+            self.ssf_sweeps,
+            self.ls_pool_factor,
+            self.ls_rows,
+            self.ls_lambda
+        );
+        match self.inner_folds {
+            Some(k) => format!("{base};inner_folds={k}"),
+            None => base,
+        }
     }
 }
 
@@ -128,10 +264,6 @@ struct Prepared {
 
 struct BenchRunner {
     s: Settings,
-    /// `inner_folds`: k-fold inner cross-validation instead of the `holdout` split (λ, σ and C). Kept out of
-    /// [`Settings`] so that files without it keep their fingerprint (it enters [`Runner::settings`] only when
-    /// given).
-    inner_folds: Option<usize>,
     keel: DataCache,
     mnist: DataSlot,
     fashion: DataSlot,
@@ -176,96 +308,9 @@ impl Kind for SurveyBenchmark {
         ]
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
-        let mut s = Settings {
-            n_train: 2000,
-            n_test: 2000,
-            test_fraction: 0.5,
-            error_points: 1000,
-            holdout: 0.25,
-            lambda_grid: vec![1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0],
-            sigma_grid: vec![0.01, 0.1, 1.0, 10.0, 100.0],
-            sigma_times_median: false,
-            svm: true,
-            c_grid: vec![0.01, 0.1, 1.0, 10.0, 100.0],
-            svm_max_iter: 200,
-            max_features: 20_000,
-            rom_blocks: 3,
-            ssf_sweeps: 3,
-            ls_pool_factor: 4,
-            ls_rows: 1000,
-            ls_lambda: 1e-3,
-        };
-        let mut inner_folds = None;
-        if let Some(sec) = section {
-            let int = |k: &str, lo: i64, hi: i64| sec.opt_int(k, lo, hi);
-            if let Some(v) = int("n_train", 20, 1_000_000)? {
-                s.n_train = v as usize;
-            }
-            if let Some(v) = int("n_test", 10, 1_000_000)? {
-                s.n_test = v as usize;
-            }
-            if let Some(v) = sec.opt_float("test_fraction", 0.05, 0.95)? {
-                s.test_fraction = v;
-            }
-            if let Some(v) = int("error_points", 2, 100_000)? {
-                s.error_points = v as usize;
-            }
-            let holdout_given = match sec.opt_float("holdout", 0.05, 0.9)? {
-                Some(v) => {
-                    s.holdout = v;
-                    true
-                }
-                None => false,
-            };
-            if let Some(v) = int("inner_folds", 2, 20)? {
-                if holdout_given {
-                    return Err(sec.error(
-                        "inner_folds",
-                        "choose one validation scheme: `holdout` (one split) or `inner_folds` (k-fold)",
-                    ));
-                }
-                inner_folds = Some(v as usize);
-            }
-            for (key, grid) in [
-                ("lambda_grid", &mut s.lambda_grid),
-                ("sigma_grid", &mut s.sigma_grid),
-                ("c_grid", &mut s.c_grid),
-            ] {
-                if let Some(g) = float_list(sec, key)? {
-                    *grid = g;
-                }
-            }
-            if let Some(v) = sec.opt_bool("sigma_times_median")? {
-                s.sigma_times_median = v;
-            }
-            if let Some(v) = sec.opt_bool("svm")? {
-                s.svm = v;
-            }
-            if let Some(v) = int("svm_max_iter", 1, 100_000)? {
-                s.svm_max_iter = v as usize;
-            }
-            if let Some(v) = int("max_features", 1, 10_000_000)? {
-                s.max_features = v as usize;
-            }
-            if let Some(v) = int("rom_blocks", 1, 8)? {
-                s.rom_blocks = v as usize;
-            }
-            if let Some(v) = int("ssf_sweeps", 0, 100)? {
-                s.ssf_sweeps = v as usize;
-            }
-            if let Some(v) = int("ls_pool_factor", 1, 64)? {
-                s.ls_pool_factor = v as usize;
-            }
-            if let Some(v) = int("ls_rows", 2, 100_000)? {
-                s.ls_rows = v as usize;
-            }
-            if let Some(v) = sec.opt_float("ls_lambda", 1e-12, 1e6)? {
-                s.ls_lambda = v;
-            }
-        }
+        let s = <Settings as rfx_harness::config::Settings>::read(section)?;
         Ok(Box::new(BenchRunner {
             s,
-            inner_folds,
             keel: DataCache::default(),
             mnist: DataSlot::new(),
             fashion: DataSlot::new(),
@@ -274,24 +319,6 @@ impl Kind for SurveyBenchmark {
             grams: SharedCache::default(),
         }))
     }
-}
-
-/// A list of positive numbers, or an error naming the key.
-fn float_list(sec: &Section<'_, '_>, key: &str) -> Result<Option<Vec<f64>>, ConfigError> {
-    let Some(items) = sec.list(key)? else {
-        return Ok(None);
-    };
-    if items.is_empty() {
-        return Err(sec.error(key, "expected a non-empty list of numbers > 0"));
-    }
-    items
-        .into_iter()
-        .map(|(v, span)| match v.as_f64() {
-            Some(f) if f.is_finite() && f > 0.0 => Ok(f),
-            _ => Err(sec.error_span(span, key, format!("expected numbers > 0, found {v}"))),
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map(Some)
 }
 
 /// Min–max scaling to $[0,1]$ with the statistics of `xtr`; constant columns map to 0; test values clipped.
@@ -310,28 +337,6 @@ fn minmax(xtr: &mut Array2<f64>, xte: &mut Array2<f64>) {
         };
         xtr.column_mut(j).mapv_inplace(f);
         xte.column_mut(j).mapv_inplace(f);
-    }
-}
-
-/// Appends a constant-1 column: $\langle\bar x,\bar y\rangle = 1 + \langle x,y\rangle$.
-fn augment(x: ArrayView2<'_, f64>) -> Array2<f64> {
-    let mut out = Array2::ones((x.nrows(), x.ncols() + 1));
-    out.slice_mut(ndarray::s![.., ..x.ncols()]).assign(&x);
-    out
-}
-
-/// A fitted map for one cell: survey sampler, or a polynomial sketch on $[x; 1]$ (TS, TRP) or $x$ (RM).
-enum CellMap {
-    Direct(Box<dyn FeatureMap>),
-    Augmented(Box<dyn FeatureMap>),
-}
-
-impl CellMap {
-    fn transform(&self, x: ArrayView2<'_, f64>) -> rfx_core::Result<Array2<f64>> {
-        match self {
-            CellMap::Direct(m) => m.transform(x),
-            CellMap::Augmented(m) => m.transform(augment(x).view()),
-        }
     }
 }
 
@@ -420,9 +425,10 @@ impl BenchRunner {
             for &factor in &s.sigma_grid {
                 let sigma = unit * factor;
                 let mut rng = rng_stream(es, &format!("sigma;dataset={name};sigma={sigma}"));
-                let map = SurveyParams::new(Sampler::Rff, SurveyKernel::Gaussian { sigma })
-                    .frequencies(4 * d)
-                    .fit(d, None, &mut rng)
+                let kernel = SurveyKernel::Gaussian { sigma };
+                let (spec, params) = self.registry_choice(kernel, "gaussian", "rff")?;
+                let map = spec
+                    .fit(kernel.output_dim(4 * d), &params, FitData::Dim(d), &mut rng)
                     .map_err(|e| e.to_string())?;
                 let z = map.transform(p.xtr.view()).map_err(|e| e.to_string())?;
                 let (cv_err, _) = self
@@ -439,10 +445,10 @@ impl BenchRunner {
 
     /// The inner validation scheme: `inner_folds`-fold CV, or one `holdout` split.
     fn validation(&self, seed: u64) -> Validation {
-        match self.inner_folds {
+        match self.s.inner_folds {
             Some(folds) => Validation::KFold { folds, seed },
             None => Validation::Holdout {
-                fraction: self.s.holdout,
+                fraction: self.s.holdout(),
                 seed,
             },
         }
@@ -572,52 +578,57 @@ impl BenchRunner {
         })
     }
 
-    fn fit_map(
+    /// The registry method and its checked parameters of a cell: the survey's samplers in the survey's form
+    /// (the settings a method does not declare are dropped: `rom_blocks` reaches `rom` only); for `poly2`
+    /// $(1+\langle x,y\rangle)^2$ TensorSketch and TRP on $[x; 1]$ (`bias = 1`) and Random Maclaurin with
+    /// the kernel's Taylor coefficients (`kernel = poly, degree = 2`).
+    fn registry_choice(
         &self,
         kernel: SurveyKernel,
         kname: &str,
         method: &str,
-        s_freq: usize,
-        xtr: ArrayView2<'_, f64>,
-        rng: &mut RfxRng,
-    ) -> Result<CellMap, String> {
-        let d = xtr.ncols();
-        let e = |e: rfx_core::RfxError| format!("method {method}: {e}");
-        if kname == "poly2" {
-            return Ok(match method {
-                "ts" => CellMap::Augmented(Box::new(
-                    TensorSketch::params()
-                        .dim(s_freq)
-                        .degree(2)
-                        .fit(d + 1, rng)
-                        .map_err(e)?,
-                )),
-                "trp" => CellMap::Augmented(Box::new(
-                    Trp::params()
-                        .dim(s_freq)
-                        .degree(2)
-                        .fit(d + 1, rng)
-                        .map_err(e)?,
-                )),
-                _ => CellMap::Direct(Box::new(
-                    RandomMaclaurin::params()
-                        .dim(s_freq)
-                        .coefficients(vec![1.0, 2.0, 1.0])
-                        .fit(d, rng)
-                        .map_err(e)?,
-                )),
-            });
-        }
-        let sampler = Sampler::from_name(method).map_err(e)?;
+    ) -> Result<(&'static MethodSpec, Params), String> {
         let s = &self.s;
-        let map = SurveyParams::new(sampler, kernel)
-            .frequencies(s_freq)
-            .rom_blocks(s.rom_blocks)
-            .ssf_sweeps(s.ssf_sweeps)
-            .leverage(s.ls_pool_factor, s.ls_rows, s.ls_lambda)
-            .fit(d, Some(xtr), rng)
-            .map_err(e)?;
-        Ok(CellMap::Direct(Box::new(map)))
+        let (name, given): (&str, Vec<(&str, RawValue)>) = match (kname, method) {
+            ("poly2", "ts" | "trp") => (
+                if method == "ts" {
+                    "tensorsketch"
+                } else {
+                    "trp"
+                },
+                vec![
+                    ("degree", RawValue::from(2i64)),
+                    ("bias", RawValue::from(1.0)),
+                ],
+            ),
+            ("poly2", _) => (
+                "maclaurin",
+                vec![
+                    ("kernel", RawValue::from("poly")),
+                    ("degree", RawValue::from(2i64)),
+                ],
+            ),
+            _ => {
+                let mut given = vec![
+                    ("kernel", RawValue::from(kname)),
+                    ("form", RawValue::from("survey")),
+                    ("rom_blocks", RawValue::from(s.rom_blocks as i64)),
+                    ("ssf_sweeps", RawValue::from(s.ssf_sweeps as i64)),
+                    ("pool_factor", RawValue::from(s.ls_pool_factor as i64)),
+                    ("ls_rows", RawValue::from(s.ls_rows as i64)),
+                    ("ls_lambda", RawValue::from(s.ls_lambda)),
+                ];
+                if let SurveyKernel::Gaussian { sigma } = kernel {
+                    given.push(("sigma", RawValue::from(sigma)));
+                }
+                (method, given)
+            }
+        };
+        let spec = rfx_registry::method(name)?;
+        let params = spec
+            .params_declared(&given)
+            .map_err(|m| format!("method {method}: {m}"))?;
+        Ok((spec, params))
     }
 }
 
@@ -638,10 +649,7 @@ impl Runner for BenchRunner {
         .collect()
     }
     fn settings(&self) -> String {
-        match self.inner_folds {
-            Some(k) => format!("{};inner_folds={k}", self.s.describe()),
-            None => self.s.describe(),
-        }
+        self.s.describe()
     }
     fn shared_group(&self, cell: &Cell) -> Option<String> {
         // The split, σ and exact Gram of one data set, kernel and seed.
@@ -689,9 +697,10 @@ impl Runner for BenchRunner {
 
         // features: fit + transform train and test (the survey's "time")
         let t0 = Instant::now();
-        let map = self
-            .fit_map(kernel, kname, method, s_freq, p.xtr.view(), rng)
-            .map_err(fatal)?;
+        let (spec, params) = self.registry_choice(kernel, kname, method).map_err(fatal)?;
+        let map = spec
+            .fit(out_dim, &params, FitData::Rows(p.xtr.view()), rng)
+            .map_err(|e| fatal(format!("method {method}: {e}")))?;
         let ztr = map
             .transform(p.xtr.view())
             .map_err(|e| fatal(e.to_string()))?;
@@ -755,6 +764,74 @@ impl Runner for BenchRunner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fingerprint is the `Debug` form of the struct the kind had before `inner_folds` (results computed
+    /// with the hold-out split keep their fingerprint), then `;inner_folds=k`.
+    #[test]
+    fn describe_is_the_former_debug_form() {
+        #[derive(Debug)]
+        #[allow(dead_code)]
+        struct Settings {
+            n_train: usize,
+            n_test: usize,
+            test_fraction: f64,
+            error_points: usize,
+            holdout: f64,
+            lambda_grid: Vec<f64>,
+            sigma_grid: Vec<f64>,
+            sigma_times_median: bool,
+            svm: bool,
+            c_grid: Vec<f64>,
+            svm_max_iter: usize,
+            max_features: usize,
+            rom_blocks: usize,
+            ssf_sweeps: usize,
+            ls_pool_factor: usize,
+            ls_rows: usize,
+            ls_lambda: f64,
+        }
+        let mut now = super::Settings {
+            holdout: Some(0.3),
+            lambda_grid: vec![1e-8, 0.5],
+            ..Default::default()
+        };
+        let before = Settings {
+            n_train: now.n_train,
+            n_test: now.n_test,
+            test_fraction: now.test_fraction,
+            error_points: now.error_points,
+            holdout: 0.3,
+            lambda_grid: now.lambda_grid.clone(),
+            sigma_grid: now.sigma_grid.clone(),
+            sigma_times_median: now.sigma_times_median,
+            svm: now.svm,
+            c_grid: now.c_grid.clone(),
+            svm_max_iter: now.svm_max_iter,
+            max_features: now.max_features,
+            rom_blocks: now.rom_blocks,
+            ssf_sweeps: now.ssf_sweeps,
+            ls_pool_factor: now.ls_pool_factor,
+            ls_rows: now.ls_rows,
+            ls_lambda: now.ls_lambda,
+        };
+        assert_eq!(now.describe(), format!("{before:?}"));
+        now.holdout = None;
+        now.inner_folds = Some(5);
+        assert_eq!(
+            now.describe(),
+            format!(
+                "{:?};inner_folds=5",
+                Settings {
+                    holdout: 0.25,
+                    ..before
+                }
+            )
+        );
+        assert!(rfx_harness::config::Settings::check(&now).is_ok());
+        now.holdout = Some(0.3);
+        let e = rfx_harness::config::Settings::check(&now).unwrap_err();
+        assert_eq!(e.key, "inner_folds");
+    }
 
     #[test]
     fn minmax_maps_training_range_to_unit_interval_and_clips_test() {

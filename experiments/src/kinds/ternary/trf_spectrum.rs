@@ -23,7 +23,7 @@
 //! spectral-norm Monte Carlo noise of $\mathbf K$ estimated from its two halves
 //! ($\Vert\mathbf K_1 - \mathbf K_2\Vert/(2\Vert\mathbf K\Vert)$), the floor below which `rel_error` cannot go.
 
-use super::trf_common::{check_f64, fatal, group_key, timed, SharedCache};
+use crate::kinds::trf_common::{check_f64, fatal, group_key, timed, SharedCache};
 use ndarray::Array1;
 use rfx_core::{rng_stream, RfxRng};
 use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Value};

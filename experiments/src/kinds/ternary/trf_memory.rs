@@ -12,7 +12,7 @@
 //! exact): LP-RFF-$b$ $= $ $b$-bit unbiased stochastic rounding of $\sqrt{2/m}\cos(W\mathbf x + \mathbf b)$
 //! (rounding drawn once per point), `rff` the unrounded map, Nyström with $m$ uniformly drawn landmarks,
 //! TRF-$\epsilon$ $= \sigma^{ter}(W^{ter}\mathbf x)/\sqrt m$ with thresholds matching $[\cos, \sin]$ (Algorithm 1).
-//! `rff` and TRF are fitted through `rfx_registry` (`registry_choice`), LP-RFF and Nyström directly (see there).
+//! Every map is fitted through `rfx_registry` (`registry_choice`).
 //!
 //! **Learners.** Regression: ridge $\mathbf w = (Z^\top Z + n\lambda I)^{-1}Z^\top\mathbf y$, λ = `lambda_ridge`,
 //! on standardised targets. Classification (`classifier`): `ridge` (default) fits the same ridge to labels
@@ -29,20 +29,16 @@
 //! the cell's own stream. Nyström above `nystrom_max_m` landmarks and ridge above `ridge_max_m` features
 //! are skipped (cost $O(m^3)$, $O(nm^2)$), shown as "(-)".
 
-use super::tabular::DataCache;
-use super::trf_common::{idx_data, timed, DataSlot, SharedCache};
+use crate::kinds::tabular::DataCache;
+use crate::kinds::trf_common::{idx_data, timed, DataSlot, SharedCache};
 use ndarray::{Array1, Array2, Axis};
 use rand::seq::SliceRandom;
 use rfx_core::{rng_stream, FeatureMap, FitData, RfxRng};
 use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Value};
 use rfx_harness::kind::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
-use rfx_kernels::GaussianKernel;
 use rfx_registry::{MethodSpec, Params, RawValue};
-use rfx_sampling::{Output, Rff};
 use rfx_solvers::classify::{LogisticParams, LogisticRegression};
-use rfx_solvers::nystrom::{Nystrom, NystromParams};
 use rfx_solvers::ridge::{LambdaScale, Ridge, RidgeParams};
-use rfx_ternary::LpRff;
 
 /// The kind.
 pub struct TrfMemory;
@@ -76,12 +72,12 @@ fn parse_method(s: &str) -> Option<Method> {
     }
 }
 
-/// The registry method and parameters of a method that the registry builds with the kind's draws: `rff` is
-/// the registry's `rff(phase=random, sigma=1)`, `trf-<eps>` its `ternary(activation=cos-sin, sparsity=eps)`.
-/// `None` for the two it cannot: `lp-rff-b` rounds with the cell's stream (`LpRff::transform_with_rng`;
-/// a registry map's transform takes no stream, and the registry's `lp-rff` keys the noise by the row), and
-/// `nystrom` factors `GaussianKernel`'s Gram (the registry's Nyström the `Gzk` Gram, rounded differently).
-fn registry_choice(method: Method) -> Option<Result<(&'static MethodSpec, Params), String>> {
+/// The registry method and parameters of a method, drawn from the cell's stream as before the registry:
+/// `rff` is the registry's `rff(phase=random, sigma=1)`, `trf-<eps>` its
+/// `ternary(activation=cos-sin, sparsity=eps)`, `lp-rff-b` its `lp-rff(bits=b, noise=stream)` (rounding
+/// continues the cell's stream, training rows first), `nystrom` its `nystrom(gram=pairwise)` (the Gram of
+/// `rfx_kernels::GaussianKernel`, σ = 1).
+fn registry_choice(method: Method) -> Result<(&'static MethodSpec, Params), String> {
     let (name, given): (&str, Vec<(&str, RawValue)>) = match method {
         Method::Rff => (
             "rff",
@@ -97,19 +93,32 @@ fn registry_choice(method: Method) -> Option<Result<(&'static MethodSpec, Params
                 ("sparsity", RawValue::from(eps)),
             ],
         ),
-        Method::LpRff(_) | Method::Nystrom => return None,
+        Method::LpRff(bits) => (
+            "lp-rff",
+            vec![
+                ("bits", RawValue::from(i64::from(bits))),
+                ("noise", RawValue::from("stream")),
+                ("sigma", RawValue::from(1.0)),
+            ],
+        ),
+        Method::Nystrom => (
+            "nystrom",
+            vec![
+                ("gram", RawValue::from("pairwise")),
+                ("sigma", RawValue::from(1.0)),
+            ],
+        ),
     };
-    Some(rfx_registry::method(name).and_then(|spec| Ok((spec, spec.params_from(&given)?))))
+    rfx_registry::method(name).and_then(|spec| Ok((spec, spec.params_from(&given)?)))
 }
 
 /// The sweep check of `method`: a known word whose registry parameters are in range.
 fn check_method(v: &str) -> Result<(), String> {
     let bad = || format!("invalid value \"{v}\"; allowed: {METHODS}");
     let method = parse_method(v).ok_or_else(bad)?;
-    match registry_choice(method) {
-        Some(Err(e)) => Err(format!("{}: {e}", bad())),
-        _ => Ok(()),
-    }
+    registry_choice(method)
+        .map(|_| ())
+        .map_err(|e| format!("{}: {e}", bad()))
 }
 
 /// `[trf_memory]`: sizes, the TRF threshold factor τ, batch size, bits per TRF entry, the classifiers'
@@ -243,7 +252,7 @@ impl Kind for TrfMemory {
                 },
                 required: true,
             },
-            super::feature_count_param("m"),
+            crate::kinds::feature_count_param("m"),
         ]
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
@@ -373,53 +382,13 @@ impl MemoryRunner {
         rng: &mut RfxRng,
     ) -> Result<(Array2<f64>, Array2<f64>), String> {
         let e = |e: rfx_core::RfxError| e.to_string();
-        if let Some(choice) = registry_choice(method) {
-            let (spec, params) = choice?;
-            let f = spec
-                .fit(m, &params, FitData::Rows(d.xtr.view()), rng)
-                .map_err(e)?;
-            return Ok((
-                f.transform(d.xtr.view()).map_err(e)?,
-                f.transform(d.xte.view()).map_err(e)?,
-            ));
-        }
-        let p = d.xtr.ncols();
-        // random-phase RFF of width 1 (rfx-sampling), drawn from the cell's stream
-        let random_phase_rff = |rng: &mut RfxRng| {
-            Rff::params()
-                .dim(m)
-                .sigma(1.0)
-                .output(Output::RandomPhase)
-                .fit(p, rng)
-                .map_err(e)
-        };
-        match method {
-            Method::LpRff(b) => {
-                let rff = random_phase_rff(rng)?;
-                let noise = rfx_core::stream_seed(self.s.stream_seed, "lp-rff-noise");
-                let lp = LpRff::new(rff, b, noise).map_err(e)?;
-                Ok((
-                    lp.transform_with_rng(d.xtr.view(), rng).map_err(e)?,
-                    lp.transform_with_rng(d.xte.view(), rng).map_err(e)?,
-                ))
-            }
-            Method::Nystrom => {
-                let ny = Nystrom::fit(
-                    GaussianKernel::new(1.0).map_err(e)?,
-                    d.xtr.view(),
-                    &NystromParams::new(m),
-                    rng,
-                )
-                .map_err(e)?;
-                Ok((
-                    ny.transform(d.xtr.view()).map_err(e)?,
-                    ny.transform(d.xte.view()).map_err(e)?,
-                ))
-            }
-            Method::Rff | Method::Trf(_) => {
-                Err(format!("{method:?} is built through the registry"))
-            }
-        }
+        let (spec, params) = registry_choice(method)?;
+        let f = spec
+            .fit(m, &params, FitData::Rows(d.xtr.view()), rng)
+            .map_err(e)?;
+        // training rows first: LP-RFF's rounding continues the stream in this order
+        let ztr = f.transform(d.xtr.view()).map_err(e)?;
+        Ok((ztr, f.transform(d.xte.view()).map_err(e)?))
     }
 }
 
@@ -566,10 +535,11 @@ mod tests {
         assert!(check_method("trf-0.5").is_ok() && check_method("rff").is_ok());
         let e = check_method("trf-0.995").unwrap_err();
         assert!(e.contains("trf-0.995") && e.contains("sparsity"), "{e}");
-        let name = |me| registry_choice(me).map(|c| c.map(|(spec, _)| spec.name));
-        assert_eq!(name(Method::Rff), Some(Ok("rff")));
-        assert_eq!(name(Method::Trf(0.5)), Some(Ok("ternary")));
-        assert_eq!(name(Method::Nystrom), None);
+        let name = |me| registry_choice(me).map(|(spec, _)| spec.name);
+        assert_eq!(name(Method::Rff), Ok("rff"));
+        assert_eq!(name(Method::Trf(0.5)), Ok("ternary"));
+        assert_eq!(name(Method::LpRff(8)), Ok("lp-rff"));
+        assert_eq!(name(Method::Nystrom), Ok("nystrom"));
     }
 
     #[test]

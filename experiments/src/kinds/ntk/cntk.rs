@@ -25,7 +25,7 @@
 //! features); `speedup_full` is the ratio. Both are wall
 //! times on the run's thread pool. Exact cells above `max_exact_pairs` pairs are skipped.
 
-use super::trf_common::{idx_data, random_rows, timed, DataSlot, SharedCache};
+use crate::kinds::trf_common::{idx_data, random_rows, timed, DataSlot, SharedCache};
 use ndarray::{Array2, Axis};
 use rand::seq::SliceRandom;
 use rfx_core::{rng_stream, FeatureMap, Kernel, RfxRng};
@@ -204,7 +204,7 @@ impl Kind for CntkKind {
                 check: |v| check_choice(v, &METHODS),
                 required: true,
             },
-            super::feature_count_param("m"),
+            crate::kinds::feature_count_param("m"),
         ]
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {

@@ -18,7 +18,7 @@ use rfx_core::RfxRng;
 use rfx_kernels::{ArcCosineKernel, ArcCosineOrder};
 use rfx_ntk::{ArcCosineFeatures, Sampler};
 
-use super::ntk_common::{check_any_dataset, load_rows, Prep, Shared};
+use crate::kinds::ntk_common::{check_any_dataset, load_rows, Prep, Shared};
 use rfx_core::FeatureMap;
 use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Settings};
 use rfx_harness::kind::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
@@ -69,9 +69,7 @@ impl Settings for ArccosSettings {
 }
 
 struct ArccosRunner {
-    n: usize,
-    lambda_factor: f64,
-    gibbs_sweeps: usize,
+    s: ArccosSettings,
     data: Shared<Data>,
 }
 
@@ -96,19 +94,12 @@ impl Kind for ArccosCondition {
                 check: |v| check_choice(v, &FEATURES),
                 required: true,
             },
-            super::feature_count_param("m1"),
+            crate::kinds::feature_count_param("m1"),
         ]
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
-        let ArccosSettings {
-            n,
-            lambda_factor,
-            gibbs_sweeps,
-        } = ArccosSettings::read(section)?;
         let r = ArccosRunner {
-            n,
-            lambda_factor,
-            gibbs_sweeps,
+            s: ArccosSettings::read(section)?,
             data: Shared::default(),
         };
         Ok(Box::new(r))
@@ -125,7 +116,7 @@ impl Runner for ArccosRunner {
     fn settings(&self) -> String {
         format!(
             "n={};lambda_factor={};gibbs_sweeps={};prep=standardize+unit",
-            self.n, self.lambda_factor, self.gibbs_sweeps
+            self.s.n, self.s.lambda_factor, self.s.gibbs_sweeps
         )
     }
     fn shared_group(&self, cell: &Cell) -> Option<String> {
@@ -140,7 +131,7 @@ impl Runner for ArccosRunner {
         let data: Arc<Data> = self.data.get(name, || {
             let x = load_rows(
                 name,
-                self.n,
+                self.s.n,
                 cell.experiment_seed,
                 Prep::StandardizeThenUnit,
             )?;
@@ -152,7 +143,7 @@ impl Runner for ArccosRunner {
         let sampler = match features {
             "standard" => Sampler::Gaussian,
             "gs" => Sampler::LeverageGibbs {
-                sweeps: self.gibbs_sweeps,
+                sweeps: self.s.gibbs_sweeps,
             },
             "exact" => Sampler::LeverageExact,
             other => {
@@ -168,7 +159,7 @@ impl Runner for ArccosRunner {
             .fit(data.x.ncols(), rng)
             .map_err(fatal)?;
         let z = map.transform(data.x.view()).map_err(fatal)?;
-        let lambda = self.lambda_factor * data.x.nrows() as f64;
+        let lambda = self.s.lambda_factor * data.x.nrows() as f64;
         let s = rfx_solvers::spectral::spectral_approx(data.a1.view(), z.view(), lambda)
             .map_err(fatal)?;
         Ok(CellOutput {

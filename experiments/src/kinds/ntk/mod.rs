@@ -1,0 +1,9 @@
+//! The kinds of the NTK papers: NTK random features (Han et al. 2021: arc-cosine condition numbers, Gram
+//! MSE against the dimension, Table 1's small classification sets) and NTK sketching (Zandieh et al. 2021:
+//! MNIST accuracy, the CNTK, the ReLU NTK function and its polynomial fit).
+
+pub mod arccos_condition;
+pub mod cntk;
+pub mod ntk_function;
+pub mod ntk_mse;
+pub mod ridge_classify;

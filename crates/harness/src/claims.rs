@@ -35,8 +35,16 @@ use std::fmt::Write as _;
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-use crate::config::{ConfigError, Section, Value};
-use crate::spec::{need_metric, need_param, read_filter, Axis, Better};
+use crate::config::Value;
+
+/// Whether lower or higher metric values are better.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Better {
+    /// Errors, times.
+    Lower,
+    /// Accuracies.
+    Higher,
+}
 
 /// How a group of values counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,206 +179,6 @@ pub struct ClaimSpec {
     pub budget: Option<EqualBudget>,
     /// A timing claim (only cells timed on a quiet machine count).
     pub timing: bool,
-}
-
-/// Reads a `[[claim]]` section.
-pub(crate) fn read_claim(
-    s: &Section<'_, '_>,
-    params: &[String],
-    metrics: &[String],
-    sweep: &[Axis],
-    known: &[Axis],
-) -> Result<ClaimSpec, ConfigError> {
-    let text = s.req_str("text")?;
-    let quote = s.req_str("quote")?;
-    let metric = s.req_str("metric")?;
-    need_metric(s, "metric", &metric, metrics)?;
-    let better = match s.opt_choice("better", &["lower", "higher"])?.as_deref() {
-        Some("higher") => Better::Higher,
-        _ => Better::Lower,
-    };
-    let by = s.req_str("by")?;
-    need_param(s, "by", &by, params)?;
-    let axis_values: Vec<String> = sweep
-        .iter()
-        .find(|a| a.name == by)
-        .map(|a| a.values.iter().map(|v| v.to_string()).collect())
-        .unwrap_or_default();
-    let raw = s.value("order").ok_or_else(|| {
-        s.error(
-            "order",
-            "missing required key (groups of values from best to worst)",
-        )
-    })?;
-    let mut order: Vec<Vec<String>> = Vec::new();
-    let items: Vec<_> = match raw.get_ref() {
-        toml::de::DeValue::Array(a) => a.iter().collect(),
-        _ => {
-            return Err(s.error(
-                "order",
-                "expected an array of values or of arrays of values",
-            ))
-        }
-    };
-    for item in items {
-        let group: Vec<String> = match item.get_ref() {
-            toml::de::DeValue::Array(g) => g
-                .iter()
-                .map(|v| s.scalar("order", v).map(|v| v.to_string()))
-                .collect::<Result<_, _>>()?,
-            _ => vec![s.scalar("order", item)?.to_string()],
-        };
-        if group.is_empty() {
-            return Err(s.error_in("order", item, "an empty group"));
-        }
-        for g in &group {
-            if !axis_values.contains(g) {
-                return Err(s.error_in(
-                    "order",
-                    item,
-                    format!(
-                        "\"{g}\" is not a value of sweep.{by}; allowed: {}",
-                        axis_values.join(", ")
-                    ),
-                ));
-            }
-            if order.iter().flatten().any(|o| o == g)
-                || group.iter().filter(|x| *x == g).count() > 1
-            {
-                return Err(s.error_in("order", item, format!("\"{g}\" appears twice")));
-            }
-        }
-        order.push(group);
-    }
-    if order.len() < 2 {
-        return Err(s.error("order", "a claim orders at least two groups"));
-    }
-    let filter = read_filter(s, "where", params, known)?;
-    let group = match s.opt_choice("group", &["all", "any", "mean"])?.as_deref() {
-        Some("any") => GroupMode::Any,
-        Some("mean") => GroupMode::Mean,
-        _ => GroupMode::All,
-    };
-    let alpha = s.opt_float("alpha", 1e-6, 0.5)?.unwrap_or(0.05);
-    let margin = || -> Result<Margin, ConfigError> {
-        match (
-            s.opt_float("margin", 0.0, f64::MAX)?,
-            s.opt_float("margin_rel", 0.0, 10.0)?,
-        ) {
-            (Some(d), None) => Ok(Margin::Abs(d)),
-            (None, Some(r)) => Ok(Margin::Rel(r)),
-            (Some(_), Some(_)) => Err(s.error("margin_rel", "give `margin` or `margin_rel`, not both")),
-            (None, None) => Err(s.error(
-                "margin",
-                "missing required key for this test (`margin` in the metric's units, or `margin_rel`, a fraction)",
-            )),
-        }
-    };
-    let test = match s
-        .opt_choice("test", &["order", "equivalent", "not-worse", "ratio"])?
-        .as_deref()
-    {
-        Some("equivalent") => ClaimTest::Equivalent(margin()?),
-        Some("not-worse") => ClaimTest::NotWorse(margin()?),
-        Some("ratio") => {
-            let factor = s.opt_float("factor", 1.0, 1e12)?.ok_or_else(|| {
-                s.error(
-                    "factor",
-                    "missing required key for test = \"ratio\" (the paper's factor, ≥ 1)",
-                )
-            })?;
-            let reading = match s
-                .opt_choice("factor_reading", &["up-to", "at-least", "about"])?
-                .as_deref()
-            {
-                Some("up-to") => FactorReading::UpTo,
-                Some("at-least") => FactorReading::AtLeast,
-                Some(_) => FactorReading::About,
-                None => return Err(s.error(
-                    "factor_reading",
-                    "missing required key for test = \"ratio\"; allowed: up-to, at-least, about",
-                )),
-            };
-            let tolerance = s.opt_float("factor_tolerance", 1.0, 1e6)?.unwrap_or(2.0);
-            ClaimTest::Ratio {
-                factor,
-                reading,
-                tolerance,
-            }
-        }
-        _ => ClaimTest::Order,
-    };
-    if !matches!(test, ClaimTest::Equivalent(_) | ClaimTest::NotWorse(_)) {
-        for k in ["margin", "margin_rel"] {
-            if s.value(k).is_some() {
-                return Err(s.error(k, "only for test = \"equivalent\" or \"not-worse\""));
-            }
-        }
-    }
-    if !matches!(test, ClaimTest::Ratio { .. }) {
-        for k in ["factor", "factor_reading", "factor_tolerance"] {
-            if s.value(k).is_some() {
-                return Err(s.error(k, "only for test = \"ratio\""));
-            }
-        }
-    }
-    let exact = s.opt_bool("exact")?.unwrap_or(false);
-    let binomial_n = s.opt_int("binomial_n", 1, i64::MAX)?.map(|n| n as u64);
-    if exact && binomial_n.is_some() {
-        return Err(s.error(
-            "binomial_n",
-            "`exact` metrics have no sampling noise: give one of `exact`, `binomial_n`",
-        ));
-    }
-    let budget = match (s.opt_str("at")?, s.opt_str("along")?) {
-        (None, None) => None,
-        (Some(at), Some(along)) => {
-            need_metric(s, "at", &at, metrics)?;
-            need_param(s, "along", &along, params)?;
-            if along == by || along == "seed" {
-                return Err(s.error("along", "must be a parameter other than `by` and `seed`"));
-            }
-            Some(EqualBudget { at, along })
-        }
-        (Some(_), None) => {
-            return Err(s.error(
-                "at",
-                "`at` needs `along` (the parameter that traces each curve)",
-            ))
-        }
-        (None, Some(_)) => {
-            return Err(s.error("along", "`along` needs `at` (the metric to compare at)"))
-        }
-    };
-    let replicate = s.opt_str("replicate")?.unwrap_or_else(|| "seed".into());
-    if replicate != "seed" {
-        need_param(s, "replicate", &replicate, params)?;
-        if replicate == by || budget.is_some() {
-            return Err(s.error(
-                "replicate",
-                "must differ from `by`, and equal-budget claims (`at`) pair over seeds only",
-            ));
-        }
-    }
-    let timing = s.opt_bool("timing")?.unwrap_or(metric.ends_with("_s"));
-    s.finish()?;
-    Ok(ClaimSpec {
-        text,
-        quote,
-        metric,
-        better,
-        by,
-        order,
-        filter,
-        group,
-        test,
-        alpha,
-        exact,
-        binomial_n,
-        replicate,
-        budget,
-        timing,
-    })
 }
 
 /// One computed cell as the claims see it.

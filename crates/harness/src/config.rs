@@ -582,6 +582,10 @@ fn serde_message(message: &str, found: Option<&DeValue<'_>>) -> String {
             "a boolean" => "true or false",
             other => other,
         };
+        if what == "an integer" && matches!(found, DeValue::Integer(_)) {
+            // an integer literal beyond the 64-bit range (serde cannot hold it)
+            return "an integer too large to represent, out of range".to_string();
+        }
         return format!("expected {what}, found {}", type_name(found));
     }
     if let (Some(_), Some(v)) = (message.strip_prefix("invalid value: integer "), found) {
@@ -835,6 +839,12 @@ mod tests {
             "value -4 out of range; allowed: integers from 3 to 100"
         );
         assert!(!e.to_string().contains('\n'), "one line: {e}");
+        // beyond 64 bits: not "expected an integer, found an integer", and no 23-digit echo
+        let e = demo("[demo]\npoints = 99999999999999999999999\n").unwrap_err();
+        assert_eq!(
+            e.message,
+            "an integer too large to represent, out of range; allowed: integers from 3 to 100"
+        );
     }
 
     #[test]

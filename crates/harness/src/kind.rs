@@ -219,6 +219,7 @@ pub fn check_int(v: &Value, min: i64, max: i64) -> Result<(), String> {
         Value::Int(i) => Err(format!(
             "value {i} out of range; allowed: integers from {min} to {max}"
         )),
+        Value::Float(f) => Err(format!("expected an integer, found the number {f:?}")),
         other => Err(format!("expected an integer, found \"{other}\"")),
     }
 }

@@ -912,20 +912,7 @@ fn plan(
         row(p);
     }
     if plans.len() > 1 {
-        let pooled = Plan {
-            name: "all, pooled".into(),
-            cells: plans.iter().map(|p| p.cells).sum(),
-            recorded: plans.iter().map(|p| p.recorded).sum(),
-            jobs: plans
-                .iter()
-                .flat_map(|p| {
-                    p.jobs.iter().map(|j| rfx_harness::plan::Job {
-                        key: format!("{}/{}", p.name, j.key),
-                        cost: j.cost,
-                    })
-                })
-                .collect(),
-        };
+        let pooled = Plan::pooled("all, pooled", &plans);
         row(&pooled);
     }
     Ok(())

@@ -89,6 +89,25 @@ impl Plan {
         }
     }
 
+    /// Every cell of `plans` in one plan (cell keys prefixed by the experiment name): the wall time when all
+    /// the experiments share the workers.
+    pub fn pooled(name: &str, plans: &[Plan]) -> Plan {
+        Plan {
+            name: name.to_string(),
+            cells: plans.iter().map(|p| p.cells).sum(),
+            recorded: plans.iter().map(|p| p.recorded).sum(),
+            jobs: plans
+                .iter()
+                .flat_map(|p| {
+                    p.jobs.iter().map(|j| Job {
+                        key: format!("{}/{}", p.name, j.key),
+                        cost: j.cost,
+                    })
+                })
+                .collect(),
+        }
+    }
+
     /// Total expected cell time.
     pub fn total(&self) -> f64 {
         self.jobs.iter().map(|j| j.cost).sum()

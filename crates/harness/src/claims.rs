@@ -926,9 +926,14 @@ pub fn claims_markdown(claims: &[(&ClaimSpec, ClaimVerdict)]) -> String {
             .filter(|x| x.outcome == Outcome::Reversed)
             .take(5)
         {
+            let what = match c.test {
+                ClaimTest::Equivalent(_) => "outside the margin",
+                ClaimTest::NotWorse(_) => "worse by more than the margin",
+                _ => "reversed",
+            };
             let _ = writeln!(
                 out,
-                "  - reversed at {}: {} {:.4e} vs {} {:.4e} ({})",
+                "  - {what} at {}: {} {:.4e} vs {} {:.4e} ({})",
                 cmp.context, cmp.a, cmp.means.0, cmp.b, cmp.means.1, cmp.detail
             );
         }

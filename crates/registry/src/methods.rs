@@ -339,13 +339,12 @@ fn image_shape(p: &Params, d: usize) -> rfx_core::Result<(usize, usize, usize)> 
         (h, 0) if pixels % h == 0 => (h, pixels / h),
         (h, w) if h * w == pixels => (h, w),
         _ => {
+            let allowed = format!("height x width x {c} = the input dimension {d} (0: inferred)");
             return Err(RfxError::invalid(
                 "height/width",
                 format!("{h}/{w}"),
-                format!(
-                "an image shape of the input dimension {d} = height x width x {c} (0: inferred)"
-            ),
-            ))
+                allowed,
+            ));
         }
     };
     Ok((h, w, c))

@@ -68,6 +68,18 @@ impl CnnGradRfParams {
             + self.width
     }
 
+    /// These parameters with the width $w \ge 1$ whose parameter count [`CnnGradRfParams::output_dim`] is
+    /// closest to the budget $m$ (ties: the smaller width; it may exceed $m$). How a CNN Grad-RF baseline is
+    /// given "$m$ features" (Zandieh et al. 2021, Table 1: $w = 22, 30, 48$ for $m$ = 9,328 / 17,040 / 42,816).
+    pub fn closest_width(self, m: usize) -> Self {
+        let dims = |w: usize| self.clone().width(w).output_dim();
+        let mut w = 1;
+        while dims(w + 1) <= m || dims(w + 1).abs_diff(m) < dims(w).abs_diff(m) {
+            w += 1;
+        }
+        self.width(w)
+    }
+
     /// Draws $\theta \sim \mathcal N(0, I)$ in the order $W^{(1)}, \dots, W^{(K)}, v$.
     pub fn fit(&self, rng: &mut RfxRng) -> Result<CnnGradRf> {
         let (h, w, c) = self.shape;
@@ -101,6 +113,15 @@ impl CnnGradRfParams {
             weights,
             out,
         })
+    }
+}
+
+/// Fitted on the input dimension, which must be the image size $d_1 d_2 c$; draws as [`CnnGradRfParams::fit`].
+impl rfx_core::Fit for CnnGradRfParams {
+    type Map = CnnGradRf;
+    fn fit_map(&self, data: rfx_core::FitData<'_>, rng: &mut RfxRng) -> Result<CnnGradRf> {
+        crate::cntksketch::check_image_dim(self.shape, data.dim())?;
+        self.fit(rng)
     }
 }
 
@@ -265,6 +286,48 @@ mod tests {
     use super::*;
     use rand::Rng;
     use rfx_core::rng_stream;
+
+    #[test]
+    fn closest_width_has_the_closest_parameter_count() {
+        let base = CnnGradRf::params().shape(12, 12, 1).filter(3).layers(3);
+        // 18w² + 10w: w = 5 → 500, 7 → 952, 10 → 1900, 15 → 4200
+        for (m, w) in [(512, 5), (1024, 7), (2048, 10), (4096, 15)] {
+            let p = base.clone().closest_width(m);
+            assert_eq!(p.output_dim(), 18 * w * w + 10 * w, "m = {m}");
+        }
+        // the count of every other width is at least as far from m (ties: the smaller width)
+        for m in [1, 27, 28, 29, 60, 64, 92, 1000, 9328] {
+            let p = base.clone().closest_width(m);
+            let gap = p.output_dim().abs_diff(m);
+            for w in 1..40 {
+                let other = base.clone().width(w).output_dim();
+                assert!(other.abs_diff(m) >= gap, "m = {m}: width {w} is closer");
+            }
+        }
+        // Table 1 of the paper: 3 channels, m = 9,328 / 17,040 / 42,816 are w = 22, 30, 48 exactly
+        let rgb = CnnGradRf::params().shape(32, 32, 3);
+        for m in [9328, 17_040, 42_816] {
+            assert_eq!(rgb.clone().closest_width(m).output_dim(), m);
+        }
+    }
+
+    #[test]
+    fn fit_on_the_input_dimension_checks_the_image_size() {
+        use rfx_core::{Fit, FitData};
+        let p = CnnGradRf::params().shape(4, 3, 2).width(3);
+        let a = p
+            .fit_map(FitData::Dim(24), &mut rng_stream(1, "f"))
+            .unwrap();
+        let b = p.fit(&mut rng_stream(1, "f")).unwrap();
+        let x = Array2::from_shape_fn((2, 24), |(i, j)| (i * 24 + j) as f64 / 50.0 - 0.5);
+        assert_eq!(
+            a.transform(x.view()).unwrap(),
+            b.transform(x.view()).unwrap()
+        );
+        assert!(p
+            .fit_map(FitData::Dim(25), &mut rng_stream(1, "f"))
+            .is_err());
+    }
 
     #[test]
     fn gradient_features_match_central_finite_differences() {

@@ -357,6 +357,26 @@ impl CntkSketchParams {
     }
 }
 
+/// Fitted on the input dimension, which must be the image size $d_1 d_2 c$; draws as [`CntkSketchParams::fit`].
+impl rfx_core::Fit for CntkSketchParams {
+    type Map = CntkSketch;
+    fn fit_map(&self, data: rfx_core::FitData<'_>, rng: &mut RfxRng) -> Result<CntkSketch> {
+        check_image_dim(self.shape, data.dim())?;
+        self.fit(rng)
+    }
+}
+
+/// An error unless `d` is the size $d_1 d_2 c$ of images of `shape` $(d_1, d_2, c)$.
+pub(crate) fn check_image_dim(shape: (usize, usize, usize), d: usize) -> Result<()> {
+    let (h, w, c) = shape;
+    if h.checked_mul(w).and_then(|p| p.checked_mul(c)) != Some(d) {
+        return Err(RfxError::DimensionMismatch(format!(
+            "input dimension {d} is not the image size {h}x{w}x{c}"
+        )));
+    }
+    Ok(())
+}
+
 #[derive(Clone, Debug)]
 struct Tree {
     poly: PolynomialSketch,

@@ -12,6 +12,7 @@
 //! * [`Params`]: parameter values checked once, when built, from text (`--param k=v`, `name(k=v)` in a
 //!   TOML sweep) or typed values ([`RawValue`]); afterwards every value is typed and in range.
 //! * [`MethodChoice`] and [`build_method`]: the `method` values of the table kinds.
+//! * [`ternary_fit`]: the `ternary` method as its typed fitter, for the bit-packed codes of its map.
 //!
 //! This crate composes the algorithm crates; the mathematics lives in them.
 //!
@@ -55,8 +56,8 @@ pub mod params;
 
 pub use kernels::{kernel, kernels, with_bias, KernelSpec};
 pub use methods::{
-    bias_of, build_method, method, methods, table_kernels, table_methods, BoxedMap, MethodChoice,
-    MethodSpec, BIAS, NTK_DEPTH,
+    bias_of, build_method, method, methods, table_kernels, table_methods, ternary_fit, BoxedMap,
+    MethodChoice, MethodSpec, BIAS, NTK_DEPTH,
 };
 pub use params::{ParamDoc, ParamKind, Params, RawValue, Value};
 

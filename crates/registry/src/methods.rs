@@ -7,7 +7,10 @@ use rfx_core::{append_bias, FeatureMap, Fit, FitData, RfxError, RfxRng, WithBias
 use rfx_gzk::zonal::Gzk;
 use rfx_gzk::RandomGegenbauerParams;
 use rfx_kernels::ArcCosineOrder;
-use rfx_ntk::{ArcCosineFeatures, GradRf, NaiveRf, NtkRfParams, NtkSketch, PairSketch, Sampler};
+use rfx_ntk::{
+    ArcCosineFeatures, CnnGradRf, CnnGradRfParams, CntkSketch, GradRf, NaiveRf, NtkRfParams,
+    NtkSketch, PairSketch, Sampler,
+};
 use rfx_sampling::{
     FourierMethod, GaussianFeatureParams, Sampler as Sampler_, SurveyKernel, SurveyParams,
 };
@@ -280,6 +283,112 @@ fn gegenbauer_radial(p: &Params) -> rfx_core::Result<usize> {
         1
     } else {
         p.int("radial_terms")?
+    })
+}
+
+// ---------------------------------------------------------------- the convolutional NTK maps
+
+const IMAGE_HEIGHT: ParamDoc = ParamDoc {
+    name: "height",
+    kind: ParamKind::Int { min: 0, max: 4096 },
+    default: "0",
+    about: "image height d1 (rows are images of d1 x d2 pixels with c channels, height-width-channel order; 0: from the input dimension, the most nearly square d1 <= d2 when width is 0 too)",
+};
+const IMAGE_WIDTH: ParamDoc = ParamDoc {
+    name: "width",
+    kind: ParamKind::Int { min: 0, max: 4096 },
+    default: "0",
+    about: "image width d2 (0: from the input dimension and the height)",
+};
+const IMAGE_CHANNELS: ParamDoc = ParamDoc {
+    name: "channels",
+    kind: ParamKind::Int { min: 1, max: 4096 },
+    default: "1",
+    about: "channels c",
+};
+const CONV_FILTER: ParamDoc = ParamDoc {
+    name: "filter",
+    kind: ParamKind::Int { min: 1, max: 15 },
+    default: "3",
+    about: "filter size q (odd; same padding)",
+};
+
+/// The image shape $(d_1, d_2, c)$ of rows of dimension $d$ from the parameters `height`, `width`, `channels`
+/// (a zero height or width is inferred: $d_1 d_2 = d / c$, the most nearly square $d_1 \le d_2$ when both
+/// are 0).
+fn image_shape(p: &Params, d: usize) -> rfx_core::Result<(usize, usize, usize)> {
+    let (h, w, c) = (p.int("height")?, p.int("width")?, p.int("channels")?);
+    if d % c != 0 {
+        return Err(RfxError::invalid(
+            "channels",
+            c,
+            format!("a divisor of the input dimension {d}"),
+        ));
+    }
+    let pixels = d / c;
+    let (h, w) = match (h, w) {
+        (0, 0) => {
+            let h = (1..=pixels)
+                .take_while(|k| k * k <= pixels)
+                .filter(|k| pixels % k == 0)
+                .last()
+                .unwrap_or(1);
+            (h, pixels / h)
+        }
+        (0, w) if pixels % w == 0 => (pixels / w, w),
+        (h, 0) if pixels % h == 0 => (h, pixels / h),
+        (h, w) if h * w == pixels => (h, w),
+        _ => {
+            let allowed = format!("height x width x {c} = the input dimension {d} (0: inferred)");
+            return Err(RfxError::invalid(
+                "height/width",
+                format!("{h}/{w}"),
+                allowed,
+            ));
+        }
+    };
+    Ok((h, w, c))
+}
+
+/// The internal width of CNTKSketch for budget $m$: $w = \max(2, $ even floor of $m / \text{div})$.
+fn cntk_sketch_width(m: usize, div: usize) -> usize {
+    even_floor(m / div.max(1)).max(2)
+}
+
+/// The parameters of CNN Grad-RF for budget $m$ on images of `shape`: the width whose parameter count is
+/// closest to $m$ ([`rfx_ntk::CnnGradRfParams::closest_width`]).
+fn cnn_grad_rf_params(
+    m: usize,
+    p: &Params,
+    shape: (usize, usize, usize),
+) -> rfx_core::Result<CnnGradRfParams> {
+    Ok(CnnGradRf::params()
+        .shape(shape.0, shape.1, shape.2)
+        .filter(p.int("filter")?)
+        .layers(p.int("layers")?)
+        .closest_width(m))
+}
+
+// ---------------------------------------------------------------- ternary features
+
+/// The `ternary` method with budget $m$ and parameters `p` (checked by its [`MethodSpec`]) as its typed fitter:
+/// [`rfx_core::Fit::fit_map`] on the fitting rows gives the [`rfx_ternary::TernaryFeatures`] themselves, with
+/// their bit-packed codes ([`rfx_ternary::TernaryFeatures::transform_packed`], popcount Grams), where
+/// [`MethodSpec::fit`] gives the same map (the same draws from the same stream) boxed, as floating-point
+/// features.
+pub fn ternary_fit(m: usize, p: &Params) -> rfx_core::Result<TernaryFit> {
+    let target = match p.choice("activation")? {
+        "abs" => Activation::Abs,
+        "cos" => Activation::Cos,
+        "cos-sin" => Activation::CosSin,
+        "exp" => Activation::Exp,
+        "erf" => Activation::Erf,
+        "gauss-bump" => Activation::GaussBump,
+        _ => Activation::Relu,
+    };
+    Ok(TernaryFit {
+        params: TernaryParams::new(m).sparsity(p.float("sparsity")?),
+        target,
     })
 }
 
@@ -868,6 +977,99 @@ static METHODS: &[MethodSpec] = &[
         },
     },
     MethodSpec {
+        name: "cntksketch",
+        about: "CNTKSketch: features of the ReLU convolutional NTK with global average pooling (images, q x q filters, depth L), polynomial fits of the arc-cosine functions sketched per pixel by PolySketch trees, SRHT and TensorSRHT",
+        paper: "Zandieh et al. NeurIPS 2021, Definition 3 and Eqs. 109-114 (CNTKSketch), Theorem 4; Table 1",
+        params: &[
+            IMAGE_HEIGHT,
+            IMAGE_WIDTH,
+            IMAGE_CHANNELS,
+            ParamDoc {
+                name: "depth",
+                kind: ParamKind::Int { min: 2, max: 16 },
+                default: "2",
+                about: "convolutional layers L (L = 1 is the zero kernel)",
+            },
+            CONV_FILTER,
+            ParamDoc {
+                name: "degree",
+                kind: ParamKind::Int { min: 1, max: 32 },
+                default: "2",
+                about: "degree p of the polynomial fits of the arc-cosine functions",
+            },
+            ParamDoc {
+                name: "sketch_div",
+                kind: ParamKind::Int { min: 1, max: 64 },
+                default: "4",
+                about: "internal sketch width w = max(2, even floor(m / sketch_div))",
+            },
+            ParamDoc {
+                name: "batch",
+                kind: ParamKind::Int { min: 1, max: 1024 },
+                default: "8",
+                about: "images per chunk of the transform (does not change the features)",
+            },
+        ],
+        data_dependent: false,
+        table: false,
+        dim_rule: "m (m even)",
+        out_dim: |m, _, _| m,
+        exact_dim: true,
+        build: |m, p, data, rng| {
+            let (h, w, c) = image_shape(p, data.dim())?;
+            Ok(Box::new(
+                CntkSketch::params()
+                    .depth(p.int("depth")?)
+                    .filter(p.int("filter")?)
+                    .shape(h, w, c)
+                    .degree(p.int("degree")?)
+                    .width(cntk_sketch_width(m, p.int("sketch_div")?))
+                    .dim(m)
+                    .batch(p.int("batch")?)
+                    .fit_map(data, rng)?,
+            ))
+        },
+    },
+    MethodSpec {
+        name: "cnn-grad-rf",
+        about: "CNN Grad-RF: the gradient of a random K-layer convolutional ReLU network (q x q filters, width w, no biases, global average pooling, linear output) w.r.t. all its parameters, w with the parameter count closest to m",
+        paper: "Arora et al. 2019 (finite-width CNTK), the Grad-RF baseline of Zandieh et al. NeurIPS 2021, Table 1",
+        params: &[
+            IMAGE_HEIGHT,
+            IMAGE_WIDTH,
+            IMAGE_CHANNELS,
+            CONV_FILTER,
+            ParamDoc {
+                name: "layers",
+                kind: ParamKind::Int { min: 1, max: 8 },
+                default: "3",
+                about: "convolutional layers K",
+            },
+        ],
+        data_dependent: false,
+        table: false,
+        dim_rule: "q^2 c w + (K-1) q^2 w^2 + w closest to m (w >= 1; may exceed m)",
+        out_dim: |m, _, p| {
+            let (q, k, c) = (
+                p.int("filter").unwrap_or(3),
+                p.int("layers").unwrap_or(3),
+                p.int("channels").unwrap_or(1),
+            );
+            // the parameter count does not depend on the image's height and width
+            CnnGradRf::params()
+                .shape(1, 1, c)
+                .filter(q)
+                .layers(k)
+                .closest_width(m)
+                .output_dim()
+        },
+        exact_dim: true,
+        build: |m, p, data, rng| {
+            let shape = image_shape(p, data.dim())?;
+            Ok(Box::new(cnn_grad_rf_params(m, p, shape)?.fit_map(data, rng)?))
+        },
+    },
+    MethodSpec {
         name: "lp-rff",
         about: "low-precision random Fourier features: cos(Wx + b) sqrt(2/m), W ~ N(0, I/sigma^2), b ~ U[0, 2 pi), each value stochastically rounded to a b-bit grid on [-sqrt(2/m), sqrt(2/m)] (unbiased; noise keyed by the row's content, or from the fit's stream)",
         paper: "Zhang et al. AISTATS 2019 (LP-RFF), as the baseline of Tiomoko Ali, Liao & Couillet ICLR 2022, Figs. 1, 4",
@@ -930,22 +1132,7 @@ static METHODS: &[MethodSpec] = &[
         dim_rule: "m",
         out_dim: |m, _, _| m,
         exact_dim: true,
-        build: |m, p, data, rng| {
-            let target = match p.choice("activation")? {
-                "abs" => Activation::Abs,
-                "cos" => Activation::Cos,
-                "cos-sin" => Activation::CosSin,
-                "exp" => Activation::Exp,
-                "erf" => Activation::Erf,
-                "gauss-bump" => Activation::GaussBump,
-                _ => Activation::Relu,
-            };
-            TernaryFit {
-                params: TernaryParams::new(m).sparsity(p.float("sparsity")?),
-                target,
-            }
-            .fit_boxed(data, rng)
-        },
+        build: |m, p, data, rng| ternary_fit(m, p)?.fit_boxed(data, rng),
     },
     MethodSpec {
         name: "relu-rf",

@@ -770,3 +770,228 @@ fn ntk_baselines_through_the_registry_are_the_direct_maps() {
         .expect("below d + L");
     assert!(e.to_string().contains("d + L = 7"), "{e}");
 }
+
+/// The `cntk` kind's maps through the registry, bit for bit from the same stream: `cntksketch` is
+/// `CntkSketch` with internal width $\max(2, $ even floor of $m/\text{sketch\_div})$, `cnn-grad-rf` the
+/// three-layer `CnnGradRf` whose parameter count is closest to $m$ (the kind's former constructions, written
+/// out here); their declared widths are their dimensions; the kernel `cntk` is `Cntk`.
+#[test]
+fn cntk_maps_through_the_registry_are_the_direct_maps() {
+    use rfx_core::FitData;
+    use rfx_ntk::{CnnGradRf, Cntk, CntkSketch};
+    let side = 6;
+    let x = Array2::from_shape_fn((5, side * side), |(i, j)| {
+        ((i * 7 + j * 5) % 11) as f64 / 5.0 - 1.0
+    });
+    let rng = |s: &str| rfx_core::rng_stream(8, s);
+    let image = |side: usize| {
+        vec![
+            ("height", RawValue::from(side)),
+            ("width", RawValue::from(side)),
+            ("channels", RawValue::from(1usize)),
+            ("filter", RawValue::from(3usize)),
+        ]
+    };
+    let spec = method("cntksketch").unwrap();
+    for (m, depth, degree, div, batch) in
+        [(32usize, 2usize, 2usize, 4usize, 2usize), (40, 3, 3, 3, 8)]
+    {
+        let mut given = image(side);
+        given.extend([
+            ("depth", RawValue::from(depth)),
+            ("degree", RawValue::from(degree)),
+            ("sketch_div", RawValue::from(div)),
+            ("batch", RawValue::from(batch)),
+        ]);
+        let p = spec.params_from(&given).unwrap();
+        let z = spec
+            .fit(m, &p, FitData::Dim(side * side), &mut rng("cntksketch"))
+            .unwrap();
+        let direct = CntkSketch::params()
+            .depth(depth)
+            .filter(3)
+            .shape(side, side, 1)
+            .degree(degree)
+            .width(((m / div) & !1).max(2))
+            .dim(m)
+            .batch(batch)
+            .fit(&mut rng("cntksketch"))
+            .unwrap();
+        assert_eq!((spec.out_dim)(m, 0, &p), m);
+        assert_eq!(z.dim(), m);
+        assert_eq!(
+            z.transform(x.view()).unwrap(),
+            direct.transform(x.view()).unwrap(),
+            "m={m} L={depth}"
+        );
+    }
+    let spec = method("cnn-grad-rf").unwrap();
+    let mut given = image(side);
+    given.push(("layers", RawValue::from(3usize)));
+    let p = spec.params_from(&given).unwrap();
+    for m in [60usize, 512, 1024] {
+        let base = CnnGradRf::params().shape(side, side, 1).filter(3).layers(3);
+        let dims = |w: usize| base.clone().width(w).output_dim();
+        let mut w = 1;
+        while dims(w + 1) <= m || dims(w + 1).abs_diff(m) < dims(w).abs_diff(m) {
+            w += 1;
+        }
+        let z = spec
+            .fit(m, &p, FitData::Dim(side * side), &mut rng("cnn-grad-rf"))
+            .unwrap();
+        let direct = base.width(w).fit(&mut rng("cnn-grad-rf")).unwrap();
+        assert_eq!(z.dim(), direct.dim());
+        assert_eq!((spec.out_dim)(m, 0, &p), z.dim(), "m={m}");
+        assert_eq!(
+            z.transform(x.view()).unwrap(),
+            direct.transform(x.view()).unwrap(),
+            "m={m}"
+        );
+    }
+    let spec = kernel("cntk").unwrap();
+    let p = spec
+        .params_from(&[
+            ("depth", RawValue::from(3usize)),
+            ("filter", RawValue::from(3usize)),
+            ("height", RawValue::from(side)),
+            ("width", RawValue::from(side)),
+            ("channels", RawValue::from(1usize)),
+        ])
+        .unwrap();
+    let k = spec.build(&p).unwrap();
+    let direct = Cntk::new(3, 3, side, side, 1).unwrap();
+    assert_eq!(
+        k.gram(x.view(), x.view()).unwrap(),
+        direct.gram(x.view(), x.view()).unwrap()
+    );
+}
+
+/// The image shape of the convolutional maps: an unset height and width are the most nearly square
+/// $d_1 \le d_2$ with $d_1 d_2 c = d$ (the same map as the explicit shape); shapes that do not fit $d$ are
+/// refused with the parameter named.
+#[test]
+fn convolutional_maps_infer_or_check_the_image_shape() {
+    use rfx_core::FitData;
+    let rng = || rfx_core::rng_stream(9, "shape");
+    for name in ["cntksketch", "cnn-grad-rf"] {
+        let spec = method(name).unwrap();
+        for (d, c, h, w) in [
+            (36usize, 1usize, 6usize, 6usize),
+            (12, 1, 3, 4),
+            (5, 1, 1, 5),
+            (36, 2, 3, 6),
+        ] {
+            let x = Array2::from_shape_fn((3, d), |(i, j)| ((i * 3 + j) % 5) as f64 / 2.0 - 1.0);
+            let channels = [("channels", RawValue::from(c))];
+            let p = spec.params_from(&channels).unwrap();
+            let z = spec.fit(16, &p, FitData::Dim(d), &mut rng()).unwrap();
+            let explicit = spec
+                .params_from(&[
+                    ("channels", RawValue::from(c)),
+                    ("height", RawValue::from(h)),
+                    ("width", RawValue::from(w)),
+                ])
+                .unwrap();
+            let e = spec
+                .fit(16, &explicit, FitData::Dim(d), &mut rng())
+                .unwrap();
+            assert_eq!(
+                z.transform(x.view()).unwrap(),
+                e.transform(x.view()).unwrap(),
+                "{name} d={d} c={c}"
+            );
+            // height alone, width alone
+            for k in ["height", "width"] {
+                let v = if k == "height" { h } else { w };
+                let p = spec
+                    .params_from(&[("channels", RawValue::from(c)), (k, RawValue::from(v))])
+                    .unwrap();
+                let z1 = spec.fit(16, &p, FitData::Dim(d), &mut rng()).unwrap();
+                assert_eq!(
+                    z1.transform(x.view()).unwrap(),
+                    e.transform(x.view()).unwrap()
+                );
+            }
+        }
+        let bad = |given: &[(&str, RawValue)]| {
+            let p = spec.params_from(given).unwrap();
+            spec.fit(16, &p, FitData::Dim(36), &mut rng())
+                .err()
+                .expect("refused")
+                .to_string()
+        };
+        assert!(bad(&[("height", RawValue::from(5usize))]).contains("height"));
+        assert!(bad(&[("channels", RawValue::from(5usize))]).contains("channels"));
+        let p = spec
+            .params_from(&[("filter", RawValue::from(2usize))])
+            .unwrap();
+        assert!(
+            spec.fit(16, &p, FitData::Dim(36), &mut rng()).is_err(),
+            "{name}: even filter"
+        );
+    }
+}
+
+/// `ternary_fit` is the `ternary` method as a typed fitter: its map is the boxed method's (same stream) and
+/// the `trf_ridge_gamma` kind's former construction (thresholds solved at $\hat\tau$ of the fitting rows,
+/// `TernaryParams::fit`), whose bit-packed codes and popcount Grams it hands out.
+#[test]
+fn ternary_fit_hands_out_the_typed_map_of_the_method() {
+    use rfx_core::{Fit, FitData};
+    use rfx_ternary::{estimate_tau, solve_thresholds, Activation, TernaryParams};
+    let x = Array2::from_shape_fn((40, 8), |(i, j)| ((i * 5 + j * 3) % 7) as f64 / 7.0 - 0.45);
+    // tau_hat = 0.5 (trf_ridge_gamma's default): feasible for cos-sin
+    let x = &x * (0.5 / estimate_tau(x.view()).unwrap()).sqrt();
+    let spec = method("ternary").unwrap();
+    for eps in [0.0, 0.5, 0.9] {
+        let p = spec
+            .params_from(&[
+                ("activation", RawValue::from("cos-sin")),
+                ("sparsity", RawValue::from(eps)),
+            ])
+            .unwrap();
+        let rng = || rfx_core::rng_stream(10, "ternary");
+        let typed = ternary_fit(100, &p)
+            .unwrap()
+            .fit_map(FitData::Rows(x.view()), &mut rng())
+            .unwrap();
+        assert_eq!(typed.input_scale(), 1.0);
+        let boxed = spec
+            .fit(100, &p, FitData::Rows(x.view()), &mut rng())
+            .unwrap();
+        assert_eq!(
+            typed.transform(x.view()).unwrap(),
+            boxed.transform(x.view()).unwrap()
+        );
+        let th = solve_thresholds(&Activation::CosSin, estimate_tau(x.view()).unwrap())
+            .unwrap()
+            .exact()
+            .unwrap();
+        let direct = TernaryParams::new(100)
+            .sparsity(eps)
+            .fit(8, th, &mut rng())
+            .unwrap();
+        assert_eq!(typed.thresholds(), direct.thresholds());
+        let (a, b) = (
+            typed.transform_packed(x.view()).unwrap(),
+            direct.transform_packed(x.view()).unwrap(),
+        );
+        assert_eq!(a, b, "eps={eps}");
+        assert_eq!(a.gram(), b.gram());
+    }
+    // tau_hat = 8 is infeasible for cos-sin: Algorithm 1 rescales the inputs (the kind refuses such cells)
+    let p = spec
+        .params_from(&[("activation", RawValue::from("cos-sin"))])
+        .unwrap();
+    let far = &x * 4.0;
+    let f = ternary_fit(16, &p)
+        .unwrap()
+        .fit_map(FitData::Rows(far.view()), &mut rfx_core::rng_stream(1, "t"))
+        .unwrap();
+    assert!(f.input_scale() < 1.0);
+    let p = spec.params_from::<&str>(&[]).unwrap();
+    assert!(ternary_fit(0, &p)
+        .unwrap()
+        .fit_map(FitData::Rows(x.view()), &mut rfx_core::rng_stream(1, "t"))
+        .is_err());
+}

@@ -5,12 +5,14 @@
 //! "data")`, the same for every cell), each centre-cropped to `crop`×`crop`, average-pooled by `pool`×`pool`,
 //! divided by 255 and standardised with the mean and standard deviation of all training pixels. A fraction
 //! `valid_fraction` of the training rows (stream `(experiment seed, "valid")`) is held out to choose λ.
-//! **Methods.** `exact`: the exact ReLU CNTK-GAP of depth `depth`, filter `filter` (same padding) — computed
-//! once per run and reported by every `exact` cell (one value, whatever `m` and `seed`); `cntksketch`:
-//! [`rfx_ntk::CntkSketch`] with output dimension `m`, internal width `m / width_div` and degree-`degree`
-//! polynomial fits, drawn from the cell's stream; `grad-rf`: gradient features of a random CNN with three
-//! $q \times q$ convolutional layers of width $w$, no biases, GAP and a linear output ([`rfx_ntk::CnnGradRf`]),
-//! $w$ chosen so that the number of parameters $9w + 18w^2 + w$ (for $q = 3$, one channel) is closest to `m`.
+//! **Methods**, all built through `rfx-registry`. `exact`: the exact ReLU CNTK-GAP of depth `depth`, filter
+//! `filter` (same padding; the registry's kernel `cntk`) — computed once per run and reported by every `exact`
+//! cell (one value, whatever `m` and `seed`); `cntksketch`: the registry's `cntksketch` ([`rfx_ntk::CntkSketch`])
+//! with output dimension `m`, internal width `m / width_div` (its `sketch_div`) and degree-`degree` polynomial
+//! fits, drawn from the cell's stream; `grad-rf`: the registry's `cnn-grad-rf`, gradient features of a random
+//! CNN with three $q \times q$ convolutional layers of width $w$, no biases, GAP and a linear output
+//! ([`rfx_ntk::CnnGradRf`]), $w$ chosen so that the number of parameters $9w + 18w^2 + w$ (for $q = 3$, one
+//! channel) is closest to `m`.
 //! **Learner.** Ridge regression on one-hot targets minus 1/C (C = 10 classes), $\hat Y = Z W$ with
 //! $W = (Z^\top Z + \lambda I)^{-1} Z^\top Y$ (features) or $\hat Y = K_{\cdot,tr}(K + \lambda I)^{-1}Y$ (kernel), λ from
 //! $\lbrace2^i : i = $ `lambda_log2_min..=lambda_log2_max`$\rbrace$ by validation accuracy (fit on the other training rows),
@@ -28,11 +30,11 @@
 use crate::kinds::trf_common::{idx_data, random_rows, timed, DataSlot, SharedCache};
 use ndarray::{Array2, Axis};
 use rand::seq::SliceRandom;
-use rfx_core::{rng_stream, FeatureMap, Kernel, RfxRng};
+use rfx_core::{rng_stream, FeatureMap, FitData, Kernel, RfxRng};
 use rfx_data::{crop_pool, TrainTest};
 use rfx_harness::config::{choice_in, float_in, int_in, ConfigError, Invalid, Section};
 use rfx_harness::kind::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
-use rfx_ntk::{CnnGradRf, CnnGradRfParams, Cntk, CntkSketch};
+use rfx_registry::RawValue;
 use rfx_solvers::metrics::accuracy;
 use rfx_solvers::ridge::{
     argmax_rows, fit_ridge_cv, one_hot, select_lambda_gram, CvScore, KernelRidge, KrrParams,
@@ -320,9 +322,7 @@ impl CntkRunner {
     }
 
     fn run_exact(&self, d: &Split) -> Result<ExactResult, String> {
-        let s = &self.s;
-        let side = self.side();
-        let k = Cntk::new(s.depth, s.filter, side, side, 1).map_err(|e| e.to_string())?;
+        let k = self.exact_kernel(self.side())?;
         let ((ktr, kte), time_features) = timed(|| {
             let ktr = k.gram(d.xtr.view(), d.xtr.view());
             let kte = k.gram(d.xte.view(), d.xtr.view());
@@ -344,7 +344,7 @@ impl CntkRunner {
     /// Wall time per pair of the exact CNTK at full resolution, on `timing_pairs` pairs of distinct images.
     fn exact_pair_seconds(&self, d: &Split) -> Result<f64, String> {
         let s = &self.s;
-        let k = Cntk::new(s.depth, s.filter, SIDE, SIDE, 1).map_err(|e| e.to_string())?;
+        let k = self.exact_kernel(SIDE)?;
         let np = s.timing_pairs.min(d.full.nrows() / 2).max(1);
         let a = d.full.slice(ndarray::s![..np, ..]);
         let b = d.full.slice(ndarray::s![np..2 * np, ..]);
@@ -361,47 +361,53 @@ impl CntkRunner {
         Ok(t / np as f64)
     }
 
-    fn sketch(&self, m: usize, side: usize, rng: &mut RfxRng) -> rfx_core::Result<CntkSketch> {
-        let s = &self.s;
-        let width = ((m / s.width_div) & !1).max(2);
-        CntkSketch::params()
-            .depth(s.depth)
-            .filter(s.filter)
-            .shape(side, side, 1)
-            .degree(s.degree)
-            .width(width)
-            .dim(m)
-            .batch(s.batch)
-            .fit(rng)
-    }
-
-    /// The 3-layer CNN whose number of parameters is closest to `m` (ties: the smaller width).
-    fn grad_rf_params(&self, m: usize, side: usize) -> CnnGradRfParams {
-        let base = CnnGradRf::params()
-            .shape(side, side, 1)
-            .filter(self.s.filter)
-            .layers(3);
-        let dims = |w: usize| base.clone().width(w).output_dim();
-        let mut w = 1;
-        while dims(w + 1) <= m || dims(w + 1).abs_diff(m) < dims(w).abs_diff(m) {
-            w += 1;
-        }
-        base.width(w)
-    }
-
-    /// The cell's feature map at side length `side`.
+    /// The cell's feature map at side length `side`, through the registry: `cntksketch` with output dimension
+    /// `m`, internal width `m / width_div` and the kind's depth, filter, degree and batch; `grad-rf` is the
+    /// registry's `cnn-grad-rf` with three layers.
     fn feature_map(
         &self,
         method: &str,
         m: usize,
         side: usize,
         rng: &mut RfxRng,
-    ) -> rfx_core::Result<Box<dyn FeatureMap>> {
-        Ok(if method == "grad-rf" {
-            Box::new(self.grad_rf_params(m, side).fit(rng)?)
+    ) -> Result<Box<dyn FeatureMap>, String> {
+        let s = &self.s;
+        let image = [
+            ("height", RawValue::from(side)),
+            ("width", RawValue::from(side)),
+            ("channels", RawValue::from(1usize)),
+            ("filter", RawValue::from(s.filter)),
+        ];
+        let (name, extra) = if method == "grad-rf" {
+            ("cnn-grad-rf", vec![("layers", RawValue::from(3usize))])
         } else {
-            Box::new(self.sketch(m, side, rng)?)
-        })
+            (
+                "cntksketch",
+                vec![
+                    ("depth", RawValue::from(s.depth)),
+                    ("degree", RawValue::from(s.degree)),
+                    ("sketch_div", RawValue::from(s.width_div)),
+                    ("batch", RawValue::from(s.batch)),
+                ],
+            )
+        };
+        let spec = rfx_registry::method(name)?;
+        let p = spec.params_from(&[image.to_vec(), extra].concat())?;
+        spec.fit(m, &p, FitData::Dim(side * side), rng)
+            .map_err(|e| e.to_string())
+    }
+
+    /// The exact CNTK-GAP of the settings on `side`×`side` grey-scale images (the registry's `cntk` kernel).
+    fn exact_kernel(&self, side: usize) -> Result<Box<dyn Kernel>, String> {
+        let spec = rfx_registry::kernel("cntk")?;
+        let p = spec.params_from(&[
+            ("depth", RawValue::from(self.s.depth)),
+            ("filter", RawValue::from(self.s.filter)),
+            ("height", RawValue::from(side)),
+            ("width", RawValue::from(side)),
+            ("channels", RawValue::from(1usize)),
+        ])?;
+        spec.build(&p).map_err(|e| e.to_string())
     }
 }
 
@@ -472,7 +478,7 @@ impl Runner for CntkRunner {
         }
         let map = self
             .feature_map(&method, m, self.side(), rng)
-            .map_err(|e| fatal(e.to_string()))?;
+            .map_err(fatal)?;
         let (z, time_features) = timed(|| -> rfx_core::Result<_> {
             Ok((map.transform(d.xtr.view())?, map.transform(d.xte.view())?))
         });
@@ -492,7 +498,7 @@ impl Runner for CntkRunner {
                 SIDE,
                 &mut rng_stream(0, &format!("timing;{key}")),
             )
-            .map_err(|e| fatal(e.to_string()))?;
+            .map_err(fatal)?;
         let nt = self.s.timing_images.min(d.full.nrows());
         let (f, t_full) = timed(|| full_map.transform(d.full.slice(ndarray::s![..nt, ..])));
         f.map_err(|e| fatal(e.to_string()))?;
@@ -516,26 +522,6 @@ impl Runner for CntkRunner {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn grad_rf_width_has_the_closest_parameter_count() {
-        let r = CntkRunner {
-            s: Settings {
-                n_train: 100,
-                n_test: 10,
-                ..Settings::default()
-            },
-            data: DataSlot::new(),
-            split: SharedCache::default(),
-            exact: SharedCache::default(),
-            exact_pair_s: SharedCache::default(),
-        };
-        // 18w² + 10w: w = 5 → 500, 7 → 952, 10 → 1900, 15 → 4200
-        for (m, w) in [(512, 5), (1024, 7), (2048, 10), (4096, 15)] {
-            let p = r.grad_rf_params(m, 12);
-            assert_eq!(p.output_dim(), 18 * w * w + 10 * w, "m = {m}");
-        }
-    }
 
     #[test]
     fn standardize_uses_the_reference_statistics() {

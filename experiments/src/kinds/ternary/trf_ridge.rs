@@ -22,21 +22,20 @@ use crate::kinds::trf_common::{
     SharedCache,
 };
 use ndarray::{Array1, Array2, Axis};
-use rfx_core::{rng_stream, FitData, RfxRng};
+use rfx_core::{rng_stream, Fit, FitData, RfxRng};
 use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Value};
 use rfx_harness::kind::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_linalg::eigh;
-use rfx_registry::RawValue;
-use rfx_ternary::{
-    estimate_tau, solve_thresholds, Activation, GaussianMixture, TernaryParams, ThresholdSolution,
-};
+use rfx_registry::{Params, RawValue};
+use rfx_ternary::{estimate_tau, Activation, GaussianMixture};
 
 /// The kind.
 pub struct TrfRidgeGamma;
 
 const SETTINGS: &str =
     "\"mnist-m<m>\" (MNIST 7 vs 9) or \"gmm-m<m>\" (Fig. 2 Gaussian mixture), m from 1 to 200000";
-const METHODS: &str = "\"rff\" or \"trf-<eps>\" with sparsity eps in [0, 1), e.g. trf-0.5";
+const METHODS: &str =
+    "\"rff\" or \"trf-<eps>\" with sparsity eps in [0, 0.99] (the registry's ternary), e.g. trf-0.5";
 
 /// Data set of a setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +62,25 @@ fn parse_method(s: &str) -> Option<Option<f64>> {
     }
     let eps: f64 = s.strip_prefix("trf-")?.parse().ok()?;
     (0.0..1.0).contains(&eps).then_some(Some(eps))
+}
+
+/// The registry's `ternary(activation=cos-sin, sparsity=eps)`: its checked parameters.
+fn trf_params(eps: f64) -> Result<Params, String> {
+    rfx_registry::method("ternary")?.params_from(&[
+        ("activation", RawValue::from("cos-sin")),
+        ("sparsity", RawValue::from(eps)),
+    ])
+}
+
+/// The sweep check of `method`: a known word whose registry parameters are in range.
+fn check_method(v: &Value) -> Result<(), String> {
+    let bad = || format!("invalid value \"{v}\"; allowed: {METHODS}");
+    match v.as_str().and_then(parse_method).ok_or_else(bad)? {
+        None => Ok(()),
+        Some(eps) => trf_params(eps)
+            .map(|_| ())
+            .map_err(|e| format!("{}: {e}", bad())),
+    }
 }
 
 fn check_parse<T>(v: &Value, parse: fn(&str) -> Option<T>, allowed: &str) -> Result<(), String> {
@@ -165,7 +183,7 @@ impl Kind for TrfRidgeGamma {
             ParamSpec {
                 name: "method",
                 allowed: METHODS,
-                check: |v| check_parse(v, parse_method, METHODS),
+                check: check_method,
                 required: true,
             },
             ParamSpec {
@@ -290,30 +308,32 @@ impl RidgeRunner {
                 (a, b, target.d().0, tf, tg)
             }
             Some(eps) => {
-                // TRF stays direct: A and B are popcount Grams of the bit-packed codes
-                // (`TernaryFeatures::transform_packed`), which a registry map (floating-point features) does not
-                // hand out
-                let th = match solve_thresholds(&Activation::CosSin, tau_hat).map_err(fatal(cell, "thresholds"))? {
-                    ThresholdSolution::Exact { thresholds, .. } => thresholds,
-                    ThresholdSolution::Infeasible { feasible_tau, .. } => {
+                // TRF: the registry's `ternary(activation=cos-sin, sparsity=eps)` as its typed map
+                // (`rfx_registry::ternary_fit`), whose bit-packed codes give A and B by popcounts
+                let fit = trf_params(eps)
+                    .and_then(|p| rfx_registry::ternary_fit(m, &p).map_err(|e| e.to_string()))
+                    .map_err(|e| CellError::Fatal(format!("cell {}: TRF: {e}", cell.key())))?;
+                let (r, tf) = timed(|| -> Result<_, CellError> {
+                    let f = fit
+                        .fit_map(FitData::Rows(xtr.view()), &mut rng)
+                        .map_err(fatal(cell, "TRF"))?;
+                    let c = f.input_scale();
+                    if c != 1.0 {
+                        // Algorithm 1 rescaled the inputs by c = sqrt(0.9 tau' / tau_hat) to the feasible tau'
                         return Err(CellError::Fatal(format!(
                             "cell {}: TRF thresholds for the Gaussian kernel are infeasible at tau = {tau_hat:.3} \
-                             (feasible up to {feasible_tau:.3}); set [trf_ridge_gamma] tau below it",
-                            cell.key()
-                        )))
+                             (feasible up to {:.3}); set [trf_ridge_gamma] tau below it",
+                            cell.key(),
+                            tau_hat * c * c / 0.9
+                        )));
                     }
-                };
-                let (r, tf) = timed(|| -> Result<_, CellError> {
-                    let f = TernaryParams::new(m)
-                        .sparsity(eps)
-                        .fit(xtr.ncols(), th, &mut rng)
-                        .map_err(fatal(cell, "TRF"))?;
                     Ok((
+                        f.thresholds(),
                         f.transform_packed(xtr.view()).map_err(fatal(cell, "TRF"))?,
                         f.transform_packed(xte.view()).map_err(fatal(cell, "TRF"))?,
                     ))
                 });
-                let (ctr, cte) = r?;
+                let (th, ctr, cte) = r?;
                 let (r, tg) = timed(|| -> Result<_, CellError> {
                     let a = ctr.gram().mapv(|v| v as f64);
                     let b = cte
@@ -412,6 +432,14 @@ mod tests {
         assert_eq!(parse_method("rff"), Some(None));
         assert_eq!(parse_method("trf-0.9"), Some(Some(0.9)));
         assert_eq!(parse_method("trf-1"), None);
+        let v = |s: &str| Value::Str(s.to_string());
+        assert!(check_method(&v("trf-0.5")).is_ok() && check_method(&v("rff")).is_ok());
+        let e = check_method(&v("trf-0.995")).unwrap_err();
+        assert!(e.contains("trf-0.995") && e.contains("sparsity"), "{e}");
+        assert_eq!(
+            trf_params(0.5).unwrap().choice("activation").unwrap(),
+            "cos-sin"
+        );
     }
 
     #[test]

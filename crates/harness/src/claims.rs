@@ -281,7 +281,7 @@ struct DiffStat {
 
 /// Paired when both samples have the same (≥ 2) seeds; Welch when both have ≥ 2 values; a one-sample test
 /// against a single value; `None` when both are single values.
-fn diff_stat(a: &Sample, b: &Sample, binomial_n: Option<u64>) -> Option<(DiffStat, &'static str)> {
+fn diff_stat(a: &Sample, b: &Sample) -> Option<(DiffStat, &'static str)> {
     let var = |v: &[f64]| {
         let m = v.iter().sum::<f64>() / v.len() as f64;
         v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() as f64 - 1.0)
@@ -337,18 +337,6 @@ fn diff_stat(a: &Sample, b: &Sample, binomial_n: Option<u64>) -> Option<(DiffSta
             },
             "one-sample t",
         )),
-        (1, 1) => binomial_n.map(|n| {
-            let (pa, pb) = (mean(a), mean(b));
-            let n = n as f64;
-            (
-                DiffStat {
-                    mean: m,
-                    se: ((pa * (1.0 - pa) + pb * (1.0 - pb)) / n).max(0.0).sqrt(),
-                    df: 1e9,
-                },
-                "two-proportion z",
-            )
-        }),
         _ => None,
     }
 }
@@ -400,22 +388,30 @@ fn decide(claim: &ClaimSpec, a: &Sample, b: &Sample) -> (Outcome, String, Option
         }),
         _ => None,
     };
-    let stat = diff_stat(a, b, claim.binomial_n).map(|(d, how)| match claim.binomial_n {
-        // Seeds vary the features, not the test set drawn once: add its binomial sampling variance.
-        Some(n) if how != "two-proportion z" => {
-            let n = n as f64;
-            let bin = ((ma * (1.0 - ma) + mb * (1.0 - mb)) / n).max(0.0);
-            (
-                DiffStat {
-                    mean: d.mean,
-                    se: (d.se * d.se + bin).sqrt(),
-                    df: 1e9,
-                },
-                "z (seed spread + test-set binomial spread)",
-            )
-        }
-        _ => (d, how),
-    });
+    // An accuracy over a test set drawn once: the seeds vary the features, not the test set, so its binomial
+    // sampling variance is added (alone, the two-proportion z-test of two single values).
+    let binomial = claim
+        .binomial_n
+        .map(|n| ((ma * (1.0 - ma) + mb * (1.0 - mb)) / n as f64).max(0.0));
+    let stat = match (diff_stat(a, b), binomial) {
+        (Some((d, _)), Some(bin)) => Some((
+            DiffStat {
+                mean: d.mean,
+                se: (d.se * d.se + bin).sqrt(),
+                df: LARGE_DF,
+            },
+            "z (seed spread + test-set binomial spread)",
+        )),
+        (None, Some(bin)) => Some((
+            DiffStat {
+                mean: ma - mb,
+                se: bin.sqrt(),
+                df: LARGE_DF,
+            },
+            "two-proportion z",
+        )),
+        (stat, None) => stat,
+    };
     let Some((d, how)) = stat else {
         // One value on each side.
         if !claim.exact {
@@ -608,7 +604,7 @@ pub fn evaluate(claim: &ClaimSpec, points: &[Point]) -> ClaimVerdict {
             .iter()
             .filter(|p| ctx.iter().all(|(k, v)| p.get(k) == Some(v)))
             .collect();
-        let seed_of = |p: &Point| p.get(rep).map_or_else(String::new, |v| v.to_string());
+        let replicate_of = |p: &Point| p.get(rep).map_or_else(String::new, |v| v.to_string());
         let by_of = |p: &Point| p.get(&claim.by).map(|v| v.to_string()).unwrap_or_default();
         for pair in claim.order.windows(2) {
             let names: Vec<&String> = pair.iter().flatten().collect();
@@ -625,7 +621,7 @@ pub fn evaluate(claim: &ClaimSpec, points: &[Point]) -> ClaimVerdict {
                             let e = sums
                                 .entry(v)
                                 .or_default()
-                                .entry(seed_of(p))
+                                .entry(replicate_of(p))
                                 .or_insert((0.0, 0));
                             e.0 += p.value;
                             e.1 += 1;
@@ -657,7 +653,7 @@ pub fn evaluate(claim: &ClaimSpec, points: &[Point]) -> ClaimVerdict {
                         curves
                             .entry(v.clone())
                             .or_default()
-                            .entry(seed_of(p))
+                            .entry(replicate_of(p))
                             .or_default()
                             .push((p.at, p.value));
                         let a = p.get(&b.along).map(|x| x.to_string()).unwrap_or_default();

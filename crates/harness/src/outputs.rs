@@ -90,7 +90,8 @@ pub fn write_all(
         write_atomic(&path, parts.join("\n").as_bytes()).map_err(|e| AppError::io(&path, e))?;
     }
     let path = folder.report();
-    let text = section(spec, layout, &summaries, rows, folder);
+    let verdicts = claim_verdicts(spec, layout, rows);
+    let text = section(spec, layout, &summaries, rows, &verdicts, folder);
     write_atomic(&path, text.as_bytes()).map_err(|e| AppError::io(&path, e))?;
     Ok(())
 }
@@ -280,6 +281,18 @@ pub fn table_markdown(
     out
 }
 
+/// Every claim of `spec` with its verdict on `rows`.
+pub fn claim_verdicts<'s>(
+    spec: &'s Spec,
+    layout: &Layout,
+    rows: &[Row],
+) -> Vec<(&'s ClaimSpec, claims::ClaimVerdict)> {
+    spec.claims
+        .iter()
+        .map(|c| (c, claims::evaluate(c, &claim_points(spec, layout, rows, c))))
+        .collect()
+}
+
 /// The claims' view of the computed cells: one [`claims::Point`] per cell with a row and no note.
 pub fn claim_points(
     spec: &Spec,
@@ -315,6 +328,7 @@ pub fn section(
     layout: &Layout,
     summaries: &[Summary],
     rows: &[Row],
+    verdicts: &[(&ClaimSpec, claims::ClaimVerdict)],
     folder: &ResultsFolder,
 ) -> String {
     let mut out = String::new();
@@ -394,13 +408,8 @@ pub fn section(
         out.push_str(&score_table_markdown(t, layout, summaries));
         out.push('\n');
     }
-    if !spec.claims.is_empty() {
-        let verdicts: Vec<(&ClaimSpec, claims::ClaimVerdict)> = spec
-            .claims
-            .iter()
-            .map(|c| (c, claims::evaluate(c, &claim_points(spec, layout, rows, c))))
-            .collect();
-        out.push_str(&claims::claims_markdown(&verdicts));
+    if !verdicts.is_empty() {
+        out.push_str(&claims::claims_markdown(verdicts));
     }
     out.push_str(&paper_values_markdown(
         &spec.paper_values,

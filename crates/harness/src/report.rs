@@ -25,8 +25,8 @@ pub fn write_report(root: &Path, kinds: &Kinds, papers: Option<&Path>) -> Result
     // GitHub's heading anchors: lower case, punctuation other than `-` and `_` dropped, spaces to `-`;
     // a repeated anchor gets `-1`, `-2`, … in order of appearance.
     let mut seen_anchors: HashMap<String, usize> = HashMap::new();
-    // (paper, experiment, claim, verdict) for the summary by paper.
-    let mut verdicts: Vec<(String, String, String, String)> = Vec::new();
+    // (paper, verdict) of every claim, for the summary by paper.
+    let mut verdicts: Vec<(String, String)> = Vec::new();
     for (_, folder) in experiment_folders(root)? {
         let spec = match folder.spec(kinds) {
             Ok(s) => s,
@@ -50,10 +50,9 @@ pub fn write_report(root: &Path, kinds: &Kinds, papers: Option<&Path>) -> Result
             .split('*')
             .nth(1)
             .map_or_else(|| spec.paper.clone(), str::to_string);
-        for c in &spec.claims {
-            let v =
-                crate::claims::evaluate(c, &crate::outputs::claim_points(&spec, &layout, &rows, c));
-            verdicts.push((paper.clone(), spec.name.clone(), c.text.clone(), v.word));
+        let claim_verdicts = crate::outputs::claim_verdicts(&spec, &layout, &rows);
+        for (_, v) in &claim_verdicts {
+            verdicts.push((paper.clone(), v.word.clone()));
         }
         let anchor = spec
             .title
@@ -72,7 +71,12 @@ pub fn write_report(root: &Path, kinds: &Kinds, papers: Option<&Path>) -> Result
         anchors.insert(spec.name.clone(), anchor.clone());
         let _ = writeln!(toc, "- [{}](#{anchor}) — `{}`", spec.title, spec.name);
         body.push_str(&crate::outputs::section(
-            &spec, &layout, &summaries, &rows, &folder,
+            &spec,
+            &layout,
+            &summaries,
+            &rows,
+            &claim_verdicts,
+            &folder,
         ));
         body.push('\n');
         count += 1;
@@ -98,7 +102,7 @@ pub fn write_report(root: &Path, kinds: &Kinds, papers: Option<&Path>) -> Result
 }
 
 /// The verdicts of every claim, counted by paper: one row per paper, one column per verdict.
-fn verdict_summary(verdicts: &[(String, String, String, String)]) -> String {
+fn verdict_summary(verdicts: &[(String, String)]) -> String {
     const WORDS: [&str; 6] = [
         "holds",
         "holds in part",
@@ -123,7 +127,7 @@ fn verdict_summary(verdicts: &[(String, String, String, String)]) -> String {
         let words: Vec<&str> = verdicts
             .iter()
             .filter(|v| v.0 == p)
-            .map(|v| v.3.as_str())
+            .map(|v| v.1.as_str())
             .collect();
         // The verdict without its qualifiers: "holds; factor differs (timings unverified)" counts as "holds".
         let base = |x: &str| -> String {

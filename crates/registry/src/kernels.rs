@@ -179,12 +179,7 @@ static KERNELS: &[KernelSpec] = &[
                 default: "28",
                 about: "image width d2",
             },
-            ParamDoc {
-                name: "channels",
-                kind: ParamKind::Int { min: 1, max: 4096 },
-                default: "1",
-                about: "channels c",
-            },
+            crate::methods::IMAGE_CHANNELS,
         ],
         build: |p| {
             Ok(Box::new(rfx_ntk::Cntk::new(

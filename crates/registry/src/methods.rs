@@ -300,7 +300,8 @@ const IMAGE_WIDTH: ParamDoc = ParamDoc {
     default: "0",
     about: "image width d2 (0: from the input dimension and the height)",
 };
-const IMAGE_CHANNELS: ParamDoc = ParamDoc {
+/// The channels $c$ of image rows (the convolutional maps and the `cntk` kernel).
+pub(crate) const IMAGE_CHANNELS: ParamDoc = ParamDoc {
     name: "channels",
     kind: ParamKind::Int { min: 1, max: 4096 },
     default: "1",

@@ -553,6 +553,44 @@ fn describe(ctx: &[(String, Value)]) -> String {
     }
 }
 
+/// The members that stand for one group in a comparison ([`GroupMode`]): all of them, the best by mean, or
+/// one sample of their mean over the replicates every member has (none when they share no replicate).
+fn representatives(claim: &ClaimSpec, side: &[(String, Sample)]) -> Vec<(String, Sample)> {
+    match claim.group {
+        GroupMode::All => side.to_vec(),
+        GroupMode::Any => side
+            .iter()
+            .min_by(|x, y| {
+                let (a, b) = (mean(&x.1), mean(&y.1));
+                match claim.better {
+                    Better::Lower => a.total_cmp(&b),
+                    Better::Higher => b.total_cmp(&a),
+                }
+            })
+            .cloned()
+            .into_iter()
+            .collect(),
+        GroupMode::Mean if side.len() == 1 => side.to_vec(),
+        GroupMode::Mean => {
+            let s: Sample = side[0]
+                .1
+                .keys()
+                .filter(|k| side.iter().all(|(_, s)| s.contains_key(*k)))
+                .map(|k| {
+                    let sum: f64 = side.iter().map(|(_, s)| s[k]).sum();
+                    (k.clone(), sum / side.len() as f64)
+                })
+                .collect();
+            let names: Vec<&str> = side.iter().map(|(n, _)| n.as_str()).collect();
+            if s.is_empty() {
+                Vec::new()
+            } else {
+                vec![(format!("mean({})", names.join(", ")), s)]
+            }
+        }
+    }
+}
+
 /// Decides a claim on the computed cells.
 pub fn evaluate(claim: &ClaimSpec, points: &[Point]) -> ClaimVerdict {
     let mut remarks = Vec::new();
@@ -729,58 +767,10 @@ pub fn evaluate(claim: &ClaimSpec, points: &[Point]) -> ClaimVerdict {
                 if sides.iter().any(Vec::is_empty) {
                     continue;
                 }
-                let pick = |side: &Vec<(String, Sample)>| -> Vec<(String, Sample)> {
-                    match claim.group {
-                        GroupMode::All => side.clone(),
-                        GroupMode::Any => {
-                            let best = side
-                                .iter()
-                                .min_by(|x, y| {
-                                    let (a, b) = (mean(&x.1), mean(&y.1));
-                                    match claim.better {
-                                        Better::Lower => a.total_cmp(&b),
-                                        Better::Higher => b.total_cmp(&a),
-                                    }
-                                })
-                                .cloned();
-                            best.into_iter().collect()
-                        }
-                        GroupMode::Mean => {
-                            if side.len() == 1 {
-                                return side.clone();
-                            }
-                            // seeds every member has
-                            let seeds: Vec<&String> = side[0]
-                                .1
-                                .keys()
-                                .filter(|k| side.iter().all(|(_, s)| s.contains_key(*k)))
-                                .collect();
-                            let s: Sample = seeds
-                                .iter()
-                                .map(|k| {
-                                    (
-                                        (*k).clone(),
-                                        side.iter().map(|(_, s)| s[*k]).sum::<f64>()
-                                            / side.len() as f64,
-                                    )
-                                })
-                                .collect();
-                            let name = format!(
-                                "mean({})",
-                                side.iter()
-                                    .map(|(n, _)| n.as_str())
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            );
-                            if s.is_empty() {
-                                Vec::new()
-                            } else {
-                                vec![(name, s)]
-                            }
-                        }
-                    }
-                };
-                let (left, right) = (pick(&sides[0]), pick(&sides[1]));
+                let (left, right) = (
+                    representatives(claim, &sides[0]),
+                    representatives(claim, &sides[1]),
+                );
                 for (na, sa) in &left {
                     for (nb, sb) in &right {
                         let (outcome, detail, factor) = decide(claim, sa, sb);

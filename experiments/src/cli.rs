@@ -54,6 +54,22 @@ enum Command {
         /// expected wall time per experiment before starting, and base the progress bar's ETA on it.
         #[arg(long, value_name = "DIR")]
         times_from: Option<PathBuf>,
+        /// Run only shard K of N (K from 0 to N−1) of each experiment: the cells that the partition (longest
+        /// cells first to the least-loaded shard, by the recorded cell times of --times-from or of the
+        /// folder, else the kind's cost model; cells sharing a computation kept together) gives it, into
+        /// `cells.shard-K-of-N.csv` (resumable). Shards may run at once on machines sharing the folder;
+        /// `rfx merge` joins them.
+        #[arg(long, value_name = "K/N", allow_hyphen_values = true)]
+        shard: Option<rfx_harness::plan::Shard>,
+    },
+    /// Merge the shards of experiments (`rfx run --shard K/N`) into each folder's cells.csv and outputs,
+    /// exactly as a single run writes them, after checking that every shard is there, complete, and of the
+    /// same settings; then removes the shard files. Exit 2, writing nothing, when a shard is missing or
+    /// conflicts.
+    Merge {
+        /// Experiment results folders (e.g. results/gegenbauer-vs-taylor).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
     },
     /// Compare the cells of every experiment present in two results trees (cells matched by key, each
     /// metric under its kind's tolerance, wall times excluded); writes B/comparison.md. Exit 1 when a cell
@@ -464,6 +480,7 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             no_progress,
             time_limit,
             times_from,
+            shard,
         } => {
             check_threads(threads)?;
             let deadline = deadline_of(time_limit)?;
@@ -488,6 +505,7 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             opts.fresh = fresh;
             opts.progress = !no_progress;
             opts.deadline = deadline;
+            opts.shard = shard;
             let expected: Vec<Option<std::collections::HashMap<String, f64>>> = match &times_from {
                 Some(from) => {
                     let times: Vec<_> = specs
@@ -504,6 +522,41 @@ fn execute(cli: Cli) -> Result<(), AppError> {
                 if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
                     // not started: its results (and their manifest) stay as they are
                     println!("{}: not started, time limit reached", spec.name);
+                    continue;
+                }
+                if let Some(k) = shard {
+                    let r = rfx_harness::run::run_shard(spec, &opts, k)?;
+                    use rfx_harness::plan::human;
+                    let show = |t: f64| {
+                        if r.timed {
+                            human(t)
+                        } else {
+                            format!("{t:.0}")
+                        }
+                    };
+                    let loads: Vec<String> = r.loads.iter().map(|&t| show(t)).collect();
+                    println!(
+                        "{}: shard {k}: {} cells ({} computed, {} already done, {} skipped) in {:.2} s -> {}; \
+                         expected {} {} (every shard: {}; costs from {})",
+                        spec.name,
+                        r.run.total,
+                        r.run.computed,
+                        r.run.reused,
+                        r.run.skipped,
+                        r.run.wall_s,
+                        r.run.dir.display(),
+                        if r.timed { "time" } else { "relative load" },
+                        show(r.loads[k.index]),
+                        loads.join(", "),
+                        r.costs_from
+                    );
+                    if r.run.remaining > 0 {
+                        println!(
+                            "{}: time limit reached, {} cells of shard {k} not computed (run the same command \
+                             again to resume)",
+                            spec.name, r.run.remaining
+                        );
+                    }
                     continue;
                 }
                 let r = run(spec, &opts)?;
@@ -525,6 +578,11 @@ fn execute(cli: Cli) -> Result<(), AppError> {
                     );
                 }
             }
+            if shard.is_some() {
+                // Other shards may still be running: the outputs and the report are the merge's.
+                println!("when every shard is done: rfx merge <results folder>");
+                return Ok(());
+            }
             if !root.is_dir() {
                 return Ok(()); // nothing was started (time limit): nothing to report, nothing created
             }
@@ -534,6 +592,33 @@ fn execute(cli: Cli) -> Result<(), AppError> {
                 "report: {} ({n} experiments)",
                 root.join(REPORT_FILE).display()
             );
+            Ok(())
+        }
+        Command::Merge { dirs } => {
+            let mut roots: Vec<PathBuf> = Vec::new();
+            for d in once_each(dirs) {
+                let r = rfx_harness::merge::merge(&d, &kinds)?;
+                println!(
+                    "{}: merged {} shards: {} cells ({} from an earlier cells.csv) -> {}",
+                    r.name,
+                    r.shards,
+                    r.cells,
+                    r.from_earlier,
+                    r.dir.display()
+                );
+                let root = r.dir.parent().map(Path::to_path_buf).unwrap_or_default();
+                if !roots.contains(&root) {
+                    roots.push(root);
+                }
+            }
+            let papers = papers_file(Path::new(PAPERS_FILE))?;
+            for root in roots {
+                let n = rfx_harness::report::write_report(&root, &kinds, papers)?;
+                println!(
+                    "report: {} ({n} experiments)",
+                    root.join(REPORT_FILE).display()
+                );
+            }
             Ok(())
         }
         Command::Compare { a, b, identical } => {
@@ -766,14 +851,14 @@ fn print_expected_times(
             "  {:<34} {:>6} cells to compute   {}",
             spec.name,
             pending.len(),
-            human_duration(wall)
+            rfx_harness::plan::human(wall)
         );
     }
     println!(
         "  {:<34} {:>6}                   {}{}",
         "total",
         "",
-        human_duration(total),
+        rfx_harness::plan::human(total),
         if unknown.is_empty() {
             String::new()
         } else {
@@ -781,17 +866,6 @@ fn print_expected_times(
         }
     );
     Ok(())
-}
-
-/// `42 s`, `12.5 min`, `3.2 h`.
-fn human_duration(s: f64) -> String {
-    if s < 90.0 {
-        format!("{s:.0} s")
-    } else if s < 5400.0 {
-        format!("{:.1} min", s / 60.0)
-    } else {
-        format!("{:.1} h", s / 3600.0)
-    }
 }
 
 fn fetch(names: Vec<String>, all: bool, list: bool, dir: Option<PathBuf>) -> Result<(), AppError> {
@@ -887,8 +961,7 @@ fn plan(
             continue; // the same experiment named twice (e.g. by two globs)
         }
         let times = rfx_harness::verify::recorded_times(&spec, times_from, kinds);
-        let keys = spec.cells().iter().map(|c| c.key()).collect();
-        plans.push(Plan::new(&spec.name, keys, times.as_ref()));
+        plans.push(Plan::of_spec(&spec, times.as_ref()));
     }
     let head: Vec<String> = workers.iter().map(|n| format!("N = {n}")).collect();
     println!(

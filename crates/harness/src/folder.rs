@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use crate::config::ConfigError;
 use crate::error::AppError;
 use crate::kind::Kinds;
+use crate::plan::Shard;
 use crate::results::{parse_cells, Layout, Row};
 use crate::spec::Spec;
 
@@ -101,6 +102,106 @@ impl ResultsFolder {
             .unwrap_or_default()
             .trim()
             .to_string()
+    }
+
+    /// The cells file of shard `s` (`cells.shard-K-of-N.csv`): written only by `rfx run --shard K/N`, read
+    /// by `rfx merge`.
+    pub fn shard_cells(&self, s: Shard) -> PathBuf {
+        self.dir
+            .join(format!("cells.shard-{}-of-{}.csv", s.index, s.count))
+    }
+
+    /// The record of shard `s` (`cells.shard-K-of-N.json`): its settings' fingerprint, variant, partition
+    /// and the cell keys assigned to it.
+    pub fn shard_record(&self, s: Shard) -> PathBuf {
+        self.dir
+            .join(format!("cells.shard-{}-of-{}.json", s.index, s.count))
+    }
+
+    /// The lock file of shard `s` (never renamed, so that its `flock` stays valid; removed by the merge).
+    pub fn shard_lock_file(&self, s: Shard) -> PathBuf {
+        self.dir
+            .join(format!(".cells.shard-{}-of-{}.lock", s.index, s.count))
+    }
+
+    /// The shards that left a cells file or a record in the folder, in order of (N, K).
+    pub fn shards(&self) -> Vec<Shard> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut found: Vec<Shard> = entries
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter_map(|name| {
+                let rest = name.strip_prefix("cells.shard-")?;
+                let rest = rest
+                    .strip_suffix(".csv")
+                    .or_else(|| rest.strip_suffix(".json"))?;
+                let (k, n) = rest.split_once("-of-")?;
+                let s = Shard {
+                    index: k.parse().ok()?,
+                    count: n.parse().ok()?,
+                };
+                (s.count > 0 && s.index < s.count).then_some(s)
+            })
+            .collect();
+        found.sort_by_key(|s| (s.count, s.index));
+        found.dedup();
+        found
+    }
+
+    /// Takes the lock of shard `s`: a shared lock on the folder (so shards run side by side while a whole
+    /// run or a merge, which take it exclusively, are refused) and an exclusive lock on the shard's lock
+    /// file (so the same shard does not run twice at once).
+    pub fn lock_shard(&self, s: Shard) -> Result<FolderLock, AppError> {
+        let dir = self.open_dir()?;
+        match try_lock(&dir, false) {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(AppError::usage(format!(
+                    "{}: a whole run or a merge is writing into this results folder; wait for it to end",
+                    self.dir.display()
+                )))
+            }
+            Err(e) => {
+                return Err(AppError::usage(format!(
+                    "{}: cannot lock the results folder: {e}",
+                    self.dir.display()
+                )))
+            }
+        }
+        let path = self.shard_lock_file(s);
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| AppError::usage(format!("{}: {e}", path.display())))?;
+        match try_lock(&file, true) {
+            Ok(true) => Ok(FolderLock {
+                _files: vec![dir, file],
+            }),
+            Ok(false) => Err(AppError::usage(format!(
+                "{}: shard {s} is already running into this folder",
+                self.dir.display()
+            ))),
+            Err(e) => Err(AppError::usage(format!("{}: {e}", path.display()))),
+        }
+    }
+
+    fn open_dir(&self) -> Result<std::fs::File, AppError> {
+        let dir = &self.dir;
+        std::fs::create_dir_all(dir).map_err(|e| {
+            AppError::usage(format!(
+                "{}: cannot create the results folder: {e}",
+                dir.display()
+            ))
+        })?;
+        std::fs::File::open(dir).map_err(|e| {
+            AppError::usage(format!(
+                "{}: cannot open the results folder: {e}",
+                dir.display()
+            ))
+        })
     }
 
     /// The bytes of `cells.csv` (read as bytes: a line that is not UTF-8 is dropped by
@@ -197,23 +298,12 @@ impl ResultsFolder {
     /// other platforms take no lock), so it ends with the process: a killed run never leaves a stale lock.
     pub fn lock(&self) -> Result<FolderLock, AppError> {
         let dir = &self.dir;
-        std::fs::create_dir_all(dir).map_err(|e| {
-            AppError::usage(format!(
-                "{}: cannot create the results folder: {e}",
-                dir.display()
-            ))
-        })?;
-        let file = std::fs::File::open(dir).map_err(|e| {
-            AppError::usage(format!(
-                "{}: cannot open the results folder: {e}",
-                dir.display()
-            ))
-        })?;
-        match try_lock(&file) {
-            Ok(true) => Ok(FolderLock { _file: file }),
+        let file = self.open_dir()?;
+        match try_lock(&file, true) {
+            Ok(true) => Ok(FolderLock { _files: vec![file] }),
             Ok(false) => Err(AppError::usage(format!(
-                "{}: another rfx run is writing into this results folder; wait for it to end, or pass \
-                 --out DIR to write elsewhere",
+                "{}: another rfx run is writing into this results folder (a whole run, a shard or a \
+                 merge); wait for it to end, or pass --out DIR to write elsewhere",
                 dir.display()
             ))),
             Err(e) => Err(AppError::usage(format!(
@@ -264,14 +354,20 @@ impl ResultsFolder {
 /// The lock of a results folder ([`ResultsFolder::lock`]), released when dropped or when the process ends.
 #[derive(Debug)]
 pub struct FolderLock {
-    _file: std::fs::File,
+    _files: Vec<std::fs::File>,
 }
 
-/// Takes `flock(LOCK_EX | LOCK_NB)` on the open folder: `Ok(false)` when another process holds it.
+/// Takes `flock(LOCK_EX | LOCK_NB)` (or `LOCK_SH` when not `exclusive`) on the open folder or file:
+/// `Ok(false)` when another process holds a conflicting lock.
 #[cfg(unix)]
-fn try_lock(dir: &std::fs::File) -> std::io::Result<bool> {
+fn try_lock(file: &std::fs::File, exclusive: bool) -> std::io::Result<bool> {
     use rustix::fs::{flock, FlockOperation};
-    match flock(dir, FlockOperation::NonBlockingLockExclusive) {
+    let op = if exclusive {
+        FlockOperation::NonBlockingLockExclusive
+    } else {
+        FlockOperation::NonBlockingLockShared
+    };
+    match flock(file, op) {
         Ok(()) => Ok(true),
         Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
         Err(e) => Err(e.into()),
@@ -280,7 +376,7 @@ fn try_lock(dir: &std::fs::File) -> std::io::Result<bool> {
 
 /// Elsewhere there is no lock: concurrent runs into one folder are not detected.
 #[cfg(not(unix))]
-fn try_lock(_dir: &std::fs::File) -> std::io::Result<bool> {
+fn try_lock(_file: &std::fs::File, _exclusive: bool) -> std::io::Result<bool> {
     Ok(true)
 }
 

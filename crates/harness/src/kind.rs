@@ -149,6 +149,12 @@ pub trait Runner: Send + Sync {
     fn shared_group(&self, _cell: &Cell) -> Option<String> {
         None
     }
+    /// The cell's expected cost relative to the other cells of the sweep, used to balance `--shard` and
+    /// `rfx plan` when no earlier run recorded cell times (the recorded times are used when present).
+    /// Uniform (1) unless the kind has a model.
+    fn cost(&self, _cell: &Cell) -> f64 {
+        1.0
+    }
 }
 
 /// An experiment kind.

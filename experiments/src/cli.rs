@@ -987,6 +987,12 @@ fn plan(
     );
     println!("|---|---|---|---|---|{}", "---|".repeat(workers.len()));
     let row = |p: &Plan| {
+        if p.recorded == 0 {
+            // The kind's cost model is relative, not seconds: no time to show.
+            let na = vec!["–"; workers.len() + 2].join(" | ");
+            println!("| {} | {} | 0 | {na} |", p.name, p.cells);
+            return;
+        }
         let walls: Vec<String> = workers.iter().map(|&n| human(p.wall(n))).collect();
         println!(
             "| {} | {} | {} | {} | {} | {} |",
@@ -1001,9 +1007,22 @@ fn plan(
     for p in &plans {
         row(p);
     }
-    if plans.len() > 1 {
-        let pooled = Plan::pooled("all, pooled", &plans);
+    let (timed, untimed): (Vec<Plan>, Vec<Plan>) = plans.into_iter().partition(|p| p.recorded > 0);
+    if timed.len() > 1 {
+        let pooled = Plan::pooled("all, pooled", &timed);
         row(&pooled);
+    }
+    if !untimed.is_empty() {
+        println!(
+            "\n– no cell times recorded under {} for {} (run once, or pass --times-from DIR); left out of the \
+             pooled row. `rfx run --shard` balances them by the kind's relative cost model.",
+            times_from.display(),
+            untimed
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
     Ok(())
 }

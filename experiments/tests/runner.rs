@@ -1112,7 +1112,8 @@ fn plan_uses_the_recorded_cell_times() {
     let dir = tempfile::tempdir().unwrap();
     let f = write(dir.path(), "st.toml", SELFTEST);
     let out = dir.path().join("out");
-    // Without recorded times every cell costs 1 s: 24 cells on 8 workers take 3 s.
+    // Without recorded times there is no time to show (the kind's cost model is relative): dashes and a
+    // note naming the experiment.
     let o = run(&[
         "plan",
         f.to_str().unwrap(),
@@ -1123,10 +1124,8 @@ fn plan_uses_the_recorded_cell_times() {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout).to_string();
-    assert!(
-        text.contains("| st | 24 | 0 | 24 s | 1 s | 24 s | 3 s |"),
-        "{text}"
-    );
+    assert!(text.contains("| st | 24 | 0 | – | – | – | – |"), "{text}");
+    assert!(text.contains("no cell times recorded under"), "{text}");
     // After a run, its times are used (24 recorded).
     let o = run(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -119,6 +119,10 @@ impl Runner for ArccosRunner {
             self.s.n, self.s.lambda_factor, self.s.gibbs_sweeps
         )
     }
+    fn cost(&self, cell: &Cell) -> f64 {
+        // The n × m₁ features and their m₁-wide products grow with m₁.
+        cell.int("m1").map_or(1.0, |m| m as f64 / 1000.0)
+    }
     fn shared_group(&self, cell: &Cell) -> Option<String> {
         // The data set's subsample and exact arc-cosine Gram.
         cell.str("dataset").ok().map(str::to_string)

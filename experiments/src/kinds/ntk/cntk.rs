@@ -432,6 +432,17 @@ impl Runner for CntkRunner {
     fn settings(&self) -> String {
         format!("{:?}", self.s)
     }
+    fn cost(&self, cell: &Cell) -> f64 {
+        // Seconds measured on 12×12 images (cntk.toml's notes): 4.3 ms per exact kernel pair, paid by the
+        // group of exact cells; CNTKSketch ≈ 30 ms per image at m = 512, growing with m; Grad-RF ≈ 1 s.
+        let (n, t) = (self.s.n_train as f64, self.s.n_test as f64);
+        let m = cell.int("m").unwrap_or(512) as f64;
+        match cell.str("method") {
+            Ok("exact") => 4.3e-3 * (n * (n + 1.0) / 2.0 + n * t) / 12.0,
+            Ok("cntksketch") => 0.03 * (n + t) * m / 512.0,
+            _ => 1.0,
+        }
+    }
     fn shared_group(&self, cell: &Cell) -> Option<String> {
         // Every exact cell reads the one exact CNTK computation of the run.
         (cell.str("method").ok()? == "exact").then(|| "exact".to_string())

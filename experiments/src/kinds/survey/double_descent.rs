@@ -192,6 +192,12 @@ impl Runner for DdRunner {
     fn settings(&self) -> String {
         format!("{:?}", self.s)
     }
+    fn cost(&self, cell: &Cell) -> f64 {
+        // D = ratio · n features: the solve grows with D.
+        cell.get("ratio")
+            .and_then(|v| v.as_f64())
+            .map_or(1.0, |r| r.max(0.1))
+    }
     fn tolerance(&self, metric: &str) -> rfx_harness::kind::Tolerance {
         match metric {
             // With D ≥ n and λ = 1e-8 the fit interpolates: the training residual is 1e-10 to 1e-7 of ‖y‖²,

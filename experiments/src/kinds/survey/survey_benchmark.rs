@@ -651,6 +651,10 @@ impl Runner for BenchRunner {
     fn settings(&self) -> String {
         self.s.describe()
     }
+    fn cost(&self, cell: &Cell) -> f64 {
+        // Feature maps and solves grow with the number of features s = k d.
+        cell.int("s_mult").map_or(1.0, |k| k as f64)
+    }
     fn shared_group(&self, cell: &Cell) -> Option<String> {
         // The split, σ and exact Gram of one data set, kernel and seed.
         Some(group_key(cell, &["method", "s_mult"]))

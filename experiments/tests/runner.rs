@@ -929,6 +929,31 @@ fn series_experiment_is_identical_across_thread_counts() {
 }
 
 #[test]
+fn plot_zoom_names_values_of_the_series() {
+    let plot =
+        "\n[plot]\ntitle = \"t\"\nx = \"seed\"\ny = \"mean\"\nx_label = \"s\"\ny_label = \"m\"\n";
+    // with a series: a zoomed copy of the panel is drawn
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        dir.path(),
+        "st.toml",
+        &format!("{SELFTEST}{plot}series = \"dim\"\nzoom = [\"x\"]\n"),
+    );
+    let o = run(&["validate", f.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("\"x\" is not a value of sweep.dim; allowed: 1, 2, 3"),
+        "{stderr}"
+    );
+    assert_config_error(
+        &format!("{SELFTEST}{plot}zoom = [\"x\"]\n")
+            .replace("dim = [1, 2, 3, 4, 5, 6, 7, 8]", "dim = [1]"),
+        &["zoom names series values: set plot.series first"],
+    );
+}
+
+#[test]
 fn plot_x_may_be_a_metric() {
     // x = a metric: the unmapped sweep parameter `dim` gives the points along the curve.
     let dir = tempfile::tempdir().unwrap();

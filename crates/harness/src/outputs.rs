@@ -62,7 +62,10 @@ pub fn write_all(
                 subset.retain(|s| s.get(key) == Some(v));
                 fig.title = format!("{} — {}", p.title, p.label(&v.to_string()));
             }
-            let panels = crate::plot::panels(&fig, &subset, &metrics, x_metric);
+            let panels = crate::plot::with_zoom(
+                &fig,
+                crate::plot::panels(&fig, &subset, &metrics, x_metric),
+            );
             crate::plot::write(
                 &fig,
                 &panels,

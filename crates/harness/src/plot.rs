@@ -140,6 +140,38 @@ pub fn panels(
     out
 }
 
+/// The panels followed, when the spec names series to zoom on ([`PlotSpec::zoom`]), by a copy of each
+/// panel holding only those series' points (the other curves stay in the legend order, empty, so that
+/// colours do not change), titled "… (zoom)": its y range fits the zoomed curves.
+pub fn with_zoom(spec: &PlotSpec, panels: Vec<Panel>) -> Vec<Panel> {
+    if spec.zoom.is_empty() {
+        return panels;
+    }
+    let zoomed: Vec<Panel> = panels
+        .iter()
+        .map(|p| Panel {
+            title: if p.title.is_empty() {
+                "zoom".to_string()
+            } else {
+                format!("{} (zoom)", p.title)
+            },
+            curves: p
+                .curves
+                .iter()
+                .map(|c| Curve {
+                    points: if spec.zoom.contains(&c.key) {
+                        c.points.clone()
+                    } else {
+                        Vec::new()
+                    },
+                    ..c.clone()
+                })
+                .collect(),
+        })
+        .collect();
+    panels.into_iter().chain(zoomed).collect()
+}
+
 fn register_fonts() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
@@ -580,6 +612,9 @@ where
         .map_err(err)?;
     let colors = series_colors(&panel.curves);
     for (c, &color) in panel.curves.iter().zip(&colors) {
+        if c.points.is_empty() {
+            continue; // a series absent from this panel (or left out of a zoom): not in its legend either
+        }
         let style = ShapeStyle::from(&color).stroke_width(2);
         let keep =
             |&&(x, m, _): &&(f64, f64, f64)| (!spec.log_x || x > 0.0) && (!spec.log_y || m > 0.0);
@@ -738,6 +773,7 @@ mod tests {
             legend: "upper-right".into(),
             legend_panel: None,
             figures: None,
+            zoom: Vec::new(),
         };
         let s = vec![
             summary("a", 100, 800.0, 0.3),
@@ -780,6 +816,7 @@ mod tests {
             legend: "upper-right".into(),
             legend_panel: Some(2),
             figures: None,
+            zoom: Vec::new(),
         };
         let at = |depth: i64, method: &str| {
             let mut s = summary(method, 10, 1.0, 0.5);
@@ -797,5 +834,50 @@ mod tests {
         }
         assert!(p[0].curves[1].points.is_empty());
         assert_eq!(p[1].curves[1].points.len(), 1);
+    }
+
+    #[test]
+    fn zoom_adds_a_panel_of_the_named_series_with_colours_kept() {
+        let curve = |key: &str, y: f64| Curve {
+            label: key.to_uppercase(),
+            key: key.into(),
+            points: vec![(1.0, y, 0.0), (2.0, y + 0.01, 0.0)],
+        };
+        let panels = vec![Panel {
+            title: "p".into(),
+            curves: vec![curve("a", 0.5), curve("b", 0.97), curve("c", 0.98)],
+        }];
+        let mut spec = PlotSpec {
+            title: "t".into(),
+            x: "m".into(),
+            x_is_metric: false,
+            y: "acc".into(),
+            y_more: Vec::new(),
+            series: Some("method".into()),
+            panels: Vec::new(),
+            x_label: String::new(),
+            y_label: String::new(),
+            log_x: false,
+            log_y: false,
+            labels: Vec::new(),
+            legend: "upper-right".into(),
+            legend_panel: None,
+            figures: None,
+            zoom: Vec::new(),
+        };
+        assert_eq!(with_zoom(&spec, panels.clone()).len(), 1);
+        spec.zoom = vec!["b".into(), "c".into()];
+        let z = with_zoom(&spec, panels.clone());
+        assert_eq!(z.len(), 2);
+        assert_eq!(z[1].title, "p (zoom)");
+        let keys: Vec<&str> = z[1].curves.iter().map(|c| c.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            ["a", "b", "c"],
+            "every series keeps its place (and colour)"
+        );
+        assert!(z[1].curves[0].points.is_empty());
+        assert_eq!(z[1].curves[2].points, panels[0].curves[2].points);
+        assert_eq!(series_colors(&z[1].curves), series_colors(&z[0].curves));
     }
 }

@@ -72,6 +72,9 @@ pub struct PlotSpec {
     /// One figure per value of this sweep parameter (`figures = "kernel"`): files `<name>-<value>.png` and
     /// `.svg`, each titled with the value's label, for sweeps whose panels would be too many for one figure.
     pub figures: Option<String>,
+    /// Series values to draw again in a zoomed copy of each panel (`zoom = ["a", "b"]`), whose y range
+    /// fits only them: for curves a claim compares that another series' range squeezes together.
+    pub zoom: Vec<String>,
 }
 
 impl PlotSpec {
@@ -799,6 +802,28 @@ fn read_plot(
             ),
         ));
     }
+    let zoom = s.opt_str_list("zoom")?.unwrap_or_default();
+    if !zoom.is_empty() {
+        let Some(axis) = series
+            .as_ref()
+            .and_then(|name| sweep.iter().find(|a| &a.name == name))
+        else {
+            return Err(s.error("zoom", "zoom names series values: set plot.series first"));
+        };
+        for z in &zoom {
+            if !axis.values.contains(&Value::Str(z.clone())) {
+                let allowed: Vec<String> = axis.values.iter().map(literal).collect();
+                return Err(s.error(
+                    "zoom",
+                    format!(
+                        "{z:?} is not a value of sweep.{}; allowed: {}",
+                        axis.name,
+                        allowed.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
     let labels = match s.table("labels")? {
         Some(t) => {
             let mut out = Vec::new();
@@ -828,6 +853,7 @@ fn read_plot(
         panels,
         labels,
         figures,
+        zoom,
     };
     s.finish()?;
     Ok(spec)

@@ -139,7 +139,7 @@ fn check_outcome(f: &Failures, case: &str, what: &str, o: &Outcome) {
     }
 }
 
-/// Files under `dir` whose names mark them as temporary (`.<stem>.tmp-<pid>...`).
+/// Files under `dir` whose names mark them as temporary (`.<stem>.tmp-<host>-<pid>...`).
 fn temporaries(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];

@@ -3,14 +3,33 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// A temporary path next to `path` that keeps its extension (plot backends pick the format from it).
+/// A temporary path next to `path` that keeps its extension (plot backends pick the format from it). It
+/// names the host and the process, so that shards on several machines writing the same file of a shared
+/// folder (`.fingerprint`, `config.toml`) never share a temporary file.
 pub fn temp_path(path: &Path) -> PathBuf {
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("out");
+    let owner = format!("{}-{}", host_tag(), std::process::id());
     let name = match path.extension().and_then(|e| e.to_str()) {
-        Some(ext) => format!(".{stem}.tmp-{}.{ext}", std::process::id()),
-        None => format!(".{stem}.tmp-{}", std::process::id()),
+        Some(ext) => format!(".{stem}.tmp-{owner}.{ext}"),
+        None => format!(".{stem}.tmp-{owner}"),
     };
     path.with_file_name(name)
+}
+
+/// The host name reduced to file-name-safe characters (`host` when it cannot be read).
+fn host_tag() -> String {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let tag: String = name
+        .trim()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .take(32)
+        .collect();
+    if tag.is_empty() {
+        "host".into()
+    } else {
+        tag
+    }
 }
 
 /// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync, then rename.

@@ -143,14 +143,25 @@ fn rows<'py>(x: &Bound<'py, PyAny>, what: &str) -> PyResult<Rows<'py>> {
     let unreadable = |e: numpy::BorrowError| {
         PyValueError::new_err(format!("{what}: the array cannot be read: {e}"))
     };
+    // a copy (another layout, float32) is checked against the cap before it is allocated
+    let copy_fits = || {
+        rfx_linalg::check_memory(
+            &format!("{what} as a C-ordered float64 copy"),
+            rfx_linalg::f64_bytes(arr.len() as u128),
+            MEMORY_CAP,
+        )
+        .map_err(|e| PyValueError::new_err(format!("{e}; pass fewer rows at a time")))
+    };
     if let Ok(a) = arr.cast::<PyArray2<f64>>() {
         let ro = a.try_readonly().map_err(unreadable)?;
         if ro.as_array().is_standard_layout() {
             return Ok(Rows::Borrowed(ro));
         }
+        copy_fits()?;
         return Ok(Rows::Owned(ro.as_array().as_standard_layout().into_owned()));
     }
     if let Ok(a) = arr.cast::<PyArray2<f32>>() {
+        copy_fits()?;
         let ro = a.try_readonly().map_err(unreadable)?;
         let v = ro.as_array();
         let mut out = Array2::<f64>::zeros(v.dim());
@@ -251,6 +262,21 @@ impl FittedMap {
                 self.method
             )));
         }
+        // the output and its chunks before they are stacked, checked before anything is allocated
+        let need = (v.nrows() as u128)
+            .saturating_mul(self.map.dim() as u128)
+            .saturating_mul(2);
+        rfx_linalg::check_memory(
+            &format!(
+                "method {} ({} rows x {} features)",
+                self.method,
+                v.nrows(),
+                self.map.dim()
+            ),
+            rfx_linalg::f64_bytes(need),
+            MEMORY_CAP,
+        )
+        .map_err(|e| PyValueError::new_err(format!("{e}; transform fewer rows at a time")))?;
         let map = &self.map;
         let method = self.method;
         let z = compute(py, move || {

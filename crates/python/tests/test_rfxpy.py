@@ -276,6 +276,18 @@ def test_parameter_errors_carry_the_allowed_values(rows):
         rfxpy.RandomFourierFeatures(2**40).fit(rows)
 
 
+def test_memory_is_checked_before_allocating(rows):
+    """An output, a copy or a map above the 8 GiB cap is a ValueError, never an aborted interpreter."""
+    fmap = rfxpy._native.fit("rff", 2**21, None, 0, rows)  # 300 x 2^21 features: 10 GB with its chunks
+    with pytest.raises(ValueError, match="cap"):
+        fmap.transform(rows)
+    huge = np.broadcast_to(rows[:1], (2**30, rows.shape[1]))  # a 48 GiB view of one row: a copy is refused
+    with pytest.raises(ValueError, match="cap"):
+        rfxpy._native.fit("rff", 8, None, 0, huge)
+    with pytest.raises(ValueError, match="cap"):
+        rfxpy._native.gram("gaussian", huge[: 2**17])
+
+
 def test_random_state_none_and_randomstate(rows):
     a = rfxpy.RandomFourierFeatures(16).fit_transform(rows)
     b = rfxpy.RandomFourierFeatures(16).fit_transform(rows)

@@ -64,3 +64,60 @@ fn stack(parts: &[Array2<f64>]) -> rfx_core::Result<Array2<f64>> {
     concatenate(Axis(0), &views)
         .map_err(|e| RfxError::DimensionMismatch(format!("row chunks: {e}")))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::Array2;
+    use rand::Rng;
+    use rfx_core::FitData;
+
+    fn rows(n: usize, d: usize) -> Array2<f64> {
+        let mut rng = rng_stream(3, "apply rows");
+        Array2::from_shape_fn((n, d), |_| rng.gen_range(-1.0..1.0))
+    }
+
+    /// The chunked transform is the chunks' transforms stacked in order (so a row's features are those of
+    /// its fixed chunk, whatever the thread count), and the same as one call for row-wise maps.
+    #[test]
+    fn transform_rows_stacks_the_fixed_chunks() {
+        let x = rows(2 * FEATURE_CHUNK + 37, 5);
+        let spec = crate::method("rff").unwrap();
+        let p = spec.params_from::<&str>(&[]).unwrap();
+        let map = spec
+            .fit(64, &p, FitData::Dim(5), &mut feature_stream(1, "rff"))
+            .unwrap();
+        let z = transform_rows(map.as_ref(), x.view()).unwrap();
+        assert_eq!(z.dim(), (x.nrows(), 64));
+        for (i, c) in x.axis_chunks_iter(Axis(0), FEATURE_CHUNK).enumerate() {
+            let part = map.transform(c).unwrap();
+            let s0 = i * FEATURE_CHUNK;
+            assert_eq!(z.slice(s![s0..s0 + c.nrows(), ..]), part);
+        }
+    }
+
+    /// The chunked Gram is the chunks' Grams stacked in order; for the exact NTK it equals the entrywise
+    /// kernel.
+    #[test]
+    fn gram_rows_stacks_the_fixed_chunks() {
+        let x = rows(2 * GRAM_CHUNK + 5, 4);
+        let y = rows(9, 4);
+        let spec = crate::kernel("ntk").unwrap();
+        let k = spec.build(&spec.params_from::<&str>(&[]).unwrap()).unwrap();
+        let g = gram_rows(k.as_ref(), x.view(), y.view()).unwrap();
+        assert_eq!(g.dim(), (x.nrows(), 9));
+        for (i, c) in x.axis_chunks_iter(Axis(0), GRAM_CHUNK).enumerate() {
+            let s0 = i * GRAM_CHUNK;
+            assert_eq!(
+                g.slice(s![s0..s0 + c.nrows(), ..]),
+                k.gram(c, y.view()).unwrap()
+            );
+        }
+        for (i, xi) in x.rows().into_iter().enumerate().step_by(17) {
+            for (j, yj) in y.rows().into_iter().enumerate() {
+                let e = k.eval(xi, yj);
+                assert!((g[[i, j]] - e).abs() <= 1e-12 * e.abs().max(1.0), "{i} {j}");
+            }
+        }
+    }
+}

@@ -108,7 +108,7 @@ def main():
     L = [BEGIN, "## rfxpy (Python) against scikit-learn, same process (issue 29)", ""]
     L.append(
         f"Written by `bench/python/side_by_side.py` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
-        f"rfx commit `{commit}`, rfxpy {getattr(rfxpy, '__version__', '0.1.0')} (release wheel, "
+        f"rfx commit `{commit}`, rfxpy {rfxpy.__version__} (release wheel, "
         f"`pip install ./crates/python`), scikit-learn {sklearn.__version__}, numpy {np.__version__}, Python "
         f"{platform.python_version()}, {os.cpu_count()} CPUs (shared: the load average is printed next to "
         f"each row). Both libraries are called from the same Python process on the same float64 array: the "

@@ -298,6 +298,7 @@ def test_random_state_none_and_randomstate(rows):
 
 
 def test_the_registry_is_listed():
+    assert rfxpy.__version__ == "0.1.0"
     names = [m["name"] for m in rfxpy.methods()]
     assert names == list(rfxpy.TRANSFORMERS)
     rff = rfxpy.methods()[names.index("rff")]

@@ -12,9 +12,17 @@ With an int ``random_state``, a transformer's output is bit-identical to ``rfx f
 parameters and ``--seed``; a kernel's to ``rfx gram``.
 """
 
+from importlib.metadata import PackageNotFoundError as _NotFound
+from importlib.metadata import version as _version
+
 from ._native import get_num_threads, kernels, methods, set_num_threads
 from ._estimators import TRANSFORMERS, FeatureMap
 from ._kernels import KERNEL_FUNCTIONS, gram
+
+try:
+    __version__ = _version("rfxpy")
+except _NotFound:  # pragma: no cover - imported from a source tree without an install
+    __version__ = "unknown"
 
 globals().update({cls.__name__: cls for cls in TRANSFORMERS.values()})
 globals().update(KERNEL_FUNCTIONS)

@@ -7,6 +7,7 @@
 #   make test        fmt check, clippy -D warnings, rustdoc -D warnings, all tests, a quick end-to-end run
 #   make test-cluster  sharded runs through GNU parallel and a one-node Slurm (job array + merge job), merged
 #                    and compared with a whole run; installs slurm-wlm, munge and parallel if missing (root)
+#   make python      the Python package rfxpy (crates/python) built with maturin into a venv ($(PYTHON_VENV))
 SHELL := /bin/bash
 CARGO ?= cargo
 # Every experiment (experiments/Cargo.toml is the binary's manifest and experiments/papers.toml the coverage
@@ -29,7 +30,8 @@ export RFX_DATA_MIRROR RFX_DATA_DIR
 TARGET_DIR := $(if $(CARGO_TARGET_DIR),$(CARGO_TARGET_DIR),target)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all setup data build reproduce verify status report test test-cluster quick fmt clippy doc architecture bench clean
+.PHONY: all setup data build reproduce verify status report test test-cluster quick fmt clippy doc architecture bench \
+  clean python-env python python-test
 
 all: build
 
@@ -88,6 +90,31 @@ doc: setup
 architecture:
 	UPDATE_ARCHITECTURE=1 $(CARGO) test -p rfx-tests --test architecture --locked
 
+## The Python package rfxpy (crates/python): a venv under the target directory with the build and test tools
+## (crates/python/requirements-dev.txt), the wheel built by maturin in the dev profile (optimised, as every
+## build here) and installed into it. Users install with `pip install ./crates/python` (release build).
+PYTHON ?= python3
+PYTHON_VENV ?= $(TARGET_DIR)/pyenv
+python-env:
+	@[ -x $(PYTHON_VENV)/bin/python ] || $(PYTHON) -m venv $(PYTHON_VENV)
+	@$(PYTHON_VENV)/bin/python -m pip install -q --disable-pip-version-check -r crates/python/requirements-dev.txt
+
+python: setup python-env
+	rm -rf $(TARGET_DIR)/wheels
+	cd crates/python && $(abspath $(PYTHON_VENV))/bin/maturin build --profile dev --locked \
+	  -i $(abspath $(PYTHON_VENV))/bin/python -o $(abspath $(TARGET_DIR))/wheels
+	$(PYTHON_VENV)/bin/python -m pip install -q --disable-pip-version-check --force-reinstall --no-deps \
+	  $(TARGET_DIR)/wheels/rfxpy-*.whl
+
+## The pytest suite of rfxpy (scikit-learn's estimator checks, equality with `rfx features`/`rfx gram` through
+## $(TARGET_DIR)/debug/rfx, pickling, bad input, MNIST pipeline): run from the tests folder so that the
+## installed wheel, not the source tree, is imported. The binary is built as `make test`'s `cargo test` builds it
+## (`--no-run`: the same feature set, so nothing is rebuilt after it).
+python-test: python
+	$(CARGO) test --workspace --locked --no-run -q
+	cd crates/python/tests && RFX_BIN=$(abspath $(TARGET_DIR))/debug/rfx \
+	  $(abspath $(PYTHON_VENV))/bin/python -m pytest -q -p no:cacheprovider .
+
 ## Every experiment with its [quick] settings, into results/quick (not committed).
 # The build step is `cargo test --no-run`: it builds $(TARGET_DIR)/debug/rfx with the same feature set as `make test`'s
 # `cargo test --workspace`, so after the tests nothing is rebuilt (a plain `cargo build -p` would resolve features
@@ -104,6 +131,7 @@ quick: setup
 DATA_TESTS := --test real_data --test thread_determinism
 test: setup fmt clippy doc
 	$(CARGO) test --workspace --locked
+	$(MAKE) --no-print-directory python-test
 	rm -rf results/quick results/quick-t1
 	$(MAKE) --no-print-directory quick
 	RFX_DATA_NO_DOWNLOAD=1 $(CARGO) test --workspace --locked $(DATA_TESTS) -- --ignored

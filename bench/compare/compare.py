@@ -80,6 +80,19 @@ class Run:
         return np.load(os.path.join(self.out, name))
 
 
+def keep_python_section(path):
+    """The rfxpy side-by-side section of the existing report (bench/python/side_by_side.py), or None."""
+    begin, end = "<!-- python-side-by-side:begin", "<!-- python-side-by-side:end -->"
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        text = f.read()
+    if begin not in text or end not in text:
+        return None
+    i = text.index(begin)
+    return text[i: text.index(end, i) + len(end)] + "\n"
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rfx-perf", required=True, help="path of the rfx-perf binary (release)")
@@ -393,6 +406,10 @@ def write_report(args, R):
     w(f"| **all** | {sum(m['cells'] for m in R['manifests'])} | "
       f"{sum(m['cell_s'] for m in R['manifests']):.0f} | | **{est:.0f}** | | |")
     w("")
+    # the section of bench/python/side_by_side.py (rfxpy from Python, a separate run) is kept as it was
+    python_section = keep_python_section(args.results)
+    if python_section:
+        w(python_section)
     if R["crit"]:
         w("## Criterion benchmarks of this run\n")
         w("```")

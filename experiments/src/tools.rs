@@ -3,7 +3,7 @@
 //!
 //! * `features`: fits a feature map (data-oblivious maps need only the input dimension; data-dependent ones
 //!   are fitted on the rows of `--fit-on`, default the input) with the ChaCha20 stream
-//!   `rng_stream(seed, "rfx features;method=<name>")`, then transforms the input in blocks of rows and writes
+//!   `rng_stream(seed, "rfx features;method=<name>")` ([`rfx_registry::feature_stream`]), then transforms the input in blocks of rows and writes
 //!   each block as it is computed: memory is one block of input and output plus the map (and the fitting
 //!   rows of a data-dependent map).
 //! * `gram`: the exact kernel matrix $K_{ij} = k(x_i, y_j)$ in blocks of rows of $X$, the rows of a block
@@ -17,9 +17,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use ndarray::{concatenate, s, Array2, ArrayView2, Axis};
-use rayon::prelude::*;
-use rfx_core::{rng_stream, stream_seed, RfxError};
+use ndarray::{s, Array2, ArrayView2, Axis};
+use rfx_core::{stream_seed, RfxError};
 use rfx_linalg::{check_memory, f64_bytes};
 use rfx_solvers::ridge::{
     argmax_rows, fit_ridge_cv, log10_grid, one_hot, CvScore, LambdaScale, LambdaSearch, RidgeForm,
@@ -29,14 +28,10 @@ use rfx_solvers::ridge::{
 use crate::matrix_io::{read_matrix, refuse_overwrite, HeaderMode, MatrixWriter, RowBlocks};
 use rfx_core::FitData;
 use rfx_harness::error::AppError;
-use rfx_registry::{self as methods, MethodSpec, ParamDoc};
-
-/// Rows per chunk of a Gram block (the unit of parallel work; fixed, so results do not depend on threads).
-const GRAM_CHUNK: usize = 64;
-
-/// Rows per chunk transformed by one task in `features` (fixed, so results do not depend on threads or
-/// `--block-rows`, which is rounded up to a multiple of it).
-const FEATURE_CHUNK: usize = 256;
+use rfx_registry::{
+    self as methods, feature_stream, gram_rows, transform_rows, MethodSpec, ParamDoc,
+    FEATURE_CHUNK, GRAM_CHUNK,
+};
 
 /// Largest block of rows a command holds at once, whatever `--block-rows` says (blocks only bound memory:
 /// chunk boundaries, hence the numbers, do not depend on them).
@@ -138,7 +133,7 @@ fn fit_map(
             )));
         }
     }
-    let mut rng = rng_stream(seed, &format!("rfx features;method={}", spec.name));
+    let mut rng = feature_stream(seed, spec.name);
     let data = match fit_rows {
         Some((_, x)) => FitData::Rows(x),
         None => FitData::Dim(d),
@@ -193,6 +188,9 @@ pub fn features(a: &FeaturesArgs) -> Result<(usize, usize), AppError> {
         held,
         a.memory_cap,
     )?;
+    // one BLAS thread from the fit on (as `rfx fit` does): a data-dependent fit (leverage scores, Nyström)
+    // calls BLAS too, and its rounding must not depend on the machine's core count either
+    single_threaded_blas();
     let map = fit_map(
         spec,
         &p,
@@ -204,30 +202,21 @@ pub fn features(a: &FeaturesArgs) -> Result<(usize, usize), AppError> {
     drop(fit_x);
     let mut out = MatrixWriter::create(&a.output, map.dim())?;
     let mut first_row = 1;
-    single_threaded_blas();
     while let Some(block) = input.next_block(round_block(a.block_rows, FEATURE_CHUNK))? {
-        let chunks: Vec<ArrayView2<'_, f64>> =
-            block.axis_chunks_iter(Axis(0), FEATURE_CHUNK).collect();
-        let parts = chunks
-            .par_iter()
-            .map(|c| map.transform(*c))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| {
-                crate_error(
-                    &format!(
-                        "method {} on rows {}..{} of {}",
-                        spec.name,
-                        first_row,
-                        first_row + block.nrows() - 1,
-                        a.input.display()
-                    ),
-                    e,
-                )
-            })?;
+        let z = transform_rows(map.as_ref(), block.view()).map_err(|e| {
+            crate_error(
+                &format!(
+                    "method {} on rows {}..{} of {}",
+                    spec.name,
+                    first_row,
+                    first_row + block.nrows() - 1,
+                    a.input.display()
+                ),
+                e,
+            )
+        })?;
         first_row += block.nrows();
-        for z in &parts {
-            out.write_block(z.view())?;
-        }
+        out.write_block(z.view())?;
     }
     let shape = out.finish()?;
     println!(
@@ -310,18 +299,8 @@ pub fn gram(a: &GramArgs) -> Result<(usize, usize), AppError> {
     let mut out = MatrixWriter::create(&a.output, ny)?;
     for start in (0..nx).step_by(block) {
         let end = (start + block).min(nx);
-        let starts: Vec<usize> = (start..end).step_by(GRAM_CHUNK).collect();
-        let parts = starts
-            .par_iter()
-            .map(|&s0| {
-                let s1 = (s0 + GRAM_CHUNK).min(end);
-                k.gram(x.slice(s![s0..s1, ..]), y.view())
-            })
-            .collect::<Result<Vec<_>, _>>()
+        let kb = gram_rows(k.as_ref(), x.slice(s![start..end, ..]), y.view())
             .map_err(|e| crate_error(&format!("kernel {}", spec.name), e))?;
-        let views: Vec<_> = parts.iter().map(|p| p.view()).collect();
-        let kb = concatenate(Axis(0), &views)
-            .map_err(|e| AppError::internal(format!("gram block: {e}")))?;
         out.write_block(kb.view())?;
     }
     let shape = out.finish()?;

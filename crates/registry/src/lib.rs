@@ -13,6 +13,8 @@
 //!   TOML sweep) or typed values ([`RawValue`]); afterwards every value is typed and in range.
 //! * [`MethodChoice`] and [`build_method`]: the `method` values of the table kinds.
 //! * [`ternary_fit`]: the `ternary` method as its typed fitter, for the bit-packed codes of its map.
+//! * [`feature_stream`], [`transform_rows`], [`gram_rows`]: how a map or kernel is applied to rows, the
+//!   same for the command line and Python (fixed chunks, so outputs agree bit for bit).
 //!
 //! This crate composes the algorithm crates; the mathematics lives in them.
 //!
@@ -50,10 +52,12 @@
 // ndarray's `blas` feature is on workspace-wide: link OpenBLAS (dependencies.md, pitfall 3).
 extern crate openblas_src as _;
 
+pub mod apply;
 pub mod kernels;
 pub mod methods;
 pub mod params;
 
+pub use apply::{feature_stream, gram_rows, transform_rows, FEATURE_CHUNK, GRAM_CHUNK};
 pub use kernels::{kernel, kernels, with_bias, KernelSpec};
 pub use methods::{
     bias_of, build_method, method, methods, table_kernels, table_methods, ternary_fit, BoxedMap,

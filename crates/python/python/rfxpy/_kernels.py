@@ -1,0 +1,57 @@
+"""The exact kernels of rfx's registry as functions ``k(X, Y=None, **params)`` returning the Gram matrix
+``K[i, j] = k(X[i], Y[j])`` as a float64 array (``Y = X`` when omitted), computed as ``rfx gram`` does
+(bit-identical). They serve scikit-learn's ``kernel="precomputed"`` (pass ``k(X_train)`` to fit and
+``k(X_test, X_train)`` to predict) and are callables for ``kernel=`` (``functools.partial`` for parameters).
+One function per registry kernel, generated: a kernel added to the registry appears with no code here.
+"""
+
+import inspect
+
+import numpy as np
+from sklearn.utils.validation import check_array
+
+from . import _native
+
+_KERNELS = {k["name"]: k for k in _native.kernels()}
+
+
+def gram(kernel, X, Y=None, **params):
+    """The exact Gram matrix of the registry kernel ``kernel`` (``rfxpy.kernels()`` lists them)."""
+    X = check_array(X, dtype=[np.float64, np.float32], order=None, input_name="X")
+    if Y is not None:
+        Y = check_array(Y, dtype=[np.float64, np.float32], order=None, input_name="Y")
+    return _native.gram(kernel, X, Y, params)
+
+
+def _make_function(spec):
+    from ._estimators import _default
+
+    name = spec["name"]
+    names = [p["name"] for p in spec["params"]]
+    defaults = {p["name"]: _default(p) for p in spec["params"]}
+
+    def k(X, Y=None, **params):
+        unknown = sorted(set(params) - set(names))
+        if unknown:
+            raise TypeError(
+                f"{name}(): unknown parameter(s) {', '.join(unknown)}; allowed: "
+                f"{', '.join(names) if names else 'none'}"
+            )
+        return gram(name, X, Y, **{n: params.get(n, defaults[n]) for n in names})
+
+    P = inspect.Parameter
+    k.__signature__ = inspect.Signature(
+        [P("X", P.POSITIONAL_OR_KEYWORD), P("Y", P.POSITIONAL_OR_KEYWORD, default=None)]
+        + [P(n, P.KEYWORD_ONLY, default=defaults[n]) for n in names]
+    )
+    fname = name.replace("-", "_")
+    k.__name__ = k.__qualname__ = fname
+    k.__module__ = "rfxpy"
+    doc = [f"Exact kernel {name}: {spec['about']}.", "", f"Paper: {spec['paper']}.", ""]
+    doc += [f"{p['name']} : {p['allowed']}, default={defaults[p['name']]!r}\n    {p['about']}" for p in spec["params"]]
+    k.__doc__ = "\n".join(doc)
+    return fname, k
+
+
+#: One function per registry kernel, by Python name.
+KERNEL_FUNCTIONS = dict(_make_function(spec) for spec in _KERNELS.values())

@@ -27,7 +27,7 @@ pub fn write_all(
 ) -> Result<(), AppError> {
     let summaries = write_summary(spec, folder, layout, rows)?;
     let partial = missing_cells(spec, layout, rows);
-    if let Some(p) = &spec.plot {
+    for p in &spec.plots {
         // A partial run says so in the figure's title too, since the PNG is often looked at on its own.
         let mut p = p.clone();
         if let Some((done, total)) = partial {
@@ -387,7 +387,7 @@ pub fn section(
     if let Some((done, total)) = missing_cells(spec, layout, rows) {
         let _ = writeln!(out, "{}", partial_note(spec, done, total));
     }
-    if let Some(p) = &spec.plot {
+    for p in &spec.plots {
         for (stem, value) in p.figure_files(&spec.name, &spec.sweep) {
             let alt = match value {
                 Some(v) => format!("{} — {}", spec.title, p.label(&v.to_string())),

@@ -738,6 +738,7 @@ mod tests {
             legend: "upper-right".into(),
             legend_panel: None,
             figures: None,
+            name: None,
         };
         let s = vec![
             summary("a", 100, 800.0, 0.3),
@@ -780,6 +781,7 @@ mod tests {
             legend: "upper-right".into(),
             legend_panel: Some(2),
             figures: None,
+            name: None,
         };
         let at = |depth: i64, method: &str| {
             let mut s = summary(method, 10, 1.0, 0.5);

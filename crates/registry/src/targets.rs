@@ -185,7 +185,12 @@ fn survey_samplers(kernel: &'static str, sigma: Option<f64>) -> Vec<MethodTarget
             "gq" | "sorf" | "rom" => Approx::Structured,
             _ => Approx::Unbiased,
         };
-        out.push(t(name, name, &base, approx));
+        let mut params = base.clone();
+        if name == "ls-rff" {
+            // leverage scores on 500 fitting rows, as the survey benchmark (survey-benchmark.toml)
+            params.push(("ls_rows", RawValue::from(500usize)));
+        }
+        out.push(t(name, name, &params, approx));
     }
     out
 }

@@ -188,6 +188,9 @@ pub struct BestTableSpec {
     pub filter: Vec<(String, Vec<Value>)>,
     /// Columns in order.
     pub columns: Vec<BestColumn>,
+    /// Whether to add, under the table, one generated sentence per column counting in how many rows each
+    /// value of `by` is the best or not significantly worse (`tally = true`; default `false`).
+    pub tally: bool,
 }
 
 /// `[[score_table]]`: one row per value of `by` (e.g. `method`) summarising a metric across the values of
@@ -1015,6 +1018,7 @@ fn read_best_table(
         ));
     }
     let caption = s.opt_str("caption")?.unwrap_or_default();
+    let tally = s.opt_bool("tally")?.unwrap_or(false);
     s.finish()?;
     Ok(BestTableSpec {
         caption,
@@ -1023,6 +1027,7 @@ fn read_best_table(
         alpha,
         filter,
         columns,
+        tally,
     })
 }
 

@@ -9,12 +9,14 @@
 //!   statistics, every row scaled to unit norm (so every kernel sees inputs of the same scale, and the
 //!   Gaussian bandwidth `sigma` means the same on every set). Regression targets standardised with the
 //!   training rows; class labels one-hot.
-//! * **Exact kernel** (per kernel, data set and seed, shared): its Gram on the first `gram_rows` training
-//!   rows, and exact kernel ridge regression on all training rows (λ by the same k-fold search,
+//! * **Exact kernel** (per kernel, data set and seed, shared): its Gram on the first `gram_rows` test rows
+//!   (`gram_on = "test"`, the default: rows no map was fitted on, so that the data-dependent maps — Nyström,
+//!   leverage-score RFF — are not compared on their own landmarks; `"train"`: the first training rows), and
+//!   exact kernel ridge regression on all training rows (λ by the same k-fold search,
 //!   `rfx_solvers::ridge::select_lambda_gram`).
 //! * **Cell**: the map fitted with budget $m$ from the cell's stream, training and test rows mapped
 //!   (`fit_transform_s`); `rel_fro`, `rel_spec`: $\Vert K - ZZ^\top\Vert / \Vert K\Vert$ in Frobenius and spectral
-//!   norm on the `gram_rows` rows (`rfx_solvers::spectral::kernel_errors`); ridge on the features with λ by
+//!   norm on those rows (`rfx_solvers::spectral::kernel_errors`); ridge on the features with λ by
 //!   k-fold cross-validation (`fit_ridge_cv`, `solve_s`); `test_error` (regression: test MSE of the
 //!   standardised target; classification: 1 − accuracy) beside the exact kernel's `exact_test_error` and
 //!   their difference `excess_test_error`;
@@ -23,7 +25,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use ndarray::{s, Array2, Axis};
+use ndarray::{s, Array2, ArrayView2, Axis};
 use rfx_core::{Kernel, RfxRng};
 use rfx_data::{Loaded, Standardizer};
 use rfx_registry::{kernel_target, method_labels, KERNEL_LABELS};
@@ -34,7 +36,7 @@ use rfx_solvers::ridge::{
 use rfx_solvers::spectral::kernel_errors;
 
 use crate::kinds::ntk_common::{check_any_dataset, Shared};
-use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Section, Value};
+use rfx_harness::config::{choice_in, float_in, int_in, ConfigError, Invalid, Section, Value};
 use rfx_harness::kind::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 
 /// The kind.
@@ -48,6 +50,7 @@ struct Settings {
     n_train: usize,
     n_test: usize,
     gram_rows: usize,
+    gram_on: String,
     folds: usize,
     lambda_log10_min: f64,
     lambda_log10_max: f64,
@@ -61,6 +64,7 @@ impl Default for Settings {
             n_train: 1000,
             n_test: 500,
             gram_rows: 500,
+            gram_on: "test".into(),
             folds: 3,
             lambda_log10_min: -6.0,
             lambda_log10_max: 0.0,
@@ -79,7 +83,11 @@ impl rfx_harness::config::Settings for Settings {
         ("n_test", "integers from 10 to 20000"),
         (
             "gram_rows",
-            "training rows of the Gram comparison, integers from 10 to 4000 (at most n_train)",
+            "rows of the Gram comparison, integers from 10 to 4000 (at most n_test, or n_train with gram_on = \"train\")",
+        ),
+        (
+            "gram_on",
+            "test (the first gram_rows held-out rows: no map has seen them) | train (the first training rows)",
         ),
         (
             "folds",
@@ -96,11 +104,12 @@ impl rfx_harness::config::Settings for Settings {
         float_in("sigma", self.sigma, 0.01, 100.0)?;
         int_in("n_train", self.n_train as i128, 10, 20_000)?;
         int_in("n_test", self.n_test as i128, 10, 20_000)?;
+        choice_in("gram_on", &self.gram_on, &["test", "train"])?;
         int_in(
             "gram_rows",
             self.gram_rows as i128,
             10,
-            self.n_train.min(4000) as i128,
+            self.gram_pool().min(4000) as i128,
         )?;
         int_in("folds", self.folds as i128, 2, 10)?;
         float_in("lambda_log10_min", self.lambda_log10_min, -12.0, 3.0)?;
@@ -111,6 +120,17 @@ impl rfx_harness::config::Settings for Settings {
             3.0,
         )?;
         int_in("lambda_count", self.lambda_count as i128, 1, 50)
+    }
+}
+
+impl Settings {
+    /// The rows the Gram comparison draws from: `n_test` held-out rows, or `n_train` training rows.
+    fn gram_pool(&self) -> usize {
+        if self.gram_on == "train" {
+            self.n_train
+        } else {
+            self.n_test
+        }
     }
 }
 
@@ -284,9 +304,19 @@ impl CrossRunner {
         }
     }
 
+    /// The rows of the Gram comparison: the first `gram_rows` test rows (or training rows).
+    fn gram_part<'a>(&self, train: &'a Array2<f64>, test: &'a Array2<f64>) -> ArrayView2<'a, f64> {
+        let from = if self.s.gram_on == "train" {
+            train
+        } else {
+            test
+        };
+        from.slice(s![..self.s.gram_rows, ..])
+    }
+
     /// The exact kernel's comparison Gram and kernel ridge test error (module docs).
     fn exact(&self, k: &dyn Kernel, p: &Prepared, es: u64) -> Result<Exact, rfx_core::RfxError> {
-        let sub = p.xtr.slice(s![..self.s.gram_rows, ..]);
+        let sub = self.gram_part(&p.xtr, &p.xte);
         let gram = k.gram(sub, sub)?;
         let ktr = k.gram(p.xtr.view(), p.xtr.view())?;
         let kte = k.gram(p.xte.view(), p.xtr.view())?;
@@ -372,8 +402,7 @@ impl Runner for CrossRunner {
         let zte = map.transform(p.xte.view()).map_err(num)?;
         let fit_transform_s = t0.elapsed().as_secs_f64();
 
-        let errors =
-            kernel_errors(exact.gram.view(), ztr.slice(s![..self.s.gram_rows, ..])).map_err(num)?;
+        let errors = kernel_errors(exact.gram.view(), self.gram_part(&ztr, &zte)).map_err(num)?;
 
         let t1 = Instant::now();
         let search = self.search(p.classification(), es).map_err(num)?;

@@ -27,7 +27,7 @@ pub fn write_all(
 ) -> Result<(), AppError> {
     let summaries = write_summary(spec, folder, layout, rows)?;
     let partial = missing_cells(spec, layout, rows);
-    if let Some(p) = &spec.plot {
+    for p in &spec.plots {
         // A partial run says so in the figure's title too, since the PNG is often looked at on its own.
         let mut p = p.clone();
         if let Some((done, total)) = partial {
@@ -390,7 +390,7 @@ pub fn section(
     if let Some((done, total)) = missing_cells(spec, layout, rows) {
         let _ = writeln!(out, "{}", partial_note(spec, done, total));
     }
-    if let Some(p) = &spec.plot {
+    for p in &spec.plots {
         for (stem, value) in p.figure_files(&spec.name, &spec.sweep) {
             let alt = match value {
                 Some(v) => format!("{} — {}", spec.title, p.label(&v.to_string())),
@@ -599,9 +599,11 @@ pub fn best_table_markdown(t: &BestTableSpec, layout: &Layout, rows: &[Row]) -> 
             .join(" | "),
         "---|".repeat(t.rows.len() + t.columns.len())
     );
+    // per column: (rows with data, rows with "-", per `by` value: rows among the winners, rows as the sole winner)
+    let mut tallies: Vec<Tally> = vec![(0, 0, Vec::new()); t.columns.len()];
     for combo in &combos {
         let mut cells = Vec::new();
-        for col in &t.columns {
+        for (ci, col) in t.columns.iter().enumerate() {
             let mi = metric_index(layout, &col.metric);
             let mut groups: Vec<(String, std::collections::BTreeMap<String, f64>)> = Vec::new();
             for r in rows.iter().filter(|r| {
@@ -630,6 +632,24 @@ pub fn best_table_markdown(t: &BestTableSpec, layout: &Layout, rows: &[Row]) -> 
                 }
             }
             let (w, total) = winners(&groups, col.better, t.alpha);
+            let tally = &mut tallies[ci];
+            if total > 0 {
+                tally.0 += 1;
+                if w.len() * 2 > total {
+                    tally.1 += 1;
+                } else {
+                    for name in &w {
+                        let sole = usize::from(w.len() == 1);
+                        match tally.2.iter_mut().find(|(n, _, _)| n == name) {
+                            Some(e) => {
+                                e.1 += 1;
+                                e.2 += sole;
+                            }
+                            None => tally.2.push((name.clone(), 1, sole)),
+                        }
+                    }
+                }
+            }
             cells.push(if total == 0 {
                 "(-)".to_string()
             } else if w.len() * 2 > total {
@@ -647,6 +667,46 @@ pub fn best_table_markdown(t: &BestTableSpec, layout: &Layout, rows: &[Row]) -> 
          the values are not significantly different from the best. \"(-)\": no data.\n",
         t.by, t.alpha
     );
+    if t.tally {
+        out.push_str(&tally_sentences(t, &tallies));
+    }
+    out
+}
+
+/// One column's tally of a best table: rows with data, rows without a significant winner, and per value of
+/// `by` the rows in which it is among the winners and those in which it is the sole winner.
+type Tally = (usize, usize, Vec<(String, usize, usize)>);
+
+/// The generated summary of a best table with `tally = true`: per column, the values of `by` ordered by the
+/// number of rows in which they are among the winners (sole winner in parentheses), and the rows without a
+/// significant winner.
+fn tally_sentences(t: &BestTableSpec, tallies: &[Tally]) -> String {
+    let mut out = String::new();
+    for (col, (rows, none, counts)) in t.columns.iter().zip(tallies) {
+        if *rows == 0 {
+            continue;
+        }
+        let mut counts = counts.clone();
+        // most rows first, then most sole wins, then first appearance
+        counts.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)));
+        let listed: Vec<String> = counts
+            .iter()
+            .map(|(n, k, sole)| format!("{n} {k} ({sole} alone)"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "- **{}**: best or not significantly worse in — {} — of {rows} rows; no significant winner (\"-\") in {none}.",
+            col.label,
+            if listed.is_empty() {
+                "none".to_string()
+            } else {
+                listed.join(", ")
+            }
+        );
+    }
+    if !out.is_empty() {
+        out.push('\n');
+    }
     out
 }
 
@@ -744,6 +804,35 @@ pub fn score_table_markdown(t: &ScoreTableSpec, layout: &Layout, summaries: &[Su
 #[cfg(test)]
 mod best_tests {
     use super::*;
+
+    #[test]
+    fn tally_sentences_count_rows_per_winner() {
+        let col = |label: &str| crate::spec::BestColumn {
+            label: label.into(),
+            metric: "err".into(),
+            better: Better::Lower,
+            filter: Vec::new(),
+        };
+        let t = BestTableSpec {
+            caption: String::new(),
+            rows: vec!["dataset".into()],
+            by: "method".into(),
+            alpha: 0.05,
+            filter: Vec::new(),
+            columns: vec![col("m = 64"), col("m = 1024")],
+            tally: true,
+        };
+        let tallies = vec![
+            (3, 1, vec![("b".to_string(), 1, 0), ("a".to_string(), 2, 1)]),
+            (0, 0, Vec::new()),
+        ];
+        let text = tally_sentences(&t, &tallies);
+        assert_eq!(
+            text,
+            "- **m = 64**: best or not significantly worse in — a 2 (1 alone), b 1 (0 alone) — of 3 rows; no \
+             significant winner (\"-\") in 1.\n\n"
+        );
+    }
 
     #[test]
     fn paired_t_p_values() {

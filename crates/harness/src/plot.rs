@@ -774,6 +774,7 @@ mod tests {
             legend_panel: None,
             figures: None,
             zoom: Vec::new(),
+            name: None,
         };
         let s = vec![
             summary("a", 100, 800.0, 0.3),
@@ -817,6 +818,7 @@ mod tests {
             legend_panel: Some(2),
             figures: None,
             zoom: Vec::new(),
+            name: None,
         };
         let at = |depth: i64, method: &str| {
             let mut s = summary(method, 10, 1.0, 0.5);
@@ -864,6 +866,7 @@ mod tests {
             legend_panel: None,
             figures: None,
             zoom: Vec::new(),
+            name: None,
         };
         assert_eq!(with_zoom(&spec, panels.clone()).len(), 1);
         spec.zoom = vec!["b".into(), "c".into()];

@@ -75,12 +75,20 @@ pub struct PlotSpec {
     /// Series values to draw again in a zoomed copy of each panel (`zoom = ["a", "b"]`), whose y range
     /// fits only them: for curves a claim compares that another series' range squeezes together.
     pub zoom: Vec<String>,
+    /// The plot's own name (`name`, required for every `[[plot]]` after the first): its files are
+    /// `<experiment>-<name>…` instead of `<experiment>…`.
+    pub name: Option<String>,
 }
 
 impl PlotSpec {
     /// The figures of experiment `name`, in sweep order: `(file stem, value of [`PlotSpec::figures`])`, or
     /// the one figure `(name, None)`.
     pub fn figure_files(&self, name: &str, sweep: &[Axis]) -> Vec<(String, Option<Value>)> {
+        let name = match &self.name {
+            Some(own) => format!("{name}-{own}"),
+            None => name.to_string(),
+        };
+        let name = name.as_str();
         let Some(key) = &self.figures else {
             return vec![(name.to_string(), None)];
         };
@@ -183,6 +191,9 @@ pub struct BestTableSpec {
     pub filter: Vec<(String, Vec<Value>)>,
     /// Columns in order.
     pub columns: Vec<BestColumn>,
+    /// Whether to add, under the table, one generated sentence per column counting in how many rows each
+    /// value of `by` is the best or not significantly worse (`tally = true`; default `false`).
+    pub tally: bool,
 }
 
 /// `[[score_table]]`: one row per value of `by` (e.g. `method`) summarising a metric across the values of
@@ -299,8 +310,8 @@ pub struct Spec {
     pub notes: String,
     /// The sweep axes (including `seed` if listed).
     pub sweep: Vec<Axis>,
-    /// Plot.
-    pub plot: Option<PlotSpec>,
+    /// Plots: `[plot]` gives one, `[[plot]]` any number (each after the first with its own `name`).
+    pub plots: Vec<PlotSpec>,
     /// Best-method tables with significance (`[[best_table]]`), in file order.
     pub best_tables: Vec<BestTableSpec>,
     /// Cross-data-set score tables (`[[score_table]]`), in file order.
@@ -418,10 +429,7 @@ impl Spec {
         let metrics = runner.metrics();
         let params: Vec<String> = sweep.iter().map(|a| a.name.clone()).collect();
 
-        let plot = match root.table("plot")? {
-            Some(s) => Some(read_plot(&s, &params, &metrics, &sweep)?),
-            None => None,
-        };
+        let plots = read_plots(&root, &params, &metrics, &sweep)?;
         let tables = read_tables(&root, &params, &metrics, &known)?;
         let claims = root
             .tables("claim")?
@@ -456,7 +464,7 @@ impl Spec {
             paper,
             notes,
             sweep,
-            plot,
+            plots,
             tables,
             parallel_cells,
             claims,
@@ -854,9 +862,57 @@ fn read_plot(
         labels,
         figures,
         zoom,
+        name: match s.opt_str("name")? {
+            Some(n) if !is_safe_name(&n) => {
+                return Err(s.error(
+                    "name",
+                    format!("\"{n}\" is not a file name part; allowed: lowercase letters, digits, '-' and '_'"),
+                ))
+            }
+            n => n,
+        },
     };
     s.finish()?;
     Ok(spec)
+}
+
+/// `[plot]` (one plot) or `[[plot]]` (several; every one after the first needs its own `name`, and names are
+/// distinct, so that no two plots write the same files); none when absent.
+fn read_plots(
+    root: &Section<'_, '_>,
+    params: &[String],
+    metrics: &[String],
+    sweep: &[Axis],
+) -> Result<Vec<PlotSpec>, ConfigError> {
+    let is_array = matches!(
+        root.value("plot").map(|v| v.get_ref()),
+        Some(toml::de::DeValue::Array(_))
+    );
+    if !is_array {
+        return Ok(match root.table("plot")? {
+            Some(s) => vec![read_plot(&s, params, metrics, sweep)?],
+            None => Vec::new(),
+        });
+    }
+    let sections = root.tables("plot")?;
+    let mut out: Vec<PlotSpec> = Vec::new();
+    for (i, s) in sections.iter().enumerate() {
+        let p = read_plot(s, params, metrics, sweep)?;
+        if i > 0 && p.name.is_none() {
+            return Err(s.error(
+                "name",
+                "every [[plot]] after the first needs a name (its files are <experiment>-<name>.png)",
+            ));
+        }
+        if out.iter().any(|q| q.name == p.name) {
+            return Err(s.error(
+                "name",
+                "two plots with the same name would write the same files",
+            ));
+        }
+        out.push(p);
+    }
+    Ok(out)
 }
 
 /// `[table]` (one table) or `[[table]]` (an array of tables); none when absent.
@@ -988,6 +1044,7 @@ fn read_best_table(
         ));
     }
     let caption = s.opt_str("caption")?.unwrap_or_default();
+    let tally = s.opt_bool("tally")?.unwrap_or(false);
     s.finish()?;
     Ok(BestTableSpec {
         caption,
@@ -996,6 +1053,7 @@ fn read_best_table(
         alpha,
         filter,
         columns,
+        tally,
     })
 }
 

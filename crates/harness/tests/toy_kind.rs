@@ -224,3 +224,48 @@ fn filters_name_values_of_the_sweep() {
         "{e}"
     );
 }
+
+/// `[[plot]]` gives several plots, each after the first with its own name (its files `<experiment>-<name>`);
+/// a missing or repeated name is refused, and `[plot]` keeps the experiment's own file name.
+#[test]
+fn several_plots_write_their_own_files() {
+    let plot = |name: &str| {
+        format!(
+            "\n[[plot]]\n{name}title = \"t\"\nx = \"n\"\ny = \"scaled\"\nx_label = \"n\"\ny_label = \"s\"\n"
+        )
+    };
+    let two = format!("{FILE}{}{}", plot(""), plot("name = \"more\"\n"));
+    // without the run guard: the guard test of this binary counts live guards, and tests run in parallel
+    let unguarded = Kinds::new(vec![&Toy]);
+    let spec = Spec::parse(Path::new("toy.toml"), &two, false, &unguarded).unwrap();
+    assert_eq!(spec.plots.len(), 2);
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = RunOptions::new(dir.path().to_path_buf());
+    opts.progress = false;
+    run(&spec, &opts).unwrap();
+    for file in [
+        "toy-run.png",
+        "toy-run.svg",
+        "toy-run-more.png",
+        "toy-run-more.svg",
+    ] {
+        assert!(dir.path().join("toy-run").join(file).is_file(), "{file}");
+    }
+    let report = std::fs::read_to_string(dir.path().join("toy-run/report.md")).unwrap();
+    assert!(report.contains("toy-run/toy-run-more.png"), "{report}");
+
+    let e = refused(&format!("{FILE}{}{}", plot(""), plot("")), false);
+    assert!(e.contains("needs a name"), "{e}");
+    let same = plot("name = \"a\"\n");
+    let e = refused(&format!("{FILE}{same}{same}"), false);
+    assert!(e.contains("same name"), "{e}");
+    let e = refused(&format!("{FILE}{}", plot("name = \"A b\"\n")), false);
+    assert!(e.contains("not a file name part"), "{e}");
+    let one = FILE.to_string() + &plot("").replace("[[plot]]", "[plot]");
+    let spec = Spec::parse(Path::new("toy.toml"), &one, false, &kinds()).unwrap();
+    assert_eq!(spec.plots.len(), 1);
+    assert_eq!(
+        spec.plots[0].figure_files("toy-run", &spec.sweep)[0].0,
+        "toy-run"
+    );
+}

@@ -12,6 +12,8 @@
 //! * [`Params`]: parameter values checked once, when built, from text (`--param k=v`, `name(k=v)` in a
 //!   TOML sweep) or typed values ([`RawValue`]); afterwards every value is typed and in range.
 //! * [`MethodChoice`] and [`build_method`]: the `method` values of the table kinds.
+//! * [`kernel_targets`]: which method, with which parameters, approximates which exact kernel (the relation
+//!   of the cross-paper benchmark, declared once and tested pair by pair).
 //! * [`ternary_fit`]: the `ternary` method as its typed fitter, for the bit-packed codes of its map.
 //! * [`feature_stream`], [`transform_rows`], [`gram_rows`]: how a map or kernel is applied to rows, the
 //!   same for the command line and Python (fixed chunks, so outputs agree bit for bit).
@@ -56,6 +58,7 @@ pub mod apply;
 pub mod kernels;
 pub mod methods;
 pub mod params;
+pub mod targets;
 
 pub use apply::{feature_stream, gram_rows, transform_rows, FEATURE_CHUNK, GRAM_CHUNK};
 pub use kernels::{kernel, kernels, with_bias, KernelSpec};
@@ -64,6 +67,11 @@ pub use methods::{
     MethodChoice, MethodSpec, BIAS, NTK_DEPTH,
 };
 pub use params::{ParamDoc, ParamKind, Params, RawValue, Value};
+pub use targets::{
+    kernel_target, kernel_targets, method_labels, Approx, KernelTarget, MethodTarget, KERNEL_LABELS,
+};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_targets;

@@ -3,11 +3,12 @@
 //! Each kind implements [`rfx_harness::Kind`] (sweep parameters, its `[<kind>]` section) and returns a
 //! [`rfx_harness::Runner`] that computes one cell; [`registry`] hands the list to the generic runner
 //! (`rfx-harness`), which knows none of them by name. The kinds are grouped by paper (`gegenbauer`, `ntk`,
-//! `ternary`, `survey`); the helpers several of them share (`tabular`, `trf_common`, `ntk_common`) and the
+//! `ternary`, `survey`; `cross` holds the benchmark across papers); the helpers several of them share (`tabular`, `trf_common`, `ntk_common`) and the
 //! runner's `selftest` stay at this level.
 
 use rfx_harness::kind::{check_int, Kinds, ParamSpec};
 
+pub mod cross;
 pub mod gegenbauer;
 pub mod ntk;
 pub mod survey;
@@ -37,6 +38,7 @@ pub fn registry() -> Kinds {
         &survey::survey_benchmark::SurveyBenchmark,
         &survey::double_descent::DoubleDescent,
         &ntk::ridge_classify::RidgeClassify,
+        &cross::cross_benchmark::CrossBenchmark,
         &selftest::SelfTest,
     ])
     .with_run_guard(|| Box::new(rfx_linalg::SingleBlasThread::new()))

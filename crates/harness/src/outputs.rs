@@ -13,7 +13,8 @@ use crate::io::write_atomic;
 use crate::kind::Kinds;
 use crate::results::{cells_present, summarize, summary_csv, Layout, Row, Summary};
 use crate::spec::{
-    BestTableSpec, Better, NumFormat, PaperSource, PaperValue, ScoreTableSpec, Spec, TableSpec,
+    BestTableSpec, Better, NumFormat, PaperSource, PaperValue, RankTableSpec, ScoreTableSpec, Spec,
+    TableSpec,
 };
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -75,7 +76,11 @@ pub fn write_all(
             .map_err(|e| AppError::internal(format!("plot: {e}")))?;
         }
     }
-    if !spec.tables.is_empty() || !spec.best_tables.is_empty() || !spec.score_tables.is_empty() {
+    if !spec.tables.is_empty()
+        || !spec.best_tables.is_empty()
+        || !spec.rank_tables.is_empty()
+        || !spec.score_tables.is_empty()
+    {
         let mut parts: Vec<String> = Vec::new();
         if let Some((done, total)) = partial {
             parts.push(partial_note(spec, done, total));
@@ -85,6 +90,9 @@ pub fn write_all(
         }
         for t in &spec.best_tables {
             parts.push(best_table_markdown(t, layout, rows));
+        }
+        for t in &spec.rank_tables {
+            parts.push(rank_table_markdown(t, layout, rows));
         }
         for t in &spec.score_tables {
             parts.push(score_table_markdown(t, layout, &summaries));
@@ -407,6 +415,10 @@ pub fn section(
         out.push_str(&best_table_markdown(t, layout, rows));
         out.push('\n');
     }
+    for t in &spec.rank_tables {
+        out.push_str(&rank_table_markdown(t, layout, rows));
+        out.push('\n');
+    }
     for t in &spec.score_tables {
         out.push_str(&score_table_markdown(t, layout, summaries));
         out.push('\n');
@@ -673,6 +685,246 @@ pub fn best_table_markdown(t: &BestTableSpec, layout: &Layout, rows: &[Row]) -> 
     out
 }
 
+/// Ranks of `values` (1 = best) with ties sharing their mean rank.
+pub fn ranks(values: &[f64], better: Better) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|&a, &b| match better {
+        Better::Lower => values[a].total_cmp(&values[b]),
+        Better::Higher => values[b].total_cmp(&values[a]),
+    });
+    let mut out = vec![0.0; values.len()];
+    let mut i = 0;
+    while i < order.len() {
+        let mut j = i;
+        while j + 1 < order.len() && values[order[j + 1]] == values[order[i]] {
+            j += 1;
+        }
+        let mean = (i + j) as f64 / 2.0 + 1.0;
+        for &k in &order[i..=j] {
+            out[k] = mean;
+        }
+        i = j + 1;
+    }
+    out
+}
+
+/// Exact two-sided sign test: the probability under Bin(wins + losses, ½) of a split at least as uneven as
+/// the one seen, $\min(1, 2 P[X \le \min(w, l)])$ (1 when there are no untied blocks).
+pub fn sign_test_p(wins: usize, losses: usize) -> f64 {
+    let n = wins + losses;
+    if n == 0 {
+        return 1.0;
+    }
+    let k = wins.min(losses);
+    // P[X ≤ k] by summing the binomial terms in log space (exact enough for n up to millions)
+    let ln_half_n = n as f64 * 0.5f64.ln();
+    let mut ln_c = 0.0; // ln C(n, 0)
+    let mut cdf = 0.0;
+    for i in 0..=k {
+        if i > 0 {
+            ln_c += ((n - i + 1) as f64).ln() - (i as f64).ln();
+        }
+        cdf += (ln_c + ln_half_n).exp();
+    }
+    (2.0 * cdf).min(1.0)
+}
+
+/// Holm's step-down rejections for p-values at family-wise level `alpha`.
+pub fn holm_reject(p: &[f64], alpha: f64) -> Vec<bool> {
+    let mut order: Vec<usize> = (0..p.len()).collect();
+    order.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
+    let mut reject = vec![false; p.len()];
+    for (step, &i) in order.iter().enumerate() {
+        if p[i] <= alpha / (p.len() - step) as f64 {
+            reject[i] = true;
+        } else {
+            break;
+        }
+    }
+    reject
+}
+
+/// A `[[rank_table]]` as markdown (see [`RankTableSpec`]), with one generated sentence per row.
+pub fn rank_table_markdown(t: &RankTableSpec, layout: &Layout, rows: &[Row]) -> String {
+    let pidx = |name: &str| layout.params.iter().position(|p| p == name);
+    let (Some(by), Some(mi)) = (
+        pidx(&t.by),
+        layout.metrics.iter().position(|m| *m == t.metric),
+    ) else {
+        return String::new();
+    };
+    let row_idx: Vec<usize> = t.rows.iter().filter_map(|r| pidx(r)).collect();
+    let passes = |r: &Row| {
+        t.filter
+            .iter()
+            .all(|(k, vals)| pidx(k).is_some_and(|i| vals.iter().any(|v| v.to_string() == r.0[i])))
+    };
+    // per row combination: per block (the other parameters), per value of `by`: the metric
+    type Blocks = Vec<(String, Vec<(String, f64)>)>;
+    let mut combos: Vec<(Vec<String>, Blocks)> = Vec::new();
+    for r in rows.iter().filter(|r| passes(r)) {
+        let v = r.metrics(layout)[mi];
+        if !v.is_finite() {
+            continue;
+        }
+        let combo: Vec<String> = row_idx.iter().map(|&i| r.0[i].clone()).collect();
+        let block: String = layout
+            .params
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != by && !row_idx.contains(i))
+            .map(|(i, p)| format!("{p}={}", r.0[i]))
+            .collect::<Vec<_>>()
+            .join(";");
+        let pos = match combos.iter().position(|(c, _)| *c == combo) {
+            Some(p) => p,
+            None => {
+                combos.push((combo, Vec::new()));
+                combos.len() - 1
+            }
+        };
+        let blocks = &mut combos[pos].1;
+        match blocks.iter_mut().find(|(b, _)| *b == block) {
+            Some((_, vals)) => vals.push((r.0[by].clone(), v)),
+            None => blocks.push((block, vec![(r.0[by].clone(), v)])),
+        }
+    }
+    let mut out = String::new();
+    if !t.caption.is_empty() {
+        let _ = writeln!(out, "{}\n", t.caption);
+    }
+    let head = if t.rows.is_empty() {
+        "all".to_string()
+    } else {
+        t.rows.join(", ")
+    };
+    let _ = writeln!(
+        out,
+        "| {head} | blocks ranked | `{}` by mean rank of `{}` (1 = best) | first, and not significantly behind it |\n|---|---|---|---|",
+        t.by, t.metric
+    );
+    let mut sentences = Vec::new();
+    for (combo, blocks) in &combos {
+        let label = if combo.is_empty() {
+            "all".to_string()
+        } else {
+            combo.join(", ")
+        };
+        // values present in at least three quarters of the blocks
+        let mut names: Vec<String> = Vec::new();
+        for (_, vals) in blocks {
+            for (n, _) in vals {
+                if !names.contains(n) {
+                    names.push(n.clone());
+                }
+            }
+        }
+        let coverage = |n: &String| {
+            blocks
+                .iter()
+                .filter(|(_, v)| v.iter().any(|(m, _)| m == n))
+                .count()
+        };
+        let (kept, left): (Vec<String>, Vec<String>) = names
+            .into_iter()
+            .partition(|n| 4 * coverage(n) >= 3 * blocks.len());
+        let complete: Vec<Vec<f64>> = blocks
+            .iter()
+            .filter_map(|(_, vals)| {
+                kept.iter()
+                    .map(|n| vals.iter().find(|(m, _)| m == n).map(|(_, v)| *v))
+                    .collect::<Option<Vec<f64>>>()
+            })
+            .collect();
+        if kept.len() < 2 || complete.is_empty() {
+            let _ = writeln!(out, "| {label} | 0 | (too few values to rank) | |");
+            continue;
+        }
+        let block_ranks: Vec<Vec<f64>> = complete.iter().map(|v| ranks(v, t.better)).collect();
+        let mean_rank: Vec<f64> = (0..kept.len())
+            .map(|j| block_ranks.iter().map(|r| r[j]).sum::<f64>() / block_ranks.len() as f64)
+            .collect();
+        let mut order: Vec<usize> = (0..kept.len()).collect();
+        order.sort_by(|&a, &b| {
+            mean_rank[a]
+                .total_cmp(&mean_rank[b])
+                .then(kept[a].cmp(&kept[b]))
+        });
+        let first = order[0];
+        let others: Vec<usize> = order[1..].to_vec();
+        let p: Vec<f64> = others
+            .iter()
+            .map(|&j| {
+                let wins = block_ranks.iter().filter(|r| r[j] < r[first]).count();
+                let losses = block_ranks.iter().filter(|r| r[j] > r[first]).count();
+                sign_test_p(wins, losses)
+            })
+            .collect();
+        let behind = holm_reject(&p, t.alpha);
+        let level: Vec<String> = others
+            .iter()
+            .zip(&behind)
+            .filter(|(_, b)| !**b)
+            .map(|(&j, _)| kept[j].clone())
+            .collect();
+        let ranking: Vec<String> = order
+            .iter()
+            .map(|&j| format!("{} {:.1}", kept[j], mean_rank[j]))
+            .collect();
+        let mut winners = vec![kept[first].clone()];
+        winners.extend(level.iter().cloned());
+        let _ = writeln!(
+            out,
+            "| {label} | {} | {} | {} |",
+            complete.len(),
+            ranking.join(", "),
+            winners.join(", ")
+        );
+        let mut sentence = format!(
+            "- **{label}**: {} ranks first (mean rank {:.1} of {} over {} blocks); ",
+            kept[first],
+            mean_rank[first],
+            kept.len(),
+            complete.len()
+        );
+        if level.is_empty() {
+            sentence.push_str(&format!(
+                "every other value is significantly behind it ({} of {}).",
+                others.len(),
+                others.len()
+            ));
+        } else {
+            sentence.push_str(&format!(
+                "not significantly behind it: {}; significantly behind: {} of {}.",
+                level.join(", "),
+                others.len() - level.len(),
+                others.len()
+            ));
+        }
+        if !left.is_empty() {
+            sentence.push_str(&format!(
+                " Left out (missing in more than a quarter of the blocks): {}.",
+                left.join(", ")
+            ));
+        }
+        sentences.push(sentence);
+    }
+    let _ = writeln!(
+        out,
+        "\nWithin each block (every combination of the other parameters, seeds included) the values of `{}` are \
+         ranked by `{}` ({} is better; ties share their mean rank); the table orders them by mean rank. \"Not \
+         significantly behind\": an exact two-sided sign test over the blocks against the first (blocks where \
+         each is ahead) does not reject at α = {} after Holm's correction.\n",
+        t.by,
+        t.metric,
+        if t.better == Better::Lower { "lower" } else { "higher" },
+        t.alpha
+    );
+    out.push_str(&sentences.join("\n"));
+    out.push('\n');
+    out
+}
+
 /// One column's tally of a best table: rows with data, rows without a significant winner, and per value of
 /// `by` the rows in which it is among the winners and those in which it is the sole winner.
 type Tally = (usize, usize, Vec<(String, usize, usize)>);
@@ -887,5 +1139,86 @@ mod best_tests {
         assert!(w.contains(&"c".to_string()) && !w.contains(&"b".to_string()));
         let (w, _) = winners(&groups, Better::Higher, 0.05);
         assert_eq!(w, vec!["b".to_string()]);
+    }
+
+    #[test]
+    fn ranks_share_ties_and_follow_better() {
+        assert_eq!(ranks(&[0.3, 0.1, 0.2], Better::Lower), vec![3.0, 1.0, 2.0]);
+        assert_eq!(ranks(&[0.3, 0.1, 0.2], Better::Higher), vec![1.0, 3.0, 2.0]);
+        assert_eq!(
+            ranks(&[1.0, 2.0, 1.0, 3.0], Better::Lower),
+            vec![1.5, 3.0, 1.5, 4.0]
+        );
+        // ranks sum to k(k+1)/2
+        let r = ranks(&[5.0, 5.0, 5.0, 1.0, 9.0], Better::Lower);
+        assert_eq!(r.iter().sum::<f64>(), 15.0);
+    }
+
+    #[test]
+    fn sign_test_matches_the_binomial_and_holm_steps_down() {
+        // 8 wins, 2 losses: P[X ≤ 2] = (1 + 10 + 45)/1024, two-sided 112/1024
+        assert!((sign_test_p(8, 2) - 112.0 / 1024.0).abs() < 1e-12);
+        assert!((sign_test_p(2, 8) - 112.0 / 1024.0).abs() < 1e-12);
+        assert_eq!(sign_test_p(5, 5), 1.0);
+        assert_eq!(sign_test_p(0, 0), 1.0);
+        // 20 of 20: 2 / 2^20
+        assert!((sign_test_p(20, 0) - 2.0 / 1_048_576.0).abs() < 1e-15);
+        // large n stays finite and symmetric
+        let p = sign_test_p(600, 400);
+        assert!(p > 0.0 && p < 1e-9, "{p}");
+        // Holm: 0.01 ≤ 0.05/3, 0.02 ≤ 0.05/2, 0.04 ≤ 0.05/1 all reject; 0.03 after a non-rejection does not
+        assert_eq!(
+            holm_reject(&[0.04, 0.01, 0.02], 0.05),
+            vec![true, true, true]
+        );
+        assert_eq!(
+            holm_reject(&[0.01, 0.03, 0.2], 0.05),
+            vec![true, false, false]
+        );
+    }
+
+    #[test]
+    fn rank_table_ranks_within_blocks_and_tests_against_the_first() {
+        use crate::config::Value;
+        let layout = Layout {
+            params: vec!["kernel".into(), "method".into(), "seed".into()],
+            metrics: vec!["err".into()],
+            timings: vec!["time_s".into()],
+        };
+        // method a always best, b second, c third except one block; 12 blocks (seeds)
+        let mut rows = Vec::new();
+        for seed in 0..12 {
+            for (m, e) in [
+                ("a", 0.1),
+                ("b", 0.2),
+                ("c", if seed == 0 { 0.15 } else { 0.3 }),
+            ] {
+                rows.push(Row(vec![
+                    "g".into(),
+                    m.into(),
+                    seed.to_string(),
+                    e.to_string(),
+                    String::new(),
+                    "1".into(),
+                    String::new(),
+                    String::new(),
+                ]));
+            }
+        }
+        let t = RankTableSpec {
+            caption: String::new(),
+            rows: vec!["kernel".into()],
+            by: "method".into(),
+            metric: "err".into(),
+            better: Better::Lower,
+            alpha: 0.05,
+            filter: vec![("kernel".into(), vec![Value::Str("g".into())])],
+        };
+        let md = rank_table_markdown(&t, &layout, &rows);
+        assert!(md.contains("| g | 12 | a 1.0, b 2.1, c 2.9 | a |"), "{md}");
+        assert!(
+            md.contains("- **g**: a ranks first (mean rank 1.0 of 3 over 12 blocks); every other value is significantly behind it (2 of 2)."),
+            "{md}"
+        );
     }
 }

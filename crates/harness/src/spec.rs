@@ -196,6 +196,31 @@ pub struct BestTableSpec {
     pub tally: bool,
 }
 
+/// `[[rank_table]]`: per row (a combination of the `rows` parameters, e.g. each kernel), the values of `by`
+/// (e.g. the methods) ranked by `metric` within every block of the remaining sweep parameters (e.g. data set ×
+/// budget × seed), ties sharing their mean rank, and ordered by mean rank; each is compared with the first by
+/// an exact two-sided sign test over the blocks (in how many blocks it beats or loses to the first), with
+/// Holm's correction at `alpha`. Values missing from more than a quarter of the row's blocks are left out
+/// (and named); only blocks holding every remaining value are ranked. Scale-free, so blocks of different data
+/// sets combine (Demšar 2006's mean ranks, with a sign test in place of Nemenyi's critical difference).
+#[derive(Debug, Clone)]
+pub struct RankTableSpec {
+    /// Caption above the table.
+    pub caption: String,
+    /// Row parameters.
+    pub rows: Vec<String>,
+    /// The ranked parameter (e.g. `method`).
+    pub by: String,
+    /// The metric ranked.
+    pub metric: String,
+    /// Lower or higher is better.
+    pub better: Better,
+    /// Family-wise significance level of the sign tests against the first.
+    pub alpha: f64,
+    /// Restrictions applied to the cells.
+    pub filter: Vec<(String, Vec<Value>)>,
+}
+
 /// `[[score_table]]`: one row per value of `by` (e.g. `method`) summarising a metric across the values of
 /// `over` (e.g. `dataset`), each cell's value being its mean over seeds — the NTK random features paper's
 /// Table 1: the mean ± 95 % confidence half-width $1.96\thinspace s/\sqrt{k}$ over the $k$ data sets, P90 and P95 (the
@@ -314,6 +339,8 @@ pub struct Spec {
     pub plots: Vec<PlotSpec>,
     /// Best-method tables with significance (`[[best_table]]`), in file order.
     pub best_tables: Vec<BestTableSpec>,
+    /// Rankings with significance (`[[rank_table]]`), in file order.
+    pub rank_tables: Vec<RankTableSpec>,
     /// Cross-data-set score tables (`[[score_table]]`), in file order.
     pub score_tables: Vec<ScoreTableSpec>,
     /// Tables (`[table]` gives one, `[[table]]` any number), in file order.
@@ -446,6 +473,11 @@ impl Spec {
             .iter()
             .map(|s| read_best_table(s, &params, &metrics, &known))
             .collect::<Result<Vec<_>, _>>()?;
+        let rank_tables = root
+            .tables("rank_table")?
+            .iter()
+            .map(|s| read_rank_table(s, &params, &metrics, &known))
+            .collect::<Result<Vec<_>, _>>()?;
         let score_tables = root
             .tables("score_table")?
             .iter()
@@ -470,6 +502,7 @@ impl Spec {
             claims,
             paper_values,
             best_tables,
+            rank_tables,
             score_tables,
             quick,
             runner,
@@ -1054,6 +1087,45 @@ fn read_best_table(
         filter,
         columns,
         tally,
+    })
+}
+
+fn read_rank_table(
+    s: &Section<'_, '_>,
+    params: &[String],
+    metrics: &[String],
+    known: &[Axis],
+) -> Result<RankTableSpec, ConfigError> {
+    let rows = s.opt_str_list("rows")?.unwrap_or_default();
+    for r in &rows {
+        need_param(s, "rows", r, params)?;
+    }
+    let by = s.req_str("by")?;
+    need_param(s, "by", &by, params)?;
+    if rows.contains(&by) {
+        return Err(s.error(
+            "by",
+            format!("`{by}` is also one of rows; rank another parameter"),
+        ));
+    }
+    let metric = s.req_str("metric")?;
+    need_metric(s, "metric", &metric, metrics)?;
+    let better = match s.opt_choice("better", &["lower", "higher"])?.as_deref() {
+        Some("higher") => Better::Higher,
+        _ => Better::Lower,
+    };
+    let alpha = s.opt_float("alpha", 1e-6, 0.5)?.unwrap_or(0.05);
+    let filter = read_filter(s, "where", params, known)?;
+    let caption = s.opt_str("caption")?.unwrap_or_default();
+    s.finish()?;
+    Ok(RankTableSpec {
+        caption,
+        rows,
+        by,
+        metric,
+        better,
+        alpha,
+        filter,
     })
 }
 

@@ -13,8 +13,8 @@ use crate::io::write_atomic;
 use crate::kind::Kinds;
 use crate::results::{cells_present, summarize, summary_csv, Layout, Row, Summary};
 use crate::spec::{
-    BestTableSpec, Better, NumFormat, PaperSource, PaperValue, RankTableSpec, ScoreTableSpec, Spec,
-    TableSpec,
+    BestTableSpec, Better, FrontTableSpec, NumFormat, PaperSource, PaperValue, RankTableSpec,
+    ScoreTableSpec, Spec, TableSpec,
 };
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -79,6 +79,7 @@ pub fn write_all(
     if !spec.tables.is_empty()
         || !spec.best_tables.is_empty()
         || !spec.rank_tables.is_empty()
+        || !spec.front_tables.is_empty()
         || !spec.score_tables.is_empty()
     {
         let mut parts: Vec<String> = Vec::new();
@@ -93,6 +94,9 @@ pub fn write_all(
         }
         for t in &spec.rank_tables {
             parts.push(rank_table_markdown(t, layout, rows));
+        }
+        for t in &spec.front_tables {
+            parts.push(front_table_markdown(t, layout, rows));
         }
         for t in &spec.score_tables {
             parts.push(score_table_markdown(t, layout, &summaries));
@@ -417,6 +421,10 @@ pub fn section(
     }
     for t in &spec.rank_tables {
         out.push_str(&rank_table_markdown(t, layout, rows));
+        out.push('\n');
+    }
+    for t in &spec.front_tables {
+        out.push_str(&front_table_markdown(t, layout, rows));
         out.push('\n');
     }
     for t in &spec.score_tables {
@@ -925,6 +933,167 @@ pub fn rank_table_markdown(t: &RankTableSpec, layout: &Layout, rows: &[Row]) -> 
     out
 }
 
+/// The indices of the Pareto-optimal points among `(cost, value)` pairs (lower cost better; `better` for the
+/// value): those that no other point matches or beats in both with one strictly better; sorted by cost.
+pub fn pareto_front(points: &[(f64, f64)], better: Better) -> Vec<usize> {
+    let beats = |a: f64, b: f64| match better {
+        Better::Lower => a < b,
+        Better::Higher => a > b,
+    };
+    let mut front: Vec<usize> = (0..points.len())
+        .filter(|&i| {
+            let (ci, vi) = points[i];
+            !points.iter().enumerate().any(|(j, &(cj, vj))| {
+                j != i && cj <= ci && (vj == vi || beats(vj, vi)) && (cj < ci || beats(vj, vi))
+            })
+        })
+        .collect();
+    front.sort_by(|&a, &b| points[a].0.total_cmp(&points[b].0));
+    front
+}
+
+/// A `[[front_table]]` as markdown (see [`FrontTableSpec`]), with one generated sentence per value of the
+/// first row parameter.
+pub fn front_table_markdown(t: &FrontTableSpec, layout: &Layout, rows: &[Row]) -> String {
+    let pidx = |name: &str| layout.params.iter().position(|p| p == name);
+    let midx = |name: &str| layout.metrics.iter().position(|m| m == name);
+    let (Some(by), Some(ci), Some(mi)) = (pidx(&t.by), midx(&t.cost), midx(&t.metric)) else {
+        return String::new();
+    };
+    let along = t.along.as_deref().and_then(pidx);
+    let row_idx: Vec<usize> = t.rows.iter().filter_map(|r| pidx(r)).collect();
+    let passes = |r: &Row| {
+        t.filter
+            .iter()
+            .all(|(k, vals)| pidx(k).is_some_and(|i| vals.iter().any(|v| v.to_string() == r.0[i])))
+    };
+    // per row combination: per point (by, along): sums of cost and metric and the count
+    type Points = Vec<((String, String), f64, f64, usize)>;
+    let mut combos: Vec<(Vec<String>, Points)> = Vec::new();
+    for r in rows.iter().filter(|r| passes(r)) {
+        let m = r.metrics(layout);
+        let (c, v) = (m[ci], m[mi]);
+        if !(c.is_finite() && v.is_finite()) {
+            continue;
+        }
+        let combo: Vec<String> = row_idx.iter().map(|&i| r.0[i].clone()).collect();
+        let key = (
+            r.0[by].clone(),
+            along.map(|a| r.0[a].clone()).unwrap_or_default(),
+        );
+        let pos = match combos.iter().position(|(k, _)| *k == combo) {
+            Some(p) => p,
+            None => {
+                combos.push((combo, Vec::new()));
+                combos.len() - 1
+            }
+        };
+        let pts = &mut combos[pos].1;
+        match pts.iter_mut().find(|(k, ..)| *k == key) {
+            Some(p) => {
+                p.1 += c;
+                p.2 += v;
+                p.3 += 1;
+            }
+            None => pts.push((key, c, v, 1)),
+        }
+    }
+    let mut out = String::new();
+    if !t.caption.is_empty() {
+        let _ = writeln!(out, "{}\n", t.caption);
+    }
+    let head = if t.rows.is_empty() {
+        "all".to_string()
+    } else {
+        t.rows.join(" | ")
+    };
+    let _ = writeln!(
+        out,
+        "| {head} | front: `{}`{} (mean `{}`, mean `{}`), cheapest first | on the front |\n|{}---|---|",
+        t.by,
+        t.along.as_deref().map(|a| format!(" `{a}`")).unwrap_or_default(),
+        t.cost,
+        t.metric,
+        "---|".repeat(t.rows.len().max(1))
+    );
+    // per value of the first row parameter: per owner, the rows whose front it is on; and the rows counted
+    let mut counts: Vec<(String, usize, Vec<(String, usize)>)> = Vec::new();
+    for (combo, pts) in &combos {
+        let means: Vec<(f64, f64)> = pts
+            .iter()
+            .map(|(_, c, v, n)| (c / *n as f64, v / *n as f64))
+            .collect();
+        let front = pareto_front(&means, t.better);
+        let listed: Vec<String> = front
+            .iter()
+            .map(|&i| {
+                let ((owner, at), ..) = &pts[i];
+                let at = if at.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", at)
+                };
+                format!(
+                    "{owner}{at} ({}, {})",
+                    crate::plot::sci(means[i].0),
+                    crate::plot::sci(means[i].1)
+                )
+            })
+            .collect();
+        let mut owners: Vec<String> = Vec::new();
+        for &i in &front {
+            if !owners.contains(&pts[i].0 .0) {
+                owners.push(pts[i].0 .0.clone());
+            }
+        }
+        let label = if combo.is_empty() {
+            "all".to_string()
+        } else {
+            combo.join(" | ")
+        };
+        let _ = writeln!(
+            out,
+            "| {label} | {} | {} |",
+            listed.join("; "),
+            owners.join(", ")
+        );
+        let group = combo.first().cloned().unwrap_or_else(|| "all".into());
+        let pos = match counts.iter().position(|(g, ..)| *g == group) {
+            Some(p) => p,
+            None => {
+                counts.push((group, 0, Vec::new()));
+                counts.len() - 1
+            }
+        };
+        let entry = &mut counts[pos];
+        entry.1 += 1;
+        for o in owners {
+            match entry.2.iter_mut().find(|(n, _)| *n == o) {
+                Some(e) => e.1 += 1,
+                None => entry.2.push((o, 1)),
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nA point is on the front when no other point has a cost at most as high and a `{}` at least as good, one of \
+         them strictly; means over the remaining parameters (seeds), no test of significance.\n",
+        t.metric
+    );
+    for (group, n, mut owners) in counts {
+        owners.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let listed: Vec<String> = owners.iter().map(|(o, k)| format!("{o} {k}")).collect();
+        let _ = writeln!(
+            out,
+            "- **{group}**: on the front of `{}` against `{}` in — {} — of {n} rows.",
+            t.metric,
+            t.cost,
+            listed.join(", ")
+        );
+    }
+    out
+}
+
 /// One column's tally of a best table: rows with data, rows without a significant winner, and per value of
 /// `by` the rows in which it is among the winners and those in which it is the sole winner.
 type Tally = (usize, usize, Vec<(String, usize, usize)>);
@@ -1220,5 +1389,32 @@ mod best_tests {
             md.contains("- **g**: a ranks first (mean rank 1.0 of 3 over 12 blocks); every other value is significantly behind it (2 of 2)."),
             "{md}"
         );
+    }
+
+    #[test]
+    fn pareto_front_keeps_the_non_dominated_points_cheapest_first() {
+        // (cost, error): a is cheap and bad, b dominates c, d is expensive and best, e ties b exactly
+        let pts = [(1.0, 0.5), (2.0, 0.2), (3.0, 0.3), (10.0, 0.05), (2.0, 0.2)];
+        // b and e are equal: neither beats the other strictly, both stay
+        assert_eq!(pareto_front(&pts, Better::Lower), vec![0, 1, 4, 3]);
+        // higher is better: the front flips to the cheapest point with the highest value
+        let acc = [(1.0, 0.9), (2.0, 0.95), (3.0, 0.92)];
+        assert_eq!(pareto_front(&acc, Better::Higher), vec![0, 1]);
+        // brute force: a front point is never dominated, a dropped point always is
+        let mut x = 7u64;
+        let pts: Vec<(f64, f64)> = (0..200)
+            .map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                ((x >> 40) as f64 % 97.0, (x >> 20) as f64 % 89.0)
+            })
+            .collect();
+        let front = pareto_front(&pts, Better::Lower);
+        let dominated = |i: usize| {
+            pts.iter()
+                .any(|&(c, v)| c <= pts[i].0 && v <= pts[i].1 && (c < pts[i].0 || v < pts[i].1))
+        };
+        for i in 0..pts.len() {
+            assert_eq!(front.contains(&i), !dominated(i), "point {i}");
+        }
     }
 }

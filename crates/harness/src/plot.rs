@@ -557,7 +557,8 @@ fn pad(lo: f64, hi: f64, log: bool, frac: f64) -> (f64, f64) {
     }
 }
 
-fn sci(v: f64) -> String {
+/// A number for a tick or a table cell: up to three decimals between 0.01 and 10⁴, else two significant digits in e-notation.
+pub(crate) fn sci(v: f64) -> String {
     if v == 0.0 {
         return "0".into();
     }

@@ -221,6 +221,31 @@ pub struct RankTableSpec {
     pub filter: Vec<(String, Vec<Value>)>,
 }
 
+/// `[[front_table]]`: per row (a combination of the `rows` parameters), the Pareto front of the points
+/// (one per value of `by` and of `along`, e.g. method × budget) in the plane (mean `cost`, mean `metric`) over
+/// the remaining parameters (seeds): the points no other point matches or beats in both (lower cost; lower
+/// or higher metric as `better` says), cheapest first, and per value of `by` the number of rows whose front
+/// it is on (a generated sentence per group of `rows[0]`). Means only: no test of significance.
+#[derive(Debug, Clone)]
+pub struct FrontTableSpec {
+    /// Caption above the table.
+    pub caption: String,
+    /// Row parameters.
+    pub rows: Vec<String>,
+    /// The parameter that names a point's owner (e.g. `method`).
+    pub by: String,
+    /// The parameter along which an owner has several points (e.g. `m`), if any.
+    pub along: Option<String>,
+    /// The cost metric (lower is better; e.g. time or bits).
+    pub cost: String,
+    /// The quality metric.
+    pub metric: String,
+    /// Lower or higher is better for `metric`.
+    pub better: Better,
+    /// Restrictions applied to the cells.
+    pub filter: Vec<(String, Vec<Value>)>,
+}
+
 /// `[[score_table]]`: one row per value of `by` (e.g. `method`) summarising a metric across the values of
 /// `over` (e.g. `dataset`), each cell's value being its mean over seeds — the NTK random features paper's
 /// Table 1: the mean ± 95 % confidence half-width $1.96\thinspace s/\sqrt{k}$ over the $k$ data sets, P90 and P95 (the
@@ -341,6 +366,8 @@ pub struct Spec {
     pub best_tables: Vec<BestTableSpec>,
     /// Rankings with significance (`[[rank_table]]`), in file order.
     pub rank_tables: Vec<RankTableSpec>,
+    /// Pareto fronts (`[[front_table]]`), in file order.
+    pub front_tables: Vec<FrontTableSpec>,
     /// Cross-data-set score tables (`[[score_table]]`), in file order.
     pub score_tables: Vec<ScoreTableSpec>,
     /// Tables (`[table]` gives one, `[[table]]` any number), in file order.
@@ -478,6 +505,11 @@ impl Spec {
             .iter()
             .map(|s| read_rank_table(s, &params, &metrics, &known))
             .collect::<Result<Vec<_>, _>>()?;
+        let front_tables = root
+            .tables("front_table")?
+            .iter()
+            .map(|s| read_front_table(s, &params, &metrics, &known))
+            .collect::<Result<Vec<_>, _>>()?;
         let score_tables = root
             .tables("score_table")?
             .iter()
@@ -503,6 +535,7 @@ impl Spec {
             paper_values,
             best_tables,
             rank_tables,
+            front_tables,
             score_tables,
             quick,
             runner,
@@ -1125,6 +1158,45 @@ fn read_rank_table(
         metric,
         better,
         alpha,
+        filter,
+    })
+}
+
+fn read_front_table(
+    s: &Section<'_, '_>,
+    params: &[String],
+    metrics: &[String],
+    known: &[Axis],
+) -> Result<FrontTableSpec, ConfigError> {
+    let rows = s.opt_str_list("rows")?.unwrap_or_default();
+    for r in &rows {
+        need_param(s, "rows", r, params)?;
+    }
+    let by = s.req_str("by")?;
+    need_param(s, "by", &by, params)?;
+    let along = s.opt_str("along")?;
+    if let Some(a) = &along {
+        need_param(s, "along", a, params)?;
+    }
+    let cost = s.req_str("cost")?;
+    need_metric(s, "cost", &cost, metrics)?;
+    let metric = s.req_str("metric")?;
+    need_metric(s, "metric", &metric, metrics)?;
+    let better = match s.opt_choice("better", &["lower", "higher"])?.as_deref() {
+        Some("higher") => Better::Higher,
+        _ => Better::Lower,
+    };
+    let filter = read_filter(s, "where", params, known)?;
+    let caption = s.opt_str("caption")?.unwrap_or_default();
+    s.finish()?;
+    Ok(FrontTableSpec {
+        caption,
+        rows,
+        by,
+        along,
+        cost,
+        metric,
+        better,
         filter,
     })
 }

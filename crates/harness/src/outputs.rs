@@ -1017,7 +1017,9 @@ pub fn front_table_markdown(t: &FrontTableSpec, layout: &Layout, rows: &[Row]) -
         "---|".repeat(t.rows.len().max(1))
     );
     // per value of the first row parameter: per owner, the rows whose front it is on; and the rows counted
-    let mut counts: Vec<(String, usize, Vec<(String, usize)>)> = Vec::new();
+    // per group: its label, its rows, and per value of `by` the rows whose front it is on
+    type Counts = Vec<(String, usize, Vec<(String, usize)>)>;
+    let mut counts: Counts = Vec::new();
     for (combo, pts) in &combos {
         let means: Vec<(f64, f64)> = pts
             .iter()

@@ -242,7 +242,7 @@ const PALETTE: [RGBColor; 22] = [
 
 /// The project's methods and their palette index: RFF-family blue/orange, QMC/SSF green/red, exact kernels
 /// black, Nyström dark grey, the papers' proposals purple/red, baselines olive/brown/grey.
-const METHOD_COLORS: [(&str, usize); 36] = [
+const METHOD_COLORS: [(&str, usize); 41] = [
     ("rff", 0),
     ("orf", 1),
     ("sorf", 12),
@@ -272,8 +272,13 @@ const METHOD_COLORS: [(&str, usize); 36] = [
     ("grad-rf", 8),
     ("naive-rf", 5),
     ("relu", 0),
-    ("lp-rff-8", 0),
+    ("lp-rff-8", 19),
     ("lp-rff-1", 5),
+    ("lp-rff-2", 20),
+    ("rff-phase", 11),
+    ("tensorsketch", 13),
+    ("arccos", 21),
+    ("arccos-gs", 14),
     ("trf-0.1", 2),
     ("trf-0.3", 13),
     ("trf-0.5", 3),

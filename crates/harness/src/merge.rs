@@ -19,7 +19,7 @@ use crate::io::write_atomic;
 use crate::kind::Kinds;
 use crate::outputs;
 use crate::plan::Shard;
-use crate::results::{csv_line, Layout, Row};
+use crate::results::{cells_file_text, sort_in_sweep_order, Layout, Row};
 use crate::run::{read_shard_record, RunInfo, RunOptions, RunReport, ShardRecord};
 use crate::spec::Spec;
 
@@ -208,16 +208,9 @@ pub fn merge(dir: &Path, kinds: &Kinds) -> Result<MergeReport, AppError> {
     // Everything checked: write as a single run does.
     let order: HashMap<String, usize> = cells.iter().map(|c| (c.key(), c.index)).collect();
     let mut rows: Vec<Row> = by_key.into_values().map(|(r, _)| r).collect();
-    rows.sort_by_key(|r| {
-        (
-            order.get(&r.key(&layout)).copied().unwrap_or(usize::MAX),
-            r.key(&layout),
-        )
-    });
-    let mut text = csv_line(&layout.header());
-    for r in &rows {
-        text.push_str(&csv_line(&r.0));
-    }
+    rows.sort_by_key(|r| r.key(&layout)); // a fixed order first: the map's is arbitrary
+    sort_in_sweep_order(&mut rows, &layout, &order);
+    let text = cells_file_text(&layout, &rows);
     let fp = folder.fingerprint();
     write_atomic(&fp, spec.fingerprint().as_bytes()).map_err(|e| AppError::io(&fp, e))?;
     let cells_path = folder.cells();

@@ -584,14 +584,30 @@ fn winners(
     (out, means.len())
 }
 
+/// Whether row `r` passes `filter` (each listed parameter has one of the listed values, compared as written).
+fn passes_filter(layout: &Layout, r: &Row, filter: &[(String, Vec<Value>)]) -> bool {
+    filter.iter().all(|(k, vals)| {
+        layout
+            .params
+            .iter()
+            .position(|p| p == k)
+            .is_some_and(|i| vals.iter().any(|v| v.to_string() == r.0[i]))
+    })
+}
+
+/// The caption (when there is one) and the blank line that follows it, for the tables' markdown.
+fn caption_lines(caption: &str) -> String {
+    if caption.is_empty() {
+        String::new()
+    } else {
+        format!("{caption}\n\n")
+    }
+}
+
 /// A `[[best_table]]` as markdown (see [`BestTableSpec`]).
 pub fn best_table_markdown(t: &BestTableSpec, layout: &Layout, rows: &[Row]) -> String {
     let pidx = |name: &str| layout.params.iter().position(|p| p == name);
-    let passes = |r: &Row, filter: &[(String, Vec<crate::config::Value>)]| {
-        filter
-            .iter()
-            .all(|(k, vals)| pidx(k).is_some_and(|i| vals.iter().any(|v| v.to_string() == r.0[i])))
-    };
+    let passes = |r: &Row, filter: &[(String, Vec<Value>)]| passes_filter(layout, r, filter);
     let Some(by) = pidx(&t.by) else {
         return String::new();
     };
@@ -762,11 +778,7 @@ pub fn rank_table_markdown(t: &RankTableSpec, layout: &Layout, rows: &[Row]) -> 
         return String::new();
     };
     let row_idx: Vec<usize> = t.rows.iter().filter_map(|r| pidx(r)).collect();
-    let passes = |r: &Row| {
-        t.filter
-            .iter()
-            .all(|(k, vals)| pidx(k).is_some_and(|i| vals.iter().any(|v| v.to_string() == r.0[i])))
-    };
+    let passes = |r: &Row| passes_filter(layout, r, &t.filter);
     // per row combination: per block (the other parameters), per value of `by`: the metric
     type Blocks = Vec<(String, Vec<(String, f64)>)>;
     let mut combos: Vec<(Vec<String>, Blocks)> = Vec::new();
@@ -797,10 +809,7 @@ pub fn rank_table_markdown(t: &RankTableSpec, layout: &Layout, rows: &[Row]) -> 
             None => blocks.push((block, vec![(r.0[by].clone(), v)])),
         }
     }
-    let mut out = String::new();
-    if !t.caption.is_empty() {
-        let _ = writeln!(out, "{}\n", t.caption);
-    }
+    let mut out = caption_lines(&t.caption);
     let head = if t.rows.is_empty() {
         "all".to_string()
     } else {
@@ -962,11 +971,7 @@ pub fn front_table_markdown(t: &FrontTableSpec, layout: &Layout, rows: &[Row]) -
     };
     let along = t.along.as_deref().and_then(pidx);
     let row_idx: Vec<usize> = t.rows.iter().filter_map(|r| pidx(r)).collect();
-    let passes = |r: &Row| {
-        t.filter
-            .iter()
-            .all(|(k, vals)| pidx(k).is_some_and(|i| vals.iter().any(|v| v.to_string() == r.0[i])))
-    };
+    let passes = |r: &Row| passes_filter(layout, r, &t.filter);
     // per row combination: per point (by, along): sums of cost and metric and the count
     type Points = Vec<((String, String), f64, f64, usize)>;
     let mut combos: Vec<(Vec<String>, Points)> = Vec::new();
@@ -998,10 +1003,7 @@ pub fn front_table_markdown(t: &FrontTableSpec, layout: &Layout, rows: &[Row]) -
             None => pts.push((key, c, v, 1)),
         }
     }
-    let mut out = String::new();
-    if !t.caption.is_empty() {
-        let _ = writeln!(out, "{}\n", t.caption);
-    }
+    let mut out = caption_lines(&t.caption);
     let head = if t.rows.is_empty() {
         "all".to_string()
     } else {

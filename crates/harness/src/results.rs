@@ -271,6 +271,25 @@ pub fn csv_line(fields: &[String]) -> String {
     String::from_utf8(w.into_inner().expect("csv flush")).expect("utf8 csv")
 }
 
+/// A whole `cells.csv` (or shard file): the layout's header, then `rows` in the order given.
+pub fn cells_file_text(layout: &Layout, rows: &[Row]) -> String {
+    let mut text = csv_line(&layout.header());
+    for r in rows {
+        text.push_str(&csv_line(&r.0));
+    }
+    text
+}
+
+/// Sorts `rows` into sweep order (`order`: cell key → index in the sweep), stably; rows of cells no longer in
+/// the sweep go last, in the order they had.
+pub fn sort_in_sweep_order(
+    rows: &mut [Row],
+    layout: &Layout,
+    order: &std::collections::HashMap<String, usize>,
+) {
+    rows.sort_by_key(|r| order.get(&r.key(layout)).copied().unwrap_or(usize::MAX));
+}
+
 /// A `cells.csv` as read by [`parse_cells`].
 #[derive(Debug, Clone, Default)]
 pub struct CellsFile {

@@ -30,7 +30,7 @@ use crate::folder::{Earlier, ResultsFolder};
 use crate::io::{utc_now, write_atomic};
 use crate::kind::{Cell, CellError, CellOutput};
 use crate::plan::{Plan, Shard};
-use crate::results::{cells_present, csv_line, Layout, Row};
+use crate::results::{cells_file_text, cells_present, csv_line, sort_in_sweep_order, Layout, Row};
 use crate::spec::Spec;
 use crate::{outputs, VERSION};
 
@@ -136,24 +136,13 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
         _ => Vec::new(),
     };
     // Start the file afresh with the valid rows (removes a cut-off line), then append new cells.
-    let mut text = csv_line(&layout.header());
-    for r in &existing {
-        text.push_str(&csv_line(&r.0));
-    }
+    let text = cells_file_text(&layout, &existing);
     write_atomic(&fp_path, fingerprint.as_bytes()).map_err(|e| setup_error(&fp_path, e))?;
     write_atomic(&cells_path, text.as_bytes()).map_err(|e| setup_error(&cells_path, e))?;
 
     let cells = spec.cells();
     let done: std::collections::HashSet<String> = existing.iter().map(|r| r.key(&layout)).collect();
-    let pending: Vec<_> = cells
-        .iter()
-        .filter(|c| !done.contains(&c.key()))
-        .filter(|c| {
-            opts.only
-                .as_ref()
-                .is_none_or(|keys| keys.contains(&c.key()))
-        })
-        .collect();
+    let pending = still_to_compute(cells.iter(), &done, opts.only.as_ref());
     let reused = cells.iter().filter(|c| done.contains(&c.key())).count();
     let not_asked = cells.len() - reused - pending.len();
 
@@ -163,11 +152,8 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunReport, AppError> {
     // Canonical order: the sweep's cells first, in sweep order; rows of cells no longer in the sweep after.
     let mut all: Vec<Row> = existing.into_iter().chain(new_rows).collect();
     let order: HashMap<String, usize> = cells.iter().map(|c| (c.key(), c.index)).collect();
-    all.sort_by_key(|r| order.get(&r.key(&layout)).copied().unwrap_or(usize::MAX));
-    let mut text = csv_line(&layout.header());
-    for r in &all {
-        text.push_str(&csv_line(&r.0));
-    }
+    sort_in_sweep_order(&mut all, &layout, &order);
+    let text = cells_file_text(&layout, &all);
     write_atomic(&cells_path, text.as_bytes()).map_err(|e| AppError::io(&cells_path, e))?;
 
     let skipped = all
@@ -345,16 +331,7 @@ pub fn run_shard(spec: &Spec, opts: &RunOptions, shard: Shard) -> Result<ShardRe
         }
     };
     let done: HashSet<String> = merged.iter().chain(&own).map(|r| r.key(&layout)).collect();
-    let pending: Vec<&Cell> = mine
-        .iter()
-        .copied()
-        .filter(|c| !done.contains(&c.key()))
-        .filter(|c| {
-            opts.only
-                .as_ref()
-                .is_none_or(|keys| keys.contains(&c.key()))
-        })
-        .collect();
+    let pending = still_to_compute(mine.iter().copied(), &done, opts.only.as_ref());
     let reused = mine.len() - pending.len();
 
     let fp_path = folder.fingerprint();
@@ -380,21 +357,15 @@ pub fn run_shard(spec: &Spec, opts: &RunOptions, shard: Shard) -> Result<ShardRe
         wall_time_s: 0.0,
     };
     write_shard_record(&record_path, &record)?;
-    let mut text = csv_line(&layout.header());
-    for r in &own {
-        text.push_str(&csv_line(&r.0));
-    }
+    let text = cells_file_text(&layout, &own);
     write_atomic(&shard_path, text.as_bytes()).map_err(|e| setup_error(&shard_path, e))?;
 
     let new_rows = compute_cells(spec, opts, &layout, &pending, &shard_path, &provenance)?;
     let computed = new_rows.len();
     let order: HashMap<String, usize> = cells.iter().map(|c| (c.key(), c.index)).collect();
     let mut all: Vec<Row> = own.into_iter().chain(new_rows).collect();
-    all.sort_by_key(|r| order.get(&r.key(&layout)).copied().unwrap_or(usize::MAX));
-    let mut text = csv_line(&layout.header());
-    for r in &all {
-        text.push_str(&csv_line(&r.0));
-    }
+    sort_in_sweep_order(&mut all, &layout, &order);
+    let text = cells_file_text(&layout, &all);
     write_atomic(&shard_path, text.as_bytes()).map_err(|e| AppError::io(&shard_path, e))?;
     let wall_s = started.elapsed().as_secs_f64();
     record.computed = computed;
@@ -433,6 +404,18 @@ fn write_shard_record(path: &Path, record: &ShardRecord) -> Result<(), AppError>
     let text =
         serde_json::to_string_pretty(record).map_err(|e| AppError::internal(e.to_string()))?;
     write_atomic(path, text.as_bytes()).map_err(|e| AppError::io(path, e))
+}
+
+/// The cells still to compute: those not `done`, and among `only` when it is given.
+fn still_to_compute<'a>(
+    cells: impl Iterator<Item = &'a Cell>,
+    done: &HashSet<String>,
+    only: Option<&HashSet<String>>,
+) -> Vec<&'a Cell> {
+    cells
+        .filter(|c| !done.contains(&c.key()))
+        .filter(|c| only.is_none_or(|keys| keys.contains(&c.key())))
+        .collect()
 }
 
 /// Computes `pending` (on `opts.threads` workers, one cell at a time when the spec says so), appending each

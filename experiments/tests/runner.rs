@@ -1,47 +1,11 @@
 //! End-to-end tests of the `rfx` binary: configuration errors, determinism across thread counts, and
 //! resumption after `kill -9`.
 
+mod common;
+
+use common::{rfx, rows_without_timings, run, write, SELFTEST};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn rfx() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_rfx"))
-}
-
-fn run(args: &[&str]) -> Output {
-    rfx().args(args).output().expect("rfx runs")
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
-}
-
-const SELFTEST: &str = r#"
-[experiment]
-name = "st"
-kind = "selftest"
-seed = 11
-
-[sweep]
-dim = [1, 2, 3, 4, 5, 6, 7, 8]
-seed = [0, 1, 2]
-
-[selftest]
-draws = 2000
-"#;
-
-/// Rows of a cells.csv with the timing columns removed (timings are the trailing `*_s` columns).
-fn rows_without_timings(path: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let keep = header.iter().take_while(|h| !h.ends_with("_s")).count();
-    std::iter::once(header[..keep].join(","))
-        .chain(lines.map(|l| l.split(',').take(keep).collect::<Vec<_>>().join(",")))
-        .collect()
-}
+use std::process::Command;
 
 fn assert_config_error(toml: &str, expect: &[&str]) {
     let dir = tempfile::tempdir().unwrap();

@@ -2,16 +2,12 @@
 //! killed shard resumed without recomputing its finished cells, and a merge that refuses (exit 2, nothing
 //! written) when a shard is missing or conflicts.
 
+mod common;
+
+use common::{rows_without_timings as values, run, write, SELFTEST};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rfx"))
-        .args(args)
-        .output()
-        .expect("rfx runs")
-}
+use std::process::Output;
 
 fn ok(o: &Output) -> String {
     assert!(
@@ -21,37 +17,6 @@ fn ok(o: &Output) -> String {
         String::from_utf8_lossy(&o.stderr)
     );
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-const SELFTEST: &str = r#"
-[experiment]
-name = "st"
-kind = "selftest"
-seed = 11
-
-[sweep]
-dim = [1, 2, 3, 4, 5, 6, 7, 8]
-seed = [0, 1, 2]
-
-[selftest]
-draws = 2000
-"#;
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
-}
-
-/// Rows of a cells.csv without the timing, commit and load columns (everything from `time_s` on).
-fn values(path: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let keep = header.iter().take_while(|h| !h.ends_with("_s")).count();
-    std::iter::once(header[..keep].join(","))
-        .chain(lines.map(|l| l.split(',').take(keep).collect::<Vec<_>>().join(",")))
-        .collect()
 }
 
 fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {

@@ -39,8 +39,11 @@ wait_jobs() { # wait until the given job ids have left the queue (at most 180 s)
 ids() { sed -n 's/^array job \([0-9]*\) .*merge job \([0-9]*\) .*/\1,\2/p'; }
 
 step "Slurm: array of 4 shards + merge job"
-jobs="$(scripts/slurm/submit.sh "${files[@]}" --shards 4 --quick --out "$T/slurm-out" --rfx "$RFX" \
-  --logs "$T/logs" | tee /dev/stderr | ids)"
+# (printed, then parsed: `tee /dev/stderr` would reopen, and so truncate, a log file that stderr points to)
+submitted="$(scripts/slurm/submit.sh "${files[@]}" --shards 4 --quick --out "$T/slurm-out" --rfx "$RFX" \
+  --logs "$T/logs")"
+echo "$submitted"
+jobs="$(ids <<< "$submitted")"
 [ -n "$jobs" ] || fail "submit.sh printed no job ids"
 wait_jobs "$jobs"
 for n in "${names[@]}"; do

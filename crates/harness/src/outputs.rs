@@ -584,6 +584,19 @@ fn winners(
     (out, means.len())
 }
 
+/// The value of `key` in an insertion-ordered list of pairs, inserted from `init` when absent (the tables
+/// list their rows and groups in order of first appearance).
+fn entry<K: PartialEq, V>(list: &mut Vec<(K, V)>, key: K, init: impl FnOnce() -> V) -> &mut V {
+    let pos = match list.iter().position(|(k, _)| *k == key) {
+        Some(p) => p,
+        None => {
+            list.push((key, init()));
+            list.len() - 1
+        }
+    };
+    &mut list[pos].1
+}
+
 /// Whether row `r` passes `filter` (each listed parameter has one of the listed values, compared as written).
 fn passes_filter(layout: &Layout, r: &Row, filter: &[(String, Vec<Value>)]) -> bool {
     filter.iter().all(|(k, vals)| {
@@ -796,18 +809,8 @@ pub fn rank_table_markdown(t: &RankTableSpec, layout: &Layout, rows: &[Row]) -> 
             .map(|(i, p)| format!("{p}={}", r.0[i]))
             .collect::<Vec<_>>()
             .join(";");
-        let pos = match combos.iter().position(|(c, _)| *c == combo) {
-            Some(p) => p,
-            None => {
-                combos.push((combo, Vec::new()));
-                combos.len() - 1
-            }
-        };
-        let blocks = &mut combos[pos].1;
-        match blocks.iter_mut().find(|(b, _)| *b == block) {
-            Some((_, vals)) => vals.push((r.0[by].clone(), v)),
-            None => blocks.push((block, vec![(r.0[by].clone(), v)])),
-        }
+        let blocks = entry(&mut combos, combo, Vec::new);
+        entry(blocks, block, Vec::new).push((r.0[by].clone(), v));
     }
     let mut out = caption_lines(&t.caption);
     let head = if t.rows.is_empty() {
@@ -986,14 +989,7 @@ pub fn front_table_markdown(t: &FrontTableSpec, layout: &Layout, rows: &[Row]) -
             r.0[by].clone(),
             along.map(|a| r.0[a].clone()).unwrap_or_default(),
         );
-        let pos = match combos.iter().position(|(k, _)| *k == combo) {
-            Some(p) => p,
-            None => {
-                combos.push((combo, Vec::new()));
-                combos.len() - 1
-            }
-        };
-        let pts = &mut combos[pos].1;
+        let pts = entry(&mut combos, combo, Vec::new);
         match pts.iter_mut().find(|(k, ..)| *k == key) {
             Some(p) => {
                 p.1 += c;
@@ -1069,13 +1065,10 @@ pub fn front_table_markdown(t: &FrontTableSpec, layout: &Layout, rows: &[Row]) -
                 counts.len() - 1
             }
         };
-        let entry = &mut counts[pos];
-        entry.1 += 1;
+        let group_entry = &mut counts[pos];
+        group_entry.1 += 1;
         for o in owners {
-            match entry.2.iter_mut().find(|(n, _)| *n == o) {
-                Some(e) => e.1 += 1,
-                None => entry.2.push((o, 1)),
-            }
+            *entry(&mut group_entry.2, o, || 0) += 1;
         }
     }
     let _ = writeln!(

@@ -8,8 +8,9 @@
 //! * [`eigh`] / [`eigvalsh`]: symmetric eigendecomposition $A = V \Lambda V^\top$ by the divide-and-conquer
 //!   driver `dsyevd` (6× faster than `dsyev`, which ndarray-linalg's `eigh` uses; see
 //!   `shared/research/dependencies.md`, pitfall 4);
-//! * [`Tridiagonal`]: $A = Q T Q^\top$ by `dsytrd`, for the shifted solves $(A + \lambda I)^{-1} B$ of a λ path at
-//!   a third of an eigendecomposition's cost;
+//! * [`BandReduction`]: $A = Q B Q^\top$ with $B$ banded, by `dsytrd_sy2sb` (level-3, 4× faster than the
+//!   tridiagonal `dsytrd`), for the shifted solves $(A + \lambda I)^{-1} B$ of a λ path without an
+//!   eigendecomposition;
 //! * [`gram_cols`] ($Z^\top Z$) and [`gram_rows`] ($Z Z^\top$) by `cblas_dsyrk`, which does half the flops of a
 //!   GEMM (pitfall 6), with $Z^\top Z$ accumulated over row blocks ([`NormalEquations`]) so that feature
 //!   blocks can be streamed and the $n \times m$ matrix never has to be held twice;
@@ -50,6 +51,7 @@
 // Forces the libopenblas link for every binary/test/bench (dependencies.md, pitfall 3).
 extern crate openblas_src as _;
 
+mod band;
 mod cholesky;
 mod dense;
 mod eigen;
@@ -57,8 +59,8 @@ mod memory;
 mod mixed;
 mod syrk;
 mod threads;
-mod tridiagonal;
 
+pub use band::{BandReduction, BAND_WIDTH};
 pub use cholesky::Cholesky;
 pub use dense::{add_diag, check_finite, fro_norm, symmetrize, symmetrize_from_upper};
 pub use eigen::{eigh, eigvalsh, SymEig};
@@ -69,7 +71,6 @@ pub use syrk::{
     DEFAULT_ROW_BLOCK,
 };
 pub use threads::{blas_threads, set_blas_threads, SingleBlasThread};
-pub use tridiagonal::Tridiagonal;
 
 #[cfg(test)]
 mod tests;

@@ -121,17 +121,47 @@ fn memory_cap() {
     set_blas_threads(2);
 }
 #[test]
-fn tridiagonal_shifted_solves_equal_cholesky_solves() {
-    for n in [0usize, 1, 2, 7, 60] {
+fn band_reduction_is_a_similarity_and_its_shifted_solves_equal_cholesky_solves() {
+    // sizes below, at and above the band width (n <= kd + 1 keeps A itself as the band)
+    for n in [
+        0usize,
+        1,
+        2,
+        7,
+        60,
+        BAND_WIDTH + 1,
+        BAND_WIDTH + 2,
+        150,
+        300,
+    ] {
         let z = randn(n + 3, n, 9 + n as u64);
         let a = gram_cols(z.view()).unwrap();
         let b = randn(n, 3, 100 + n as u64);
-        let t = Tridiagonal::new(a.view()).unwrap();
-        assert_eq!(t.diagonal().len(), n);
-        assert_eq!(t.off_diagonal().len(), n.saturating_sub(1));
-        // similarity: the trace is kept
-        let trace: f64 = t.diagonal().iter().sum();
-        assert!((trace - a.diag().sum()).abs() <= 1e-12 * (1.0 + a.diag().sum()));
+        let t = BandReduction::new(a.view()).unwrap();
+        assert_eq!(t.bandwidth(), BAND_WIDTH.min(n.saturating_sub(1)));
+        let band = t.band_dense();
+        // B is banded, and Q B Qᵀ = A keeps the trace, the Frobenius norm and the eigenvalues
+        for ((i, j), v) in band.indexed_iter() {
+            assert!(
+                i.abs_diff(j) <= t.bandwidth() || *v == 0.0,
+                "n = {n}: B[{i}, {j}] = {v}"
+            );
+        }
+        let scale = 1.0 + fro_norm(a.view());
+        assert!((band.diag().sum() - a.diag().sum()).abs() <= 1e-12 * scale);
+        assert!((fro_norm(band.view()) - fro_norm(a.view())).abs() <= 1e-12 * scale);
+        if n > 0 {
+            let (ea, eb) = (eigvalsh(a.view()).unwrap(), eigvalsh(band.view()).unwrap());
+            let gap = ea
+                .iter()
+                .zip(&eb)
+                .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+            // backward-stable reductions: eigenvalues agree to a small multiple of n ε ‖A‖
+            assert!(
+                gap <= 1e-13 * n as f64 * scale,
+                "n = {n}: eigenvalues differ by {gap}"
+            );
+        }
         let shifts = [1e-4, 0.5, 40.0];
         let xs = t.solve_shifted(b.view(), &shifts).unwrap();
         for (x, &lam) in xs.iter().zip(&shifts) {
@@ -144,9 +174,9 @@ fn tridiagonal_shifted_solves_equal_cholesky_solves() {
             assert!(err <= 1e-9 * scale, "n = {n}, λ = {lam}: {err} vs {scale}");
         }
     }
-    // indefinite after the shift: no solution offered
+    // indefinite after the shift: no solution offered (small, and above the band width)
     let a = ndarray::arr2(&[[-1.0, 0.2], [0.2, 2.0]]);
-    let t = Tridiagonal::new(a.view()).unwrap();
+    let t = BandReduction::new(a.view()).unwrap();
     let xs = t
         .solve_shifted(Array2::ones((2, 1)).view(), &[0.5, 3.0])
         .unwrap();
@@ -154,6 +184,29 @@ fn tridiagonal_shifted_solves_equal_cholesky_solves() {
     assert!(t
         .solve_shifted(Array2::ones((3, 1)).view(), &[1.0])
         .is_err());
+    let n = 200;
+    let mut a = gram_cols(randn(n + 5, n, 7).view()).unwrap();
+    a[[17, 17]] -= 1e3; // one clearly negative eigenvalue
+    let t = BandReduction::new(a.view()).unwrap();
+    let lo = eigvalsh(a.view()).unwrap()[0];
+    assert!(lo < -10.0);
+    let xs = t
+        .solve_shifted(Array2::ones((n, 1)).view(), &[-lo / 2.0, -2.0 * lo])
+        .unwrap();
+    assert!(xs[0].is_none() && xs[1].is_some());
+}
+
+#[test]
+fn band_reduction_memory_bounds_lapack_workspace() {
+    for n in [BAND_WIDTH + 2, 100, 1000, 4000, 10_000, 50_000] {
+        let lwork = BandReduction::workspace_query(n).unwrap() as u128;
+        let (nn, kd) = (n as u128, BAND_WIDTH as u128);
+        let model = BandReduction::memory_f64s(n) - nn * nn - 2 * (kd + 1) * nn - nn;
+        assert!(
+            lwork <= model,
+            "n = {n}: LAPACK asks {lwork} doubles, the model counts {model}"
+        );
+    }
 }
 
 /// An $n \times m$ matrix of i.i.d. $N(0, 1)$ entries (Box–Muller on a seeded ChaCha stream).

@@ -10,8 +10,8 @@ use ndarray::{s, Array2};
 use rand::{Rng, SeedableRng};
 use rfx_linalg::{
     blas_threads, eigh, eigvalsh, gram_cols, gram_cols_f32_upper, gram_rows, gram_rows_add_upper,
-    gram_rows_upper_serial, set_blas_threads, Cholesky, CholeskyF32, NormalEquations,
-    SingleBlasThread, Tridiagonal,
+    gram_rows_upper_serial, set_blas_threads, BandReduction, Cholesky, CholeskyF32,
+    NormalEquations, SingleBlasThread,
 };
 
 fn uniform(n: usize, m: usize, seed: u64) -> Array2<f64> {
@@ -40,7 +40,7 @@ fn outputs(n: usize) -> Vec<(&'static str, Vec<u64>)> {
     rfx_linalg::add_diag(&mut a, 1.0);
     let chol = Cholesky::factor_view(a.view()).unwrap();
     let eig = eigh(a.view()).unwrap();
-    let tri = Tridiagonal::new(a.view()).unwrap();
+    let tri = BandReduction::new(a.view()).unwrap();
     let shifted: Vec<Array2<f64>> = tri
         .solve_shifted(b.view(), &[1e-3, 1.0])
         .unwrap()
@@ -81,11 +81,8 @@ fn outputs(n: usize) -> Vec<(&'static str, Vec<u64>)> {
             "eigvalsh",
             bits([&col(eigvalsh(a.view()).unwrap().as_slice().unwrap())]),
         ),
-        (
-            "Tridiagonal::new",
-            bits([&col(tri.diagonal()), &col(tri.off_diagonal())]),
-        ),
-        ("Tridiagonal::solve_shifted", bits(&shifted)),
+        ("BandReduction::new", bits([&tri.band_dense()])),
+        ("BandReduction::solve_shifted", bits(&shifted)),
         ("gram_cols_f32_upper", bits([&f32_gram])),
         ("CholeskyF32", bits([&f32_solve])),
     ]

@@ -8,7 +8,7 @@
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use ndarray::{Array2, Axis};
 use rand::{Rng, SeedableRng};
-use rfx_linalg::{add_diag, eigh, gram_cols, gram_rows, Cholesky, Precision, Tridiagonal};
+use rfx_linalg::{add_diag, eigh, gram_cols, gram_rows, BandReduction, Cholesky, Precision};
 use rfx_solvers::metrics::{gflops, timed};
 use rfx_solvers::ridge::{
     select_lambda, CvScore, KernelRidge, KrrParams, LambdaScale, LambdaSearch, Ridge, RidgeParams,
@@ -110,18 +110,18 @@ fn benches(c: &mut Criterion) {
     g.finish();
     drop(z);
 
-    // the λ path of a ridge search: one tridiagonal reduction (dsytrd) per fold instead of the
+    // the λ path of a ridge search: one band reduction (dsytrd_sy2sb) per fold instead of the
     // eigendecomposition (dsyevd) it replaced, on an m × m Gram; then a whole 2-fold search of 10 λ
     let m = 3_000;
     let z = uniform(2 * m, m, 8);
     let a = gram_cols(z.view()).unwrap();
-    let t_tri = best_of(2, || Tridiagonal::new(a.view()).unwrap());
+    let t_band = best_of(2, || BandReduction::new(a.view()).unwrap());
     let t_eig = best_of(2, || eigh(a.view()).unwrap());
     println!(
-        "[rfx-solvers bench] λ path on a {m} x {m} Gram: tridiagonal reduction {:.2} s, eigendecomposition {:.2} s ({:.1}x)",
-        t_tri.as_secs_f64(),
+        "[rfx-solvers bench] λ path on a {m} x {m} Gram: band reduction {:.2} s, eigendecomposition {:.2} s ({:.1}x)",
+        t_band.as_secs_f64(),
         t_eig.as_secs_f64(),
-        t_eig.as_secs_f64() / t_tri.as_secs_f64()
+        t_eig.as_secs_f64() / t_band.as_secs_f64()
     );
     let y = uniform(2 * m, 1, 9);
     let search = LambdaSearch {

@@ -41,7 +41,7 @@ use rand::seq::SliceRandom;
 use rfx_core::{rng_stream, Kernel, Result, RfxError};
 use rfx_linalg::{
     add_diag, check_finite, check_memory, eigh, f64_bytes, gram_cols, gram_cols_f32_upper,
-    gram_rows, solve_spd_refined, Cholesky, CholeskyF32, NormalEquations, Precision, Tridiagonal,
+    gram_rows, solve_spd_refined, BandReduction, Cholesky, CholeskyF32, NormalEquations, Precision,
     DEFAULT_MEMORY_CAP,
 };
 
@@ -552,9 +552,9 @@ fn score(pred: &Array2<f64>, y: &ArrayView2<'_, f64>, s: CvScore) -> f64 {
     }
 }
 
-/// Selects λ on a grid by held-out error, reusing **one tridiagonal reduction per fold for all λ**.
+/// Selects λ on a grid by held-out error, reusing **one band reduction per fold for all λ**.
 ///
-/// Primal ($m \le n_{tr}$): $G = Z_{tr}^\top Z_{tr} = Q T Q^\top$ ([`Tridiagonal`], `dsytrd`), then for every λ
+/// Primal ($m \le n_{tr}$): $G = Z_{tr}^\top Z_{tr} = Q T Q^\top$, $T$ banded ([`BandReduction`], `dsytrd_sy2sb`), then for every λ
 /// $\hat Y_{va} = Z_{va}\thinspace Q (T + \lambda I)^{-1} Q^\top (Z_{tr}^\top Y_{tr})$, which costs $O(m^2 k + n_{va} m k)$
 /// per λ. Dual ($m > n_{tr}$): $Z_{tr} Z_{tr}^\top = Q T Q^\top$ and
 /// $\hat Y_{va} = (Z_{va} Z_{tr}^\top)\thinspace Q (T + \lambda I)^{-1} Q^\top Y_{tr}$. This is the eigen-path of
@@ -616,7 +616,7 @@ fn effective_grid(search: &LambdaSearch, ntr: usize) -> Vec<f64> {
 }
 
 /// One fold's λ path: the solutions $X_\lambda = (A + \lambda I)^{-1} B$ for every effective λ, $A$
-/// symmetric positive semi-definite, from the tridiagonal form of $A$; or, where a shifted tridiagonal is not
+/// symmetric positive semi-definite, from the band form of $A$; or, where a shifted band matrix is not
 /// numerically positive definite, the eigendecomposition $A = V\Lambda V^\top$ and $V^\top B$, with
 /// $\Lambda$ clipped at 0. Held-out predictions are $P X_\lambda$.
 enum FoldPath {
@@ -632,7 +632,7 @@ enum FoldPath {
 impl FoldPath {
     /// Consumes `a` (dropped before the fallback's eigendecomposition allocates).
     fn new(a: Array2<f64>, b: Array2<f64>, lams: &[f64]) -> Result<FoldPath> {
-        let solutions = Tridiagonal::new(a.view())?.solve_shifted(b.view(), lams)?;
+        let solutions = BandReduction::new(a.view())?.solve_shifted(b.view(), lams)?;
         if solutions.iter().all(Option::is_some) {
             return Ok(FoldPath::Shifted(solutions.into_iter().flatten().collect()));
         }
@@ -713,8 +713,8 @@ fn check_grid(search: &LambdaSearch) -> Result<()> {
 }
 
 /// Selects λ for **exact kernel ridge regression** from the Gram $K$ of the rows (same validation schemes,
-/// scores and λ convention as [`select_lambda`]): per fold one tridiagonal reduction of the fitting rows'
-/// Gram $K_{FF} = Q T Q^\top$, then for every λ $\hat Y_V = K_{VF}\thinspace Q(T + \lambda_{\rm eff} I)^{-1}Q^\top Y_F$ —
+/// scores and λ convention as [`select_lambda`]): per fold one band reduction of the fitting rows'
+/// Gram $K_{FF} = Q T Q^\top$ ($T$ banded), then for every λ $\hat Y_V = K_{VF}\thinspace Q(T + \lambda_{\rm eff} I)^{-1}Q^\top Y_F$ —
 /// the dual path of [`select_lambda`] with $ZZ^\top$ replaced by $K$ (eigendecomposition fallback as there). Refit with
 /// [`KernelRidge::fit_gram`] and `best_lambda` afterwards.
 pub fn select_lambda_gram(
@@ -757,8 +757,9 @@ pub fn select_lambda_gram(
 /// this is the largest fold's peak; a fold with $f$ fitting and $v$ held-out rows holds, in doubles, the
 /// largest of
 /// - cutting out $K_{FF}$: the selected rows $K_{F\cdot}$ ($fn$) and $K_{FF}$ ($f^2$);
-/// - the tridiagonal reduction: $K_{FF}$, its reflectors ($f^2$), `dsytrd`'s workspace (at most $64f$) and $T$
-///   ($3f$), then the solutions $X_\lambda$ ($gfk$) with $Q^\top B$ and a working copy ($2fk$);
+/// - the band reduction: $K_{FF}$ ($f^2$) and [`BandReduction::memory_f64s`] (its reflectors $f^2$, the band,
+///   a shifted copy, τ and LAPACK's workspace: $(4k_d + 3)f + 2k_d^2$ with $k_d$ = [`rfx_linalg::BAND_WIDTH`]),
+///   then the solutions $X_\lambda$ ($gfk$) with $Q^\top B$ and a working copy ($2fk$);
 /// - the eigendecomposition fallback: $K_{FF}$, `dsyevd`'s copy ($f^2$), its workspace ($2f^2 + 6f + 1$
 ///   doubles, $5f + 3$ integers counted as doubles), the eigenvalues ($f$) and the eigenvectors' row-major
 ///   copy ($f^2$): $5f^2 + 12f + 4$;
@@ -779,7 +780,7 @@ pub fn select_lambda_gram_memory_bytes(n: usize, k: usize, search: &LambdaSearch
         .map(|&(f, v)| {
             let (f, v) = (f as u128, v as u128);
             let select = f * n + f * f;
-            let reduce = 2 * f * f + 64 * f + 3 * f + g * f * k + 2 * f * k;
+            let reduce = f * f + BandReduction::memory_f64s(f as usize) + g * f * k + 2 * f * k;
             let fallback = 5 * f * f + 12 * f + 4;
             let predict = f * f + v * n + 2 * v * f;
             select.max(reduce).max(fallback).max(predict) + 3 * (f + v) * k
@@ -858,7 +859,7 @@ fn shared_chunks(
     if !rest.is_empty() {
         chunks.push(rest);
     }
-    // chunk Grams, a fold's sum and the tridiagonal reflectors
+    // chunk Grams, a fold's sum and the band reduction's reflectors
     let bytes = f64_bytes((chunks.len() as u128 + 2) * (m as u128) * (m as u128));
     (bytes <= DEFAULT_MEMORY_CAP / 2).then_some(chunks)
 }
@@ -971,7 +972,7 @@ pub fn krr_memory_bytes(n: usize, k: usize) -> u64 {
 /// factored in place by the refit, with α and a copy of $Y$: [`krr_memory_bytes`]) and the test cross-Gram
 /// ($n_{te} n$). During the λ search, on top: with $s < n$ the subset Gram $K_{SS}$ ($s^2$, plus $s$ targets) and,
 /// while it is cut out, its rows $K_{S\cdot}$ ($sn$), the larger of which with the search's own peak
-/// ([`select_lambda_gram_memory_bytes`]: fold Grams, the tridiagonal reduction or its eigendecomposition
+/// ([`select_lambda_gram_memory_bytes`]: fold Grams, the band reduction or its eigendecomposition
 /// fallback, about $1.25 s^2$ doubles with 2 folds); with $s = n$ the search's peak only (no copy of $K$).
 pub fn exact_krr_memory_bytes(n: usize, n_test: usize, s: usize, search: &LambdaSearch) -> u64 {
     let search_peak = select_lambda_gram_memory_bytes(s, 1, search);
@@ -1496,10 +1497,15 @@ mod tests {
             score: CvScore::Mse,
         };
         // 3 folds of 10 rows: held-out sizes 3, 3, 4, so the largest fold fits on f = 7 rows and validates
-        // on v = 3: the reduction 2·49 + 64·7 + 3·7 + 7 + 14 = 588 doubles (> cutting out 70 + 49, the
-        // fallback 5·49 + 12·7 + 4 = 333, predicting 49 + 30 + 42), plus targets and predictions 3·10 → 618.
+        // on v = 3: the band reduction K_FF 49 + reflectors 49 + (4 k_d + 3)·7 + 2 k_d² with k_d = 64, then
+        // 7 + 14 = 10,124 doubles (> cutting out 70 + 49, the fallback 5·49 + 12·7 + 4 = 333, predicting
+        // 49 + 30 + 42), plus targets and predictions 3·10 → 10,154.
+        assert_eq!(rfx_linalg::BAND_WIDTH, 64);
         let v = search(Validation::KFold { folds: 3, seed: 1 });
-        assert_eq!(select_lambda_gram_memory_bytes(10, 1, &v), 618 * 8);
+        assert_eq!(
+            select_lambda_gram_memory_bytes(10, 1, &v),
+            (2 * 49 + 259 * 7 + 2 * 64 * 64 + 7 + 14 + 30) * 8
+        );
         // 2 folds: about 1.25 n² doubles (the fallback's five half-size fold Grams), more than one n × n copy
         let n = 10_000;
         let b =
@@ -1514,12 +1520,12 @@ mod tests {
         let b = select_lambda_gram_memory_bytes(6, 2, &split);
         assert_eq!(
             b,
-            (2 * 16 + 64 * 4 + 3 * 4 + 4 * 2 + 2 * 4 * 2 + 3 * 6 * 2) * 8
+            (2 * 16 + 259 * 4 + 2 * 64 * 64 + 4 * 2 + 2 * 4 * 2 + 3 * 6 * 2) * 8
         );
     }
 
     #[test]
-    fn tridiagonal_path_equals_the_eigen_path_and_falls_back_when_indefinite() {
+    fn band_path_equals_the_eigen_path_and_falls_back_when_indefinite() {
         let z = randn(40, 12, 5);
         let y = randn(40, 2, 6);
         let (ztr, zva) = (z.slice(s![..30, ..]), z.slice(s![30.., ..]));

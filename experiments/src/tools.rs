@@ -29,8 +29,8 @@ use crate::matrix_io::{read_matrix, refuse_overwrite, HeaderMode, MatrixWriter, 
 use rfx_core::FitData;
 use rfx_harness::error::AppError;
 use rfx_registry::{
-    self as methods, feature_stream, gram_rows, transform_rows, MethodSpec, ParamDoc,
-    FEATURE_CHUNK, GRAM_CHUNK,
+    self as methods, feature_stream, gram_rows, gram_self_rows, transform_rows, MethodSpec,
+    ParamDoc, FEATURE_CHUNK, GRAM_CHUNK,
 };
 
 /// Largest block of rows a command holds at once, whatever `--block-rows` says (blocks only bound memory:
@@ -299,8 +299,12 @@ pub fn gram(a: &GramArgs) -> Result<(usize, usize), AppError> {
     let mut out = MatrixWriter::create(&a.output, ny)?;
     for start in (0..nx).step_by(block) {
         let end = (start + block).min(nx);
-        let kb = gram_rows(k.as_ref(), x.slice(s![start..end, ..]), y.view())
-            .map_err(|e| crate_error(&format!("kernel {}", spec.name), e))?;
+        // K(X, X): the tiles on and above the diagonal only (half the kernel evaluations, exactly symmetric)
+        let kb = match &y_owned {
+            Some(_) => gram_rows(k.as_ref(), x.slice(s![start..end, ..]), y.view()),
+            None => gram_self_rows(k.as_ref(), x.view(), start..end),
+        }
+        .map_err(|e| crate_error(&format!("kernel {}", spec.name), e))?;
         out.write_block(kb.view())?;
     }
     let shape = out.finish()?;

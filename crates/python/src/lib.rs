@@ -11,7 +11,7 @@
 //!   [`rfx_registry::feature_stream`] of `seed`, the stream of `rfx features --seed`; data-dependent
 //!   methods are fitted on the rows `x`, the others on its width only, as the command does;
 //! * `FittedMap.transform(x)` and `gram(kernel, x, y, params)`: [`rfx_registry::transform_rows`] and
-//!   [`rfx_registry::gram_rows`], the fixed row chunks of `rfx features` and `rfx gram`, so the outputs
+//!   [`rfx_registry::gram_rows`] (and [`rfx_registry::gram_self_rows`] for K(X, X)), the fixed row chunks of `rfx features` and `rfx gram`, so the outputs
 //!   are bit-identical to the command's;
 //! * `set_num_threads(n)`, `get_num_threads()`: the rayon pool the chunks run on.
 //!
@@ -36,7 +36,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString, PyTuple};
 use rfx_core::{FitData, RfxError};
 use rfx_registry::{
-    feature_stream, gram_rows, transform_rows, BoxedMap, ParamDoc, ParamKind, Params, RawValue,
+    feature_stream, gram_rows, gram_self_rows, transform_rows, BoxedMap, ParamDoc, ParamKind,
+    Params, RawValue,
 };
 
 /// The pool set by `set_num_threads` (`None`: rayon's global pool, one thread per core).
@@ -414,8 +415,13 @@ fn gram<'py>(
         if separate {
             check_finite(yv, "Y")?;
         }
-        gram_rows(k.as_ref(), xv, yv)
-            .map_err(|e| crate_failure(&format!("kernel {}", spec.name), e))
+        if separate {
+            gram_rows(k.as_ref(), xv, yv)
+        } else {
+            // K(X, X): the tiles on and above the diagonal only, as `rfx gram` without --against
+            gram_self_rows(k.as_ref(), xv, 0..xv.nrows())
+        }
+        .map_err(|e| crate_failure(&format!("kernel {}", spec.name), e))
     })?;
     Ok(PyArray2::from_owned_array(py, kk))
 }

@@ -5,7 +5,10 @@
 //! * rows are transformed in fixed chunks of [`FEATURE_CHUNK`] rows ([`transform_rows`]) and a Gram is
 //!   computed in fixed chunks of [`GRAM_CHUNK`] rows of $X$ against all of $Y$ ([`gram_rows`]), the chunks
 //!   in parallel on the current rayon pool. Chunk boundaries sit at fixed row indices, so the numbers do
-//!   not depend on the thread count (with one OpenBLAS thread per task, `rfx_linalg::set_blas_threads`).
+//!   not depend on the thread count (with one OpenBLAS thread per task, `rfx_linalg::set_blas_threads`);
+//! * the Gram of the rows with themselves, $K(X, X)$, is computed in fixed square tiles of [`GRAM_CHUNK`]
+//!   rows of which only those on or above the diagonal are evaluated ([`gram_self_rows`]): half the
+//!   kernel evaluations, and $K$ exactly symmetric.
 
 use ndarray::{concatenate, s, Array2, ArrayView2, Axis};
 use rayon::prelude::*;
@@ -57,6 +60,70 @@ pub fn gram_rows(
         .map(|&s0| kernel.gram(x.slice(s![s0..(s0 + GRAM_CHUNK).min(nx), ..]), y))
         .collect::<rfx_core::Result<Vec<_>>>()?;
     stack(&parts)
+}
+
+/// Rows `rows` of the self-Gram $K_{ij} = k(x_i, x_j)$ of the rows of `x`, from fixed tiles of
+/// [`GRAM_CHUNK`] × [`GRAM_CHUNK`] rows: tile $(a, b)$ with $a \le b$ is `kernel.gram` of row chunks $a$ and
+/// $b$, tile $(b, a)$ its transpose, and a diagonal tile keeps its upper triangle mirrored, so $K$ is
+/// exactly symmetric. Each needed tile is evaluated once, the tiles in parallel. For all rows that is
+/// $T(T+1)/2$ tiles of $T^2$ ($T$ chunks): half the kernel evaluations of [`gram_rows`]`(x, x)`. For a
+/// block of rows (`rfx gram` streaming $K$ in blocks) the tiles left of the diagonal are evaluated as
+/// their transposes, so every block size gives the same numbers. `rows` must start on a multiple of
+/// [`GRAM_CHUNK`] (and end on one, or at the last row).
+pub fn gram_self_rows(
+    kernel: &dyn Kernel,
+    x: ArrayView2<'_, f64>,
+    rows: std::ops::Range<usize>,
+) -> rfx_core::Result<Array2<f64>> {
+    let n = x.nrows();
+    if rows.start % GRAM_CHUNK != 0
+        || rows.start > rows.end
+        || rows.end > n
+        || (rows.end % GRAM_CHUNK != 0 && rows.end != n)
+    {
+        return Err(RfxError::DimensionMismatch(format!(
+            "self-Gram rows {rows:?} of {n}: a block must start on a multiple of {GRAM_CHUNK}"
+        )));
+    }
+    let chunk = |c: usize| c * GRAM_CHUNK..((c + 1) * GRAM_CHUNK).min(n);
+    let n_chunks = n.div_ceil(GRAM_CHUNK);
+    let (first, last) = (rows.start / GRAM_CHUNK, rows.end.div_ceil(GRAM_CHUNK));
+    // the unordered tile pairs (a ≤ b) that the block needs, each once
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    for a in first..last {
+        pairs.extend((0..a).map(|b| (b, a)));
+        pairs.extend((a..n_chunks).map(|b| (a, b)));
+    }
+    pairs.sort_unstable();
+    pairs.dedup();
+    let tiles = pairs
+        .par_iter()
+        .map(|&(a, b)| {
+            let mut t = kernel.gram(x.slice(s![chunk(a), ..]), x.slice(s![chunk(b), ..]))?;
+            if a == b {
+                for i in 0..t.nrows() {
+                    for j in 0..i {
+                        t[[i, j]] = t[[j, i]];
+                    }
+                }
+            }
+            Ok(t)
+        })
+        .collect::<rfx_core::Result<Vec<_>>>()?;
+    let mut out = Array2::zeros((rows.len(), n));
+    for (&(a, b), t) in pairs.iter().zip(&tiles) {
+        if (first..last).contains(&a) {
+            let r = chunk(a);
+            out.slice_mut(s![r.start - rows.start..r.end - rows.start, chunk(b)])
+                .assign(t);
+        }
+        if a != b && (first..last).contains(&b) {
+            let r = chunk(b);
+            out.slice_mut(s![r.start - rows.start..r.end - rows.start, chunk(a)])
+                .assign(&t.t());
+        }
+    }
+    Ok(out)
 }
 
 fn stack(parts: &[Array2<f64>]) -> rfx_core::Result<Array2<f64>> {
@@ -119,5 +186,46 @@ mod tests {
                 assert!((g[[i, j]] - e).abs() <= 1e-12 * e.abs().max(1.0), "{i} {j}");
             }
         }
+    }
+
+    /// The self-Gram is exactly symmetric, equals the full Gram to rounding and the entrywise kernel, and
+    /// any block of rows is the same rows of the whole (so `rfx gram --block-rows` does not change it).
+    #[test]
+    fn self_gram_is_symmetric_and_blocks_agree() {
+        let x = rows(3 * GRAM_CHUNK + 11, 5);
+        let n = x.nrows();
+        for name in ["gaussian", "ntk", "polynomial"] {
+            let spec = crate::kernel(name).unwrap();
+            let k = spec.build(&spec.params_from::<&str>(&[]).unwrap()).unwrap();
+            let whole = gram_self_rows(k.as_ref(), x.view(), 0..n).unwrap();
+            assert_eq!(whole, whole.t(), "{name}: not exactly symmetric");
+            let full = gram_rows(k.as_ref(), x.view(), x.view()).unwrap();
+            let scale = full.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+            let gap = (&whole - &full).iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            assert!(gap <= 1e-13 * scale, "{name}: {gap} from the full Gram");
+            for (i, j) in [(0, 0), (5, 200), (200, 5), (n - 1, 64), (130, 131)] {
+                let e = k.eval(x.row(i), x.row(j));
+                assert!(
+                    (whole[[i, j]] - e).abs() <= 1e-12 * e.abs().max(1.0),
+                    "{name} {i} {j}"
+                );
+            }
+            for block in [GRAM_CHUNK, 2 * GRAM_CHUNK] {
+                for start in (0..n).step_by(block) {
+                    let end = (start + block).min(n);
+                    let part = gram_self_rows(k.as_ref(), x.view(), start..end).unwrap();
+                    assert_eq!(
+                        part,
+                        whole.slice(s![start..end, ..]),
+                        "{name}: block {start}..{end}"
+                    );
+                }
+            }
+        }
+        let spec = crate::kernel("gaussian").unwrap();
+        let k = spec.build(&spec.params_from::<&str>(&[]).unwrap()).unwrap();
+        assert!(gram_self_rows(k.as_ref(), x.view(), 3..70).is_err());
+        assert!(gram_self_rows(k.as_ref(), x.view(), 0..n + 1).is_err());
+        assert!(gram_self_rows(k.as_ref(), x.view(), 0..70).is_err());
     }
 }

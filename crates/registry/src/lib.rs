@@ -60,7 +60,9 @@ pub mod methods;
 pub mod params;
 pub mod targets;
 
-pub use apply::{feature_stream, gram_rows, transform_rows, FEATURE_CHUNK, GRAM_CHUNK};
+pub use apply::{
+    feature_stream, gram_rows, gram_self_rows, transform_rows, FEATURE_CHUNK, GRAM_CHUNK,
+};
 pub use kernels::{kernel, kernels, with_bias, KernelSpec};
 pub use methods::{
     bias_of, build_method, method, methods, table_kernels, table_methods, ternary_fit, BoxedMap,

@@ -292,6 +292,10 @@ pub fn guidance_markdown(t: &GuidanceSpec, layout: &Layout, rows: &[Row]) -> Str
                 String::new()
             };
             let others = mine.len();
+            let ahead = mine
+                .iter()
+                .filter(|(i, x)| sig(*i) && x.a_ahead > x.b_ahead)
+                .count();
             let text = match verdict {
                 Verdict::Wins => format!(
                     "{at}{a_name} wins against each of {others} (the closest, {}: {a_name} ahead in {} of {} blocks, \
@@ -305,7 +309,7 @@ pub fn guidance_markdown(t: &GuidanceSpec, layout: &Layout, rows: &[Row]) -> Str
                 ),
                 Verdict::Loses => format!(
                     "{at}{a_name} loses to {} of {others}, e.g. {} (ahead of {a_name} in {} of {} blocks, adjusted p = {}; \
-                     {} vs {})",
+                     {} vs {}), and is significantly ahead of {ahead} of {others}",
                     losing.len(),
                     q.member,
                     q.b_ahead,
@@ -316,7 +320,7 @@ pub fn guidance_markdown(t: &GuidanceSpec, layout: &Layout, rows: &[Row]) -> Str
                 ),
                 Verdict::Level => format!(
                     "{at}{a_name}: no significant difference from {} ({a_name} ahead in {} of {} blocks, behind in \
-                     {}, adjusted p = {}; {} vs {})",
+                     {}, adjusted p = {}; {} vs {}), significantly ahead of {ahead} of {others}",
                     q.member,
                     q.a_ahead,
                     q.paired,
@@ -549,12 +553,17 @@ mod tests {
         );
         // m = 256: 4 of 8 against rff (p = 1) -> no significant difference quoted with rff
         assert!(
-            md.contains("m = 256: ny: no significant difference from rff (ny ahead in 4 of 8 blocks, behind in 4, adjusted p = 1.000"),
+            md.contains("m = 256: ny: no significant difference from rff (ny ahead in 4 of 8 blocks, behind in 4, adjusted p = 1.000; err 0.100, time 2.00 vs err 0.100, time 1.00), significantly ahead of 1 of 2"),
             "{md}"
         );
         // m = 1024: orf ahead in 8 of 8 -> loses
         assert!(
             md.contains("m = 1024: ny loses to 1 of 2, e.g. orf (ahead of ny in 8 of 8 blocks"),
+            "{md}"
+        );
+        // ... while it beats rff there (8 of 8, adjusted p = 0.047)
+        assert!(
+            md.contains("err 0.100, time 2.00 vs err 0.0500, time 1.00), and is significantly ahead of 1 of 2"),
             "{md}"
         );
         assert!(

@@ -18,6 +18,9 @@ use crate::spec::{
 };
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
+mod guidance;
+pub use guidance::{guidance_markdown, holm_adjust};
+
 /// Writes summary.csv, `<name>.png`/`.svg` (or one pair per value of `plot.figures`), table.md and report.md
 /// into `folder`.
 pub fn write_all(
@@ -81,6 +84,7 @@ pub fn write_all(
         || !spec.rank_tables.is_empty()
         || !spec.front_tables.is_empty()
         || !spec.score_tables.is_empty()
+        || !spec.guidance.is_empty()
     {
         let mut parts: Vec<String> = Vec::new();
         if let Some((done, total)) = partial {
@@ -100,6 +104,9 @@ pub fn write_all(
         }
         for t in &spec.score_tables {
             parts.push(score_table_markdown(t, layout, &summaries));
+        }
+        if !spec.guidance.is_empty() {
+            parts.push(guidance_section(spec, layout, rows));
         }
         let path = folder.table();
         write_atomic(&path, parts.join("\n").as_bytes()).map_err(|e| AppError::io(&path, e))?;
@@ -431,6 +438,10 @@ pub fn section(
         out.push_str(&score_table_markdown(t, layout, summaries));
         out.push('\n');
     }
+    if !spec.guidance.is_empty() {
+        out.push_str(&guidance_section(spec, layout, rows));
+        out.push('\n');
+    }
     if !verdicts.is_empty() {
         out.push_str(&claims::claims_markdown(verdicts));
     }
@@ -718,6 +729,19 @@ pub fn best_table_markdown(t: &BestTableSpec, layout: &Layout, rows: &[Row]) -> 
     );
     if t.tally {
         out.push_str(&tally_sentences(t, &tallies));
+    }
+    out
+}
+
+/// The `[[guidance]]` questions under one heading: "Which method when (generated)".
+fn guidance_section(spec: &Spec, layout: &Layout, rows: &[Row]) -> String {
+    let mut out = String::from(
+        "#### Which method when (generated from the cells)\n\nEach answer is computed from the cells below; \
+         a method \"wins\" only where a sign test over the blocks says so.\n\n",
+    );
+    for t in &spec.guidance {
+        out.push_str(&guidance_markdown(t, layout, rows));
+        out.push('\n');
     }
     out
 }

@@ -246,6 +246,40 @@ pub struct FrontTableSpec {
     pub filter: Vec<(String, Vec<Value>)>,
 }
 
+/// `[[guidance]]`: one "which method when" question, answered by generated sentences. Per row (a combination
+/// of the `rows` parameters, e.g. each kernel) and per value of `along` (e.g. each budget `m`; one comparison
+/// when absent), group A (the cells matching `a`, e.g. `{ method = ["nystrom"] }`) is represented by its member
+/// (a combination of the values of `a`'s parameters) with the best mean `metric`, and compared with every
+/// member of group B (the cells matching `b`; without `b`, every cell not in A) by an exact two-sided sign test
+/// over the blocks (the combinations of the parameters named nowhere else — data set × seed), with Holm's
+/// correction over all the row's tests. A *wins* where it is significantly better than every member of B,
+/// *loses* where some member is significantly better than it, and otherwise shows *no significant
+/// difference*; each verdict is printed with the blocks, the adjusted p-value and the means of `metric` and
+/// of the `costs` metrics beside it. Declarative: the harness knows no method; the file names the groups.
+#[derive(Debug, Clone)]
+pub struct GuidanceSpec {
+    /// The question, printed in bold above the answers (e.g. "Below which m does Nyström win?").
+    pub question: String,
+    /// Row parameters (one generated sentence per combination).
+    pub rows: Vec<String>,
+    /// The parameter along which the verdicts are given (e.g. `m`), if any.
+    pub along: Option<String>,
+    /// Group A: its filter (non-empty).
+    pub a: Vec<(String, Vec<Value>)>,
+    /// Group B: its filter, or `None` for every cell not in A (its members named by `a`'s parameters).
+    pub b: Option<Vec<(String, Vec<Value>)>>,
+    /// The compared metric.
+    pub metric: String,
+    /// Lower or higher is better for `metric`.
+    pub better: Better,
+    /// Metrics whose means are printed beside the verdicts (e.g. time, bits); not tested.
+    pub costs: Vec<String>,
+    /// Family-wise significance level (Holm over the row's tests).
+    pub alpha: f64,
+    /// Restrictions applied to every cell.
+    pub filter: Vec<(String, Vec<Value>)>,
+}
+
 /// `[[score_table]]`: one row per value of `by` (e.g. `method`) summarising a metric across the values of
 /// `over` (e.g. `dataset`), each cell's value being its mean over seeds — the NTK random features paper's
 /// Table 1: the mean ± 95 % confidence half-width $1.96\thinspace s/\sqrt{k}$ over the $k$ data sets, P90 and P95 (the
@@ -370,6 +404,8 @@ pub struct Spec {
     pub front_tables: Vec<FrontTableSpec>,
     /// Cross-data-set score tables (`[[score_table]]`), in file order.
     pub score_tables: Vec<ScoreTableSpec>,
+    /// "Which method when" questions (`[[guidance]]`), in file order.
+    pub guidance: Vec<GuidanceSpec>,
     /// Tables (`[table]` gives one, `[[table]]` any number), in file order.
     pub tables: Vec<TableSpec>,
     /// Whether cells run in parallel (`[experiment] parallel_cells`, default `true`).
@@ -515,6 +551,11 @@ impl Spec {
             .iter()
             .map(|s| read_score_table(s, &params, &metrics))
             .collect::<Result<Vec<_>, _>>()?;
+        let guidance = root
+            .tables("guidance")?
+            .iter()
+            .map(|s| read_guidance(s, &params, &metrics, &known))
+            .collect::<Result<Vec<_>, _>>()?;
         root.finish()?;
 
         let spec = Spec {
@@ -537,6 +578,7 @@ impl Spec {
             rank_tables,
             front_tables,
             score_tables,
+            guidance,
             quick,
             runner,
             run_guard: kinds.run_guard(),
@@ -1197,6 +1239,78 @@ fn read_front_table(
         cost,
         metric,
         better,
+        filter,
+    })
+}
+
+fn read_guidance(
+    s: &Section<'_, '_>,
+    params: &[String],
+    metrics: &[String],
+    known: &[Axis],
+) -> Result<GuidanceSpec, ConfigError> {
+    let question = s.req_str("question")?;
+    let rows = s.opt_str_list("rows")?.unwrap_or_default();
+    for r in &rows {
+        need_param(s, "rows", r, params)?;
+    }
+    let along = s.opt_str("along")?;
+    if let Some(a) = &along {
+        need_param(s, "along", a, params)?;
+        if rows.contains(a) {
+            return Err(s.error("along", format!("`{a}` is also one of rows")));
+        }
+    }
+    let a = read_filter(s, "a", params, known)?;
+    if a.is_empty() {
+        return Err(s.error(
+            "a",
+            "missing required key: group A's cells, e.g. a = { method = [\"nystrom\"] }",
+        ));
+    }
+    let b = if s.has("b") {
+        let b = read_filter(s, "b", params, known)?;
+        if b.is_empty() {
+            return Err(s.error(
+                "b",
+                "group B's filter is empty (leave b out for every cell not in A)",
+            ));
+        }
+        Some(b)
+    } else {
+        None
+    };
+    for (k, _) in a.iter().chain(b.iter().flatten()) {
+        if rows.contains(k) || along.as_ref() == Some(k) {
+            return Err(s.error(
+                "a",
+                format!("the groups' parameter `{k}` is also in rows or along; filter those with `where`"),
+            ));
+        }
+    }
+    let metric = s.req_str("metric")?;
+    need_metric(s, "metric", &metric, metrics)?;
+    let better = match s.opt_choice("better", &["lower", "higher"])?.as_deref() {
+        Some("higher") => Better::Higher,
+        _ => Better::Lower,
+    };
+    let costs = s.opt_str_list("costs")?.unwrap_or_default();
+    for c in &costs {
+        need_metric(s, "costs", c, metrics)?;
+    }
+    let alpha = s.opt_float("alpha", 1e-6, 0.5)?.unwrap_or(0.05);
+    let filter = read_filter(s, "where", params, known)?;
+    s.finish()?;
+    Ok(GuidanceSpec {
+        question,
+        rows,
+        along,
+        a,
+        b,
+        metric,
+        better,
+        costs,
+        alpha,
         filter,
     })
 }

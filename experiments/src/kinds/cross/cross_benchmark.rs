@@ -8,7 +8,10 @@
 //!   whole set (stream `rows;dataset=<name>;seed=<seed>`), columns standardised with the training rows'
 //!   statistics, every row scaled to unit norm (so every kernel sees inputs of the same scale, and the
 //!   Gaussian bandwidth `sigma` means the same on every set). Regression targets standardised with the
-//!   training rows; class labels one-hot.
+//!   training rows; class labels one-hot. The Gaussian bandwidth: `sigma` itself (`bandwidth = "fixed"`, the
+//!   default), or `sigma` times the median pairwise distance of the training rows (`bandwidth = "median"`,
+//!   `rfx_kernels::median_distance`: per data set and seed, from rows no test point is among), recorded in the
+//!   metric `sigma`.
 //! * **Exact kernel** (per kernel, data set and seed, shared): its Gram on the first `gram_rows` test rows
 //!   (`gram_on = "test"`, the default: rows no map was fitted on, so that the data-dependent maps — Nyström,
 //!   leverage-score RFF — are not compared on their own landmarks; `"train"`: the first training rows), and
@@ -47,6 +50,7 @@ pub struct CrossBenchmark;
 #[serde(default)]
 struct Settings {
     sigma: f64,
+    bandwidth: String,
     n_train: usize,
     n_test: usize,
     gram_rows: usize,
@@ -61,6 +65,7 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             sigma: 1.0,
+            bandwidth: "fixed".into(),
             n_train: 1000,
             n_test: 500,
             gram_rows: 500,
@@ -77,7 +82,11 @@ impl rfx_harness::config::Settings for Settings {
     const KEYS: &'static [(&'static str, &'static str)] = &[
         (
             "sigma",
-            "Gaussian bandwidth on unit-norm rows, numbers from 0.01 to 100",
+            "Gaussian bandwidth on unit-norm rows (with bandwidth = \"median\": its factor on the median distance), numbers from 0.01 to 100",
+        ),
+        (
+            "bandwidth",
+            "fixed (σ = sigma on every set) | median (σ = sigma × the median pairwise distance of each data set's training rows, per seed)",
         ),
         ("n_train", "integers from 10 to 20000"),
         ("n_test", "integers from 10 to 20000"),
@@ -102,6 +111,7 @@ impl rfx_harness::config::Settings for Settings {
     ];
     fn check(&self) -> Result<(), Invalid> {
         float_in("sigma", self.sigma, 0.01, 100.0)?;
+        choice_in("bandwidth", &self.bandwidth, &["fixed", "median"])?;
         int_in("n_train", self.n_train as i128, 10, 20_000)?;
         int_in("n_test", self.n_test as i128, 10, 20_000)?;
         choice_in("gram_on", &self.gram_on, &["test", "train"])?;
@@ -144,6 +154,8 @@ struct Prepared {
     yte: Array2<f64>,
     /// … or the test labels (classification; empty for regression).
     lte: Vec<usize>,
+    /// The Gaussian bandwidth on these rows (module docs).
+    sigma: f64,
 }
 
 impl Prepared {
@@ -281,6 +293,12 @@ impl CrossRunner {
         let mut xte = st.transform(x.select(Axis(0), te).view()).map_err(err)?;
         rfx_data::normalize_rows(&mut xtr);
         rfx_data::normalize_rows(&mut xte);
+        let sigma = self.s.sigma
+            * if self.s.bandwidth == "median" {
+                rfx_kernels::median_distance(xtr.view())
+            } else {
+                1.0
+            };
         if classes > 0 {
             let ltr: Vec<usize> = tr.iter().map(|&i| labels[i]).collect();
             let lte: Vec<usize> = te.iter().map(|&i| labels[i]).collect();
@@ -290,6 +308,7 @@ impl CrossRunner {
                 ytr: one_hot(&ltr, classes, true).map_err(err)?,
                 yte: one_hot(&lte, classes, true).map_err(err)?,
                 lte,
+                sigma,
             })
         } else {
             let col = |idx: &[usize]| Array2::from_shape_fn((idx.len(), 1), |(i, _)| y[idx[i]]);
@@ -300,6 +319,7 @@ impl CrossRunner {
                 ytr: yst.transform(col(tr).view()).map_err(err)?,
                 yte: yst.transform(col(te).view()).map_err(err)?,
                 lte: Vec::new(),
+                sigma,
             })
         }
     }
@@ -345,6 +365,7 @@ impl Runner for CrossRunner {
             "dim",
             "bits",
             "lambda",
+            "sigma",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -372,17 +393,28 @@ impl Runner for CrossRunner {
         let key = cell.key();
         let fatal = |e: String| CellError::Fatal(format!("cell {key}: {e}"));
 
-        let target = kernel_target(kernel, self.s.sigma).map_err(fatal)?;
-        let Some(method) = target.method(label) else {
+        // the relation does not depend on σ: skip a pair outside it before loading any data
+        if kernel_target(kernel, self.s.sigma)
+            .map_err(fatal)?
+            .method(label)
+            .is_none()
+        {
             return Err(CellError::Skipped(format!(
                 "{label} does not approximate the kernel {kernel} (rfx_registry::kernel_targets)"
             )));
-        };
+        }
         let p: Arc<Prepared> = self
             .data
             .get(&format!("dataset={dataset};seed={seed}"), || {
                 self.prepare(&dataset, &seed, es)
             })?;
+        let target = kernel_target(kernel, p.sigma).map_err(fatal)?;
+        let method = target.method(label).ok_or_else(|| {
+            fatal(format!(
+                "{label} left the relation of {kernel} at σ = {}",
+                p.sigma
+            ))
+        })?;
         let exact: Arc<Exact> = self.exact.get(
             &format!("kernel={kernel};dataset={dataset};seed={seed}"),
             || {
@@ -424,6 +456,7 @@ impl Runner for CrossRunner {
                 dim,
                 dim * map.bits_per_feature(),
                 cv.best_lambda,
+                p.sigma,
             ],
             timings: Vec::new(),
         })

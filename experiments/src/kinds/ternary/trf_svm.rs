@@ -366,6 +366,56 @@ mod tests {
     use super::*;
 
     #[test]
+    fn datasets_and_positive_classes_are_checked() {
+        use rfx_harness::config::Settings as _;
+        let with = |dataset: &str, positive: Option<Vec<&str>>| Settings {
+            dataset: dataset.into(),
+            positive: positive.map(|p| p.into_iter().map(String::from).collect()),
+            ..Settings::default()
+        };
+        assert!(with("fashion-mnist", None).check().is_ok());
+        assert!(with("keel/magic", None).check().is_ok());
+        assert!(with("mlbench/shuttle", Some(vec!["Rad.Flow"]))
+            .check()
+            .is_ok());
+        // a regression set, an unknown name: refused with the allowed names
+        for bad in ["uci/protein", "no-such-set"] {
+            let e = with(bad, None).check().unwrap_err();
+            assert_eq!(e.key, "dataset");
+            assert!(
+                e.message.contains("keel/magic") && e.message.contains("mnist"),
+                "{}",
+                e.message
+            );
+        }
+        // `positive` needs a table and at least one class
+        for (dataset, positive) in [("mnist", vec!["1"]), ("keel/magic", vec![])] {
+            let e = with(dataset, Some(positive)).check().unwrap_err();
+            assert_eq!(e.key, "positive");
+        }
+    }
+
+    #[test]
+    fn positive_enters_the_fingerprint_only_when_written() {
+        let runner = |positive: Option<Vec<String>>| SvmRunner {
+            s: Settings {
+                positive,
+                ..Settings::default()
+            },
+            data: DataSlot::new(),
+            tables: DataCache::default(),
+            splits: SharedCache::default(),
+        };
+        assert_eq!(
+            runner(None).settings(),
+            "dataset=fashion-mnist;n_train=1024;n_test=1024;tau=1;c=1;stream_seed=0"
+        );
+        assert!(runner(Some(vec!["g".into(), "h".into()]))
+            .settings()
+            .ends_with(";stream_seed=0;positive=g,h"));
+    }
+
+    #[test]
     fn methods_map_to_registry_methods() {
         let name = |v: &str| registry_choice(v).map(|(spec, _)| spec.name);
         assert_eq!(name("relu"), Ok("relu-rf"));

@@ -69,6 +69,8 @@ pub struct Table {
     pub labels: Vec<usize>,
     /// Number of classes (0 for regression sets).
     pub n_classes: usize,
+    /// Class names, `class_names[labels[i]]` the original label of row `i` (empty for regression sets).
+    pub class_names: Vec<String>,
 }
 
 /// Data sets loaded once per run and shared by every cell (and thread) that asks for them.
@@ -97,18 +99,21 @@ impl DataCache {
                 y: r.y.to_vec(),
                 labels: Vec::new(),
                 n_classes: 0,
+                class_names: Vec::new(),
             },
             Loaded::UciSplits(u) => Table {
                 x: u.data.x,
                 y: u.data.y.to_vec(),
                 labels: Vec::new(),
                 n_classes: 0,
+                class_names: Vec::new(),
             },
             Loaded::Classification(c) => Table {
                 n_classes: c.n_classes(),
                 x: c.x,
                 y: Vec::new(),
                 labels: c.labels,
+                class_names: c.classes,
             },
             Loaded::TrainTest(_) => {
                 return Err(CellError::Fatal(format!(

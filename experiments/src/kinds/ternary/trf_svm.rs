@@ -1,19 +1,32 @@
 //! `trf_svm`: linear-SVM test accuracy and running time on random features against their number $m$, ReLU
 //! random features vs ternary random features matched to ReLU (ternary random features paper, Fig. 14:
-//! raw Fashion-MNIST, 10 classes).
+//! raw Fashion-MNIST, 10 classes), and the Gaussian-kernel maps RFF, ORF, SSF vs ternary random features
+//! matched to the Gaussian kernel (Figs. 10–12: a8a, ijcnn1, Cov-Type; here on classification tables of the
+//! data registry).
 //!
 //! **Features.** ReLU RF $z(\mathbf x) = \max(0, W\mathbf x)/\sqrt m$, $W_{kj}\sim\mathcal N(0,1)$ (kernel: the
 //! arc-cosine kernel of order 1); TRF $\sigma^{ter}(W^{ter}\mathbf x)/\sqrt m$ with sparsity ε and thresholds
 //! matching the $d_1, d_2$ of ReLU at the data's $\hat\tau$ (Algorithm 1; exact for $\hat\tau \lesssim 1.3$).
-//! Both are fitted through `rfx_registry` (`relu` is the registry's `relu-rf`, `trf-ε` its `ternary` with
-//! `activation = relu`, `sparsity = ε`; see `registry_choice`).
-//! **Data.** `n_train` and `n_test` images drawn at random from the training and test sets (the draw of a
-//! seed is `rng_stream(stream_seed, "data;seed=..")`, shared by every method and $m$), centred with the
-//! training mean and scaled so that the training $\hat\tau = \frac1n\sum_i\Vert\mathbf x_i\Vert^2$ equals `tau`.
+//! Gaussian kernel $e^{-\Vert\mathbf x-\mathbf y\Vert^2/2}$ of the scaled data (bandwidth 1 after the scaling
+//! below, so `tau` sets the bandwidth): `rff`, `orf`, `ssf` ($m$ outputs, $[\cos, \sin]$ of $m/2$ frequencies)
+//! and `trf-gauss-ε` (TRF whose thresholds match the $d_1, d_2$ of $[\cos, \sin]$, footnote 8; feasible for
+//! $\hat\tau \lesssim 0.5$). All are fitted through `rfx_registry` (`relu` is the registry's `relu-rf`,
+//! `trf-ε` its `ternary` with `activation = relu`, `sparsity = ε`, `trf-gauss-ε` the same with
+//! `activation = cos-sin`, and `rff`/`orf`/`ssf` its maps of those names with `kernel = gaussian`,
+//! `sigma = 1`; see `registry_choice`).
+//! **Data.** An image set (`mnist`, `fashion-mnist`): `n_train` and `n_test` images drawn at random from its
+//! training and test sets, centred with the training mean. A classification table (`keel/…`,
+//! `mlbench/shuttle`, …): `n_train + n_test` distinct rows drawn at random from the whole table, the first
+//! `n_train` for training; columns standardised with the training rows' means and standard deviations
+//! (`rfx_data::Standardizer`); with `positive`, the classes named there become class 1 and every other class 0
+//! (a two-class problem, as the paper's sets are). The draw of a seed is
+//! `rng_stream(stream_seed, "data;seed=..")`, shared by every method and $m$. Then the rows are scaled so that
+//! the training $\hat\tau = \frac1n\sum_i\Vert\mathbf x_i\Vert^2$ equals `tau`.
 //! **Learner.** One-vs-rest linear SVM, squared hinge, $C$ = `c` (sklearn `LinearSVC()` defaults: $C = 1$),
 //! by dual coordinate descent. **Time** = features (train + test) + training, the paper's running time.
 
-use crate::kinds::trf_common::{idx_data, random_rows, timed, DataSlot, SharedCache};
+use crate::kinds::tabular::DataCache;
+use crate::kinds::trf_common::{idx_data, random_rows, scale_to_tau, timed, DataSlot, SharedCache};
 use ndarray::{Array2, Axis};
 use rfx_core::{rng_stream, FeatureMap, FitData, RfxRng};
 use rfx_harness::config::{choice_in, float_in, int_in, ConfigError, Invalid, Section, Value};
@@ -24,27 +37,43 @@ use rfx_solvers::classify::{LinearSvm, SvmParams};
 /// The kind.
 pub struct TrfSvm;
 
-const METHODS: &str = "\"relu\" or \"trf-<eps>\" with eps in [0, 0.99], e.g. trf-0.5";
+const METHODS: &str =
+    "\"relu\" or \"trf-<eps>\" (ReLU kernel), \"rff\", \"orf\", \"ssf\" or \"trf-gauss-<eps>\" \
+(Gaussian kernel), with eps in [0, 0.99], e.g. trf-0.5";
+/// The image sets; any classification table of the data registry is accepted too.
 const DATASETS: [&str; 2] = ["fashion-mnist", "mnist"];
+/// The Gaussian-kernel maps of the registry a `method` value may name directly.
+const GAUSSIAN_MAPS: [&str; 3] = ["rff", "orf", "ssf"];
 
 /// The registry method and parameters of a `method` value: `relu` is `relu-rf`, `trf-<eps>` is `ternary`
-/// matched to ReLU at sparsity eps. The registry checks the parameters (sweep check and cell alike).
+/// matched to ReLU at sparsity eps, `trf-gauss-<eps>` is `ternary` matched to the Gaussian kernel's
+/// $[\cos, \sin]$, and `rff`, `orf`, `ssf` are those maps of the Gaussian kernel with bandwidth 1. The registry
+/// checks the parameters (sweep check and cell alike).
 fn registry_choice(value: &str) -> Result<(&'static MethodSpec, Params), String> {
     let bad = || format!("invalid value \"{value}\"; allowed: {METHODS}");
+    let ternary = |activation: &str, eps: &str| -> Result<Vec<(&'static str, RawValue)>, String> {
+        let eps: f64 = eps.parse().map_err(|_| bad())?;
+        Ok(vec![
+            ("activation", RawValue::from(activation)),
+            ("sparsity", RawValue::from(eps)),
+        ])
+    };
     let (name, given): (&str, Vec<(&str, RawValue)>) = if value == "relu" {
         ("relu-rf", vec![])
-    } else {
-        let eps: f64 = value
-            .strip_prefix("trf-")
-            .and_then(|e| e.parse().ok())
-            .ok_or_else(bad)?;
+    } else if let Some(&name) = GAUSSIAN_MAPS.iter().find(|&&g| g == value) {
         (
-            "ternary",
+            name,
             vec![
-                ("activation", RawValue::from("relu")),
-                ("sparsity", RawValue::from(eps)),
+                ("kernel", RawValue::from("gaussian")),
+                ("sigma", RawValue::from(1.0)),
             ],
         )
+    } else if let Some(eps) = value.strip_prefix("trf-gauss-") {
+        ("ternary", ternary("cos-sin", eps)?)
+    } else if let Some(eps) = value.strip_prefix("trf-") {
+        ("ternary", ternary("relu", eps)?)
+    } else {
+        return Err(bad());
     };
     let spec = rfx_registry::method(name)?;
     let params = spec
@@ -53,8 +82,9 @@ fn registry_choice(value: &str) -> Result<(&'static MethodSpec, Params), String>
     Ok((spec, params))
 }
 
-/// `[trf_svm]`: the data set, training and test sizes, the TRF threshold factor τ, the SVM's C and the
-/// seed of the data stream (the fingerprint formats these, `settings()`).
+/// `[trf_svm]`: the data set, training and test sizes, the TRF threshold factor τ, the SVM's C, the
+/// seed of the data stream and, for a table, the classes that form class 1 (the fingerprint formats these,
+/// `settings()`; `positive` only when written, so the first experiment's fingerprint stands).
 #[derive(serde::Deserialize)]
 #[serde(default)]
 struct Settings {
@@ -64,6 +94,7 @@ struct Settings {
     tau: f64,
     c: f64,
     stream_seed: u64,
+    positive: Option<Vec<String>>,
 }
 
 impl Default for Settings {
@@ -75,23 +106,59 @@ impl Default for Settings {
             tau: 1.0,
             c: 1.0,
             stream_seed: 0,
+            positive: None,
         }
+    }
+}
+
+impl Settings {
+    /// Whether `dataset` is one of the image sets (else a classification table).
+    fn is_image_set(&self) -> bool {
+        DATASETS.contains(&self.dataset.as_str())
     }
 }
 
 impl rfx_harness::config::Settings for Settings {
     const KEYS: &'static [(&'static str, &'static str)] = &[
-        ("dataset", "fashion-mnist, mnist"),
+        (
+            "dataset",
+            "fashion-mnist, mnist, or a classification table of the data registry (keel/..., mlbench/shuttle, sklego/abalone)",
+        ),
         ("n_train", "integers from 10 to 60000"),
-        ("n_test", "integers from 10 to 10000"),
+        ("n_test", "integers from 10 to 100000"),
         ("tau", "numbers from 0.001 to 100"),
         ("c", "numbers from 0.000000001 to 1000000000"),
         ("stream_seed", "integers from 0 to 9223372036854775807"),
+        (
+            "positive",
+            "a non-empty list of class names of a table (those classes become class 1, the others class 0)",
+        ),
     ];
     fn check(&self) -> Result<(), Invalid> {
-        choice_in("dataset", &self.dataset, &DATASETS)?;
+        let table = rfx_data::dataset(&self.dataset)
+            .map(|d| d.kind.is_classification_table())
+            .unwrap_or(false);
+        if !table {
+            let mut allowed: Vec<&str> = DATASETS.to_vec();
+            allowed.extend(
+                rfx_data::datasets()
+                    .iter()
+                    .filter(|d| d.kind.is_classification_table())
+                    .map(|d| d.name.as_str()),
+            );
+            choice_in("dataset", &self.dataset, &allowed)?;
+        }
+        if let Some(pos) = &self.positive {
+            if pos.is_empty() || !table {
+                return Err(Invalid {
+                    key: "positive",
+                    message: "expected a non-empty list of class names, and a classification table as dataset"
+                        .into(),
+                });
+            }
+        }
         int_in("n_train", self.n_train as i128, 10, 60_000)?;
-        int_in("n_test", self.n_test as i128, 10, 10_000)?;
+        int_in("n_test", self.n_test as i128, 10, 100_000)?;
         float_in("tau", self.tau, 1e-3, 100.0)?;
         float_in("c", self.c, 1e-9, 1e9)?;
         int_in("stream_seed", self.stream_seed as i128, 0, i64::MAX as i128)
@@ -109,6 +176,7 @@ struct Split {
 struct SvmRunner {
     s: Settings,
     data: DataSlot,
+    tables: DataCache,
     splits: SharedCache<Split>,
 }
 
@@ -117,7 +185,7 @@ impl Kind for TrfSvm {
         "trf_svm"
     }
     fn about(&self) -> &'static str {
-        "Linear SVM accuracy and time vs m: ReLU random features vs TRF matched to ReLU (TRF paper, Fig. 14)"
+        "Linear SVM accuracy and time vs m: ReLU RF vs TRF matched to ReLU (TRF paper, Fig. 14), RFF/ORF/SSF vs TRF matched to the Gaussian kernel (Figs. 10-12)"
     }
     fn sweep_params(&self) -> Vec<ParamSpec> {
         vec![
@@ -138,6 +206,7 @@ impl Kind for TrfSvm {
         Ok(Box::new(SvmRunner {
             s,
             data: DataSlot::new(),
+            tables: DataCache::default(),
             splits: SharedCache::default(),
         }))
     }
@@ -145,6 +214,60 @@ impl Kind for TrfSvm {
 
 impl SvmRunner {
     fn split(&self, seed: &str) -> Result<Split, CellError> {
+        if self.s.is_image_set() {
+            self.image_split(seed)
+        } else {
+            self.table_split(seed)
+        }
+    }
+
+    /// A table's random training and test rows, standardised by the training columns, labels made two-class
+    /// by `positive`, scaled to $\hat\tau$ = `tau` (module docs).
+    fn table_split(&self, seed: &str) -> Result<Split, CellError> {
+        let s = &self.s;
+        let t = self.tables.get(&s.dataset)?;
+        let mut rng = rng_stream(s.stream_seed, &format!("data;seed={seed}"));
+        let idx = random_rows(&s.dataset, t.x.nrows(), s.n_train + s.n_test, &mut rng)
+            .map_err(CellError::Fatal)?;
+        let (itr, ite) = idx.split_at(s.n_train);
+        let err = |e: rfx_core::RfxError| CellError::Fatal(format!("data set {}: {e}", s.dataset));
+        let (xtr, xte) = (t.x.select(Axis(0), itr), t.x.select(Axis(0), ite));
+        let st = rfx_data::Standardizer::fit(xtr.view()).map_err(err)?;
+        let mut xtr = st.transform(xtr.view()).map_err(err)?;
+        let mut xte = st.transform(xte.view()).map_err(err)?;
+        let c = scale_to_tau(&mut xtr, s.tau);
+        xte *= c;
+        let (class_of, classes): (Vec<usize>, usize) = match &s.positive {
+            None => ((0..t.n_classes).collect(), t.n_classes),
+            Some(pos) => {
+                for p in pos {
+                    if !t.class_names.iter().any(|c| c == p) {
+                        return Err(CellError::Fatal(format!(
+                            "data set {}: positive class \"{p}\" is not one of its classes ({})",
+                            s.dataset,
+                            t.class_names.join(", ")
+                        )));
+                    }
+                }
+                let map = t
+                    .class_names
+                    .iter()
+                    .map(|c| usize::from(pos.contains(c)))
+                    .collect();
+                (map, 2)
+            }
+        };
+        let labels = |rows: &[usize]| rows.iter().map(|&i| class_of[t.labels[i]]).collect();
+        Ok(Split {
+            ltr: labels(itr),
+            lte: labels(ite),
+            xtr,
+            xte,
+            classes,
+        })
+    }
+
+    fn image_split(&self, seed: &str) -> Result<Split, CellError> {
         let s = &self.s;
         let tt = idx_data(&self.data, &s.dataset)?;
         let mut rng = rng_stream(s.stream_seed, &format!("data;seed={seed}"));
@@ -187,7 +310,11 @@ impl Runner for SvmRunner {
         format!(
             "dataset={};n_train={};n_test={};tau={};c={};stream_seed={}",
             s.dataset, s.n_train, s.n_test, s.tau, s.c, s.stream_seed
-        )
+        ) + &s
+            .positive
+            .as_ref()
+            .map(|p| format!(";positive={}", p.join(",")))
+            .unwrap_or_default()
     }
     fn run_cell(&self, cell: &Cell, rng: &mut RfxRng) -> Result<CellOutput, CellError> {
         let (spec, params) = registry_choice(cell.str("method")?)
@@ -239,6 +366,56 @@ mod tests {
     use super::*;
 
     #[test]
+    fn datasets_and_positive_classes_are_checked() {
+        use rfx_harness::config::Settings as _;
+        let with = |dataset: &str, positive: Option<Vec<&str>>| Settings {
+            dataset: dataset.into(),
+            positive: positive.map(|p| p.into_iter().map(String::from).collect()),
+            ..Settings::default()
+        };
+        assert!(with("fashion-mnist", None).check().is_ok());
+        assert!(with("keel/magic", None).check().is_ok());
+        assert!(with("mlbench/shuttle", Some(vec!["Rad.Flow"]))
+            .check()
+            .is_ok());
+        // a regression set, an unknown name: refused with the allowed names
+        for bad in ["uci/protein", "no-such-set"] {
+            let e = with(bad, None).check().unwrap_err();
+            assert_eq!(e.key, "dataset");
+            assert!(
+                e.message.contains("keel/magic") && e.message.contains("mnist"),
+                "{}",
+                e.message
+            );
+        }
+        // `positive` needs a table and at least one class
+        for (dataset, positive) in [("mnist", vec!["1"]), ("keel/magic", vec![])] {
+            let e = with(dataset, Some(positive)).check().unwrap_err();
+            assert_eq!(e.key, "positive");
+        }
+    }
+
+    #[test]
+    fn positive_enters_the_fingerprint_only_when_written() {
+        let runner = |positive: Option<Vec<String>>| SvmRunner {
+            s: Settings {
+                positive,
+                ..Settings::default()
+            },
+            data: DataSlot::new(),
+            tables: DataCache::default(),
+            splits: SharedCache::default(),
+        };
+        assert_eq!(
+            runner(None).settings(),
+            "dataset=fashion-mnist;n_train=1024;n_test=1024;tau=1;c=1;stream_seed=0"
+        );
+        assert!(runner(Some(vec!["g".into(), "h".into()]))
+            .settings()
+            .ends_with(";stream_seed=0;positive=g,h"));
+    }
+
+    #[test]
     fn methods_map_to_registry_methods() {
         let name = |v: &str| registry_choice(v).map(|(spec, _)| spec.name);
         assert_eq!(name("relu"), Ok("relu-rf"));
@@ -246,7 +423,25 @@ mod tests {
         let (_, p) = registry_choice("trf-0.5").unwrap();
         assert_eq!(p.float("sparsity").unwrap(), 0.5);
         assert_eq!(p.choice("activation").unwrap(), "relu");
-        for bad in ["trf-1", "trf-x", "rff", "trf--0.1"] {
+        let (spec, p) = registry_choice("trf-gauss-0.9").unwrap();
+        assert_eq!(spec.name, "ternary");
+        assert_eq!(p.float("sparsity").unwrap(), 0.9);
+        assert_eq!(p.choice("activation").unwrap(), "cos-sin");
+        for g in GAUSSIAN_MAPS {
+            let (spec, p) = registry_choice(g).unwrap();
+            assert_eq!(spec.name, g);
+            assert_eq!(p.choice("kernel").unwrap(), "gaussian");
+            assert_eq!(p.float("sigma").unwrap(), 1.0);
+        }
+        for bad in [
+            "trf-1",
+            "trf-x",
+            "gauss",
+            "trf-gauss-1",
+            "trf-gauss-",
+            "sorf",
+            "trf--0.1",
+        ] {
             let e = registry_choice(bad).unwrap_err();
             assert!(e.contains(bad) && e.contains("trf-<eps>"), "{e}");
         }

@@ -27,7 +27,7 @@ extern "C" {
 
 /// The half-bandwidth of [`BandReduction`]: measured on this project's machine (OpenBLAS 0.3.21, one thread,
 /// n = 4,000), 32 / 64 / 128 took 3.2 / 2.3 / 2.1 s against `dsytrd`'s 9.0 s. 64 keeps the per-shift banded
-/// solve, $O(n\,k_d^2)$, far below the $O(n^2)$ of applying $Q$. A constant, so results do not depend on
+/// solve, $O(n k_d^2)$, far below the $O(n^2)$ of applying $Q$. A constant, so results do not depend on
 /// the machine.
 pub const BAND_WIDTH: usize = 64;
 

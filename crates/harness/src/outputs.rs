@@ -684,12 +684,7 @@ pub fn best_table_markdown(t: &BestTableSpec, layout: &Layout, rows: &[Row]) -> 
                     .collect::<Vec<_>>()
                     .join(";");
                 let m = r.0[by].clone();
-                match groups.iter_mut().find(|(k, _)| *k == m) {
-                    Some((_, g)) => {
-                        g.insert(pair, v);
-                    }
-                    None => groups.push((m, [(pair, v)].into_iter().collect())),
-                }
+                entry(&mut groups, m, Default::default).insert(pair, v);
             }
             let (w, total) = winners(&groups, col.better, t.alpha);
             let tally = &mut tallies[ci];
@@ -700,13 +695,9 @@ pub fn best_table_markdown(t: &BestTableSpec, layout: &Layout, rows: &[Row]) -> 
                 } else {
                     for name in &w {
                         let sole = usize::from(w.len() == 1);
-                        match tally.2.iter_mut().find(|(n, _, _)| n == name) {
-                            Some(e) => {
-                                e.1 += 1;
-                                e.2 += sole;
-                            }
-                            None => tally.2.push((name.clone(), 1, sole)),
-                        }
+                        let (rows, alone) = entry(&mut tally.2, name.clone(), || (0, 0));
+                        *rows += 1;
+                        *alone += sole;
                     }
                 }
             }
@@ -1000,7 +991,7 @@ pub fn front_table_markdown(t: &FrontTableSpec, layout: &Layout, rows: &[Row]) -
     let row_idx: Vec<usize> = t.rows.iter().filter_map(|r| pidx(r)).collect();
     let passes = |r: &Row| passes_filter(layout, r, &t.filter);
     // per row combination: per point (by, along): sums of cost and metric and the count
-    type Points = Vec<((String, String), f64, f64, usize)>;
+    type Points = Vec<((String, String), (f64, f64, usize))>;
     let mut combos: Vec<(Vec<String>, Points)> = Vec::new();
     for r in rows.iter().filter(|r| passes(r)) {
         let m = r.metrics(layout);
@@ -1013,15 +1004,10 @@ pub fn front_table_markdown(t: &FrontTableSpec, layout: &Layout, rows: &[Row]) -
             r.0[by].clone(),
             along.map(|a| r.0[a].clone()).unwrap_or_default(),
         );
-        let pts = entry(&mut combos, combo, Vec::new);
-        match pts.iter_mut().find(|(k, ..)| *k == key) {
-            Some(p) => {
-                p.1 += c;
-                p.2 += v;
-                p.3 += 1;
-            }
-            None => pts.push((key, c, v, 1)),
-        }
+        let sums = entry(entry(&mut combos, combo, Vec::new), key, || (0.0, 0.0, 0));
+        sums.0 += c;
+        sums.1 += v;
+        sums.2 += 1;
     }
     let mut out = caption_lines(&t.caption);
     let head = if t.rows.is_empty() {
@@ -1045,13 +1031,13 @@ pub fn front_table_markdown(t: &FrontTableSpec, layout: &Layout, rows: &[Row]) -
     for (combo, pts) in &combos {
         let means: Vec<(f64, f64)> = pts
             .iter()
-            .map(|(_, c, v, n)| (c / *n as f64, v / *n as f64))
+            .map(|(_, (c, v, n))| (c / *n as f64, v / *n as f64))
             .collect();
         let front = pareto_front(&means, t.better);
         let listed: Vec<String> = front
             .iter()
             .map(|&i| {
-                let ((owner, at), ..) = &pts[i];
+                let ((owner, at), _) = &pts[i];
                 let at = if at.is_empty() {
                     String::new()
                 } else {
@@ -1117,7 +1103,7 @@ pub fn front_table_markdown(t: &FrontTableSpec, layout: &Layout, rows: &[Row]) -
 
 /// One column's tally of a best table: rows with data, rows without a significant winner, and per value of
 /// `by` the rows in which it is among the winners and those in which it is the sole winner.
-type Tally = (usize, usize, Vec<(String, usize, usize)>);
+type Tally = (usize, usize, Vec<(String, (usize, usize))>);
 
 /// The generated summary of a best table with `tally = true`: per column, the values of `by` ordered by the
 /// number of rows in which they are among the winners (sole winner in parentheses), and the rows without a
@@ -1130,10 +1116,10 @@ fn tally_sentences(t: &BestTableSpec, tallies: &[Tally]) -> String {
         }
         let mut counts = counts.clone();
         // most rows first, then most sole wins, then first appearance
-        counts.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)));
+        counts.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(b.1 .1.cmp(&a.1 .1)));
         let listed: Vec<String> = counts
             .iter()
-            .map(|(n, k, sole)| format!("{n} {k} ({sole} alone)"))
+            .map(|(n, (k, sole))| format!("{n} {k} ({sole} alone)"))
             .collect();
         let _ = writeln!(
             out,
@@ -1265,7 +1251,11 @@ mod best_tests {
             tally: true,
         };
         let tallies = vec![
-            (3, 1, vec![("b".to_string(), 1, 0), ("a".to_string(), 2, 1)]),
+            (
+                3,
+                1,
+                vec![("b".to_string(), (1, 0)), ("a".to_string(), (2, 1))],
+            ),
             (0, 0, Vec::new()),
         ];
         let text = tally_sentences(&t, &tallies);

@@ -31,10 +31,9 @@ extern "C" {
 /// the machine.
 pub const BAND_WIDTH: usize = 64;
 
-/// Runs a LAPACK routine that takes a `work` array twice: first as a workspace query (`lwork = -1`, the
-/// optimal size returned in `work[0]`), then with that workspace. `call(work, lwork, info)` makes the call;
-/// a non-zero `info` is an error naming `what`.
-fn with_workspace(what: &str, mut call: impl FnMut(*mut f64, c_int, &mut c_int)) -> Result<()> {
+/// The optimal workspace size LAPACK returns for a query call (`lwork = -1`, the size in `work[0]`):
+/// `call(work, lwork, info)` makes the call; a non-zero `info` is an error naming `what`.
+fn workspace_size(what: &str, call: &mut impl FnMut(*mut f64, c_int, &mut c_int)) -> Result<usize> {
     let mut info: c_int = 0;
     let mut query = [0.0f64; 1];
     call(query.as_mut_ptr(), -1, &mut info);
@@ -43,8 +42,15 @@ fn with_workspace(what: &str, mut call: impl FnMut(*mut f64, c_int, &mut c_int))
             "{what} workspace query failed: info = {info}"
         )));
     }
-    let lwork = (query[0].ceil() as usize).max(1);
+    Ok((query[0].ceil() as usize).max(1))
+}
+
+/// Runs a LAPACK routine that takes a `work` array twice: first as a workspace query
+/// ([`workspace_size`]), then with that workspace. A non-zero `info` is an error naming `what`.
+fn with_workspace(what: &str, mut call: impl FnMut(*mut f64, c_int, &mut c_int)) -> Result<()> {
+    let lwork = workspace_size(what, &mut call)?;
     let mut work = vec![0.0; lwork];
+    let mut info: c_int = 0;
     call(work.as_mut_ptr(), to_int(lwork, "lwork")?, &mut info);
     if info != 0 {
         return Err(RfxError::Numerical(format!("{what} failed: info = {info}")));
@@ -150,31 +156,26 @@ impl BandReduction {
             to_int(BAND_WIDTH, "kd")?,
             to_int(BAND_WIDTH + 1, "ldab")?,
         );
-        let (uplo, minus_one) = (b'L' as c_char, -1 as c_int);
-        let (mut query, mut info) = ([0.0f64; 1], 0 as c_int);
+        let uplo = b'L' as c_char;
         let (mut a, mut ab, mut tau) = ([0.0f64; 1], [0.0f64; 1], [0.0f64; 1]);
-        // SAFETY: a workspace query (lwork = -1) writes only work[0] and info.
-        unsafe {
-            dsytrd_sy2sb_(
-                &uplo,
-                &nn,
-                &kk,
-                a.as_mut_ptr(),
-                &nn,
-                ab.as_mut_ptr(),
-                &ldab,
-                tau.as_mut_ptr(),
-                query.as_mut_ptr(),
-                &minus_one,
-                &mut info,
-            )
-        };
-        if info != 0 {
-            return Err(RfxError::Numerical(format!(
-                "dsytrd_sy2sb query: info = {info}"
-            )));
-        }
-        Ok(query[0].ceil() as usize)
+        workspace_size("dsytrd_sy2sb", &mut |work, lwork, info| {
+            // SAFETY: only called as a workspace query (lwork = -1), which writes work[0] and info alone.
+            unsafe {
+                dsytrd_sy2sb_(
+                    &uplo,
+                    &nn,
+                    &kk,
+                    a.as_mut_ptr(),
+                    &nn,
+                    ab.as_mut_ptr(),
+                    &ldab,
+                    tau.as_mut_ptr(),
+                    work,
+                    &lwork,
+                    info,
+                )
+            }
+        })
     }
 
     /// The half-bandwidth $k_d$ of $B$.

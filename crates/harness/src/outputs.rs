@@ -62,6 +62,7 @@ pub fn write_all(
         for (stem, value) in p.figure_files(&spec.name, &spec.sweep) {
             let mut fig = p.clone();
             let mut subset: Vec<Summary> = summaries.clone();
+            subset.retain(|s| summary_passes(s, &p.filter));
             if let (Some(key), Some(v)) = (&p.figures, &value) {
                 subset.retain(|s| s.get(key) == Some(v));
                 fig.title = format!("{} — {}", p.title, p.label(&v.to_string()));
@@ -212,6 +213,9 @@ pub fn table_markdown(
     let mut cols: Vec<Value> = Vec::new();
     let mut rows: Vec<Vec<Value>> = Vec::new();
     for s in summaries {
+        if !summary_passes(s, &t.filter) {
+            continue;
+        }
         let Some(c) = s.get(&t.columns) else { continue };
         if let Some(only) = &t.column_values {
             if !only.contains(c) {
@@ -606,6 +610,14 @@ fn entry<K: PartialEq, V>(list: &mut Vec<(K, V)>, key: K, init: impl FnOnce() ->
         }
     };
     &mut list[pos].1
+}
+
+/// Whether summary `s` passes `filter` (as [`passes_filter`] for the rows of cells).
+fn summary_passes(s: &Summary, filter: &[(String, Vec<Value>)]) -> bool {
+    filter.iter().all(|(k, vals)| {
+        s.get(k)
+            .is_some_and(|v| vals.iter().any(|w| w.to_string() == v.to_string()))
+    })
 }
 
 /// Whether row `r` passes `filter` (each listed parameter has one of the listed values, compared as written).

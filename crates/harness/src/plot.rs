@@ -242,7 +242,7 @@ const PALETTE: [RGBColor; 22] = [
 
 /// The project's methods and their palette index: RFF-family blue/orange, QMC/SSF green/red, exact kernels
 /// black, Nyström dark grey, the papers' proposals purple/red, baselines olive/brown/grey.
-const METHOD_COLORS: [(&str, usize); 41] = [
+const METHOD_COLORS: [(&str, usize); 42] = [
     ("rff", 0),
     ("orf", 1),
     ("sorf", 12),
@@ -284,6 +284,7 @@ const METHOD_COLORS: [(&str, usize); 41] = [
     ("trf-0.5", 3),
     ("trf-0.7", 6),
     ("trf-0.9", 4),
+    ("ternary", 16),
 ];
 
 /// Width in pixels of one panel, of a figure-wide legend column per character of its longest label, and of a
@@ -780,6 +781,7 @@ mod tests {
             legend_panel: None,
             figures: None,
             zoom: Vec::new(),
+            filter: Vec::new(),
             name: None,
         };
         let s = vec![
@@ -824,6 +826,7 @@ mod tests {
             legend_panel: Some(2),
             figures: None,
             zoom: Vec::new(),
+            filter: Vec::new(),
             name: None,
         };
         let at = |depth: i64, method: &str| {
@@ -872,6 +875,7 @@ mod tests {
             legend_panel: None,
             figures: None,
             zoom: Vec::new(),
+            filter: Vec::new(),
             name: None,
         };
         assert_eq!(with_zoom(&spec, panels.clone()).len(), 1);

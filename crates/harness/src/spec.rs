@@ -78,6 +78,9 @@ pub struct PlotSpec {
     /// The plot's own name (`name`, required for every `[[plot]]` after the first): its files are
     /// `<experiment>-<name>…` instead of `<experiment>…`.
     pub name: Option<String>,
+    /// `where = { param = [values] }`: only the cells with these values are drawn (and, for the
+    /// `figures` parameter, only these figures are written), as in the tables.
+    pub filter: Vec<(String, Vec<Value>)>,
 }
 
 impl PlotSpec {
@@ -92,10 +95,12 @@ impl PlotSpec {
         let Some(key) = &self.figures else {
             return vec![(name.to_string(), None)];
         };
+        let kept = self.filter.iter().find(|(k, _)| k == key).map(|(_, v)| v);
         sweep
             .iter()
             .filter(|a| &a.name == key)
             .flat_map(|a| a.values.iter())
+            .filter(|v| kept.is_none_or(|k| k.iter().any(|w| w.to_string() == v.to_string())))
             .map(|v| {
                 let slug: String = v
                     .to_string()
@@ -158,6 +163,8 @@ pub struct TableSpec {
     /// Show the paper's number (a `[[paper_value]]` of the same metric whose cell matches the row and column)
     /// in brackets after ours (`show_paper`, default `false`).
     pub show_paper: bool,
+    /// `where = { param = [values] }`: only the cells with these values.
+    pub filter: Vec<(String, Vec<Value>)>,
 }
 
 /// One column of a [`BestTableSpec`]: a metric on a subset of the cells.
@@ -519,7 +526,7 @@ impl Spec {
         let metrics = runner.metrics();
         let params: Vec<String> = sweep.iter().map(|a| a.name.clone()).collect();
 
-        let plots = read_plots(&root, &params, &metrics, &sweep)?;
+        let plots = read_plots(&root, &params, &metrics, &sweep, &known)?;
         let tables = read_tables(&root, &params, &metrics, &known)?;
         let claims = root
             .tables("claim")?
@@ -826,6 +833,7 @@ fn read_plot(
     params: &[String],
     metrics: &[String],
     sweep: &[Axis],
+    known: &[Axis],
 ) -> Result<PlotSpec, ConfigError> {
     let x = s.req_str("x")?;
     let x_is_metric = !params.contains(&x) && metrics.contains(&x);
@@ -970,6 +978,7 @@ fn read_plot(
         labels,
         figures,
         zoom,
+        filter: read_filter(s, "where", params, known)?,
         name: match s.opt_str("name")? {
             Some(n) if !is_safe_name(&n) => {
                 return Err(s.error(
@@ -991,6 +1000,7 @@ fn read_plots(
     params: &[String],
     metrics: &[String],
     sweep: &[Axis],
+    known: &[Axis],
 ) -> Result<Vec<PlotSpec>, ConfigError> {
     let is_array = matches!(
         root.value("plot").map(|v| v.get_ref()),
@@ -998,14 +1008,14 @@ fn read_plots(
     );
     if !is_array {
         return Ok(match root.table("plot")? {
-            Some(s) => vec![read_plot(&s, params, metrics, sweep)?],
+            Some(s) => vec![read_plot(&s, params, metrics, sweep, known)?],
             None => Vec::new(),
         });
     }
     let sections = root.tables("plot")?;
     let mut out: Vec<PlotSpec> = Vec::new();
     for (i, s) in sections.iter().enumerate() {
-        let p = read_plot(s, params, metrics, sweep)?;
+        let p = read_plot(s, params, metrics, sweep, known)?;
         if i > 0 && p.name.is_none() {
             return Err(s.error(
                 "name",
@@ -1085,6 +1095,7 @@ fn read_table(
         value,
         format,
         show_paper: s.opt_bool("show_paper")?.unwrap_or(false),
+        filter: read_filter(s, "where", params, known)?,
     };
     s.finish()?;
     Ok(spec)

@@ -269,3 +269,42 @@ fn several_plots_write_their_own_files() {
         "toy-run"
     );
 }
+
+/// `where` on a plot draws only the cells it names and, on the `figures` parameter, writes only those
+/// figures; on a table it keeps only those rows; a value that is not in the sweep is refused.
+#[test]
+fn a_plot_or_table_where_keeps_only_its_cells() {
+    let plot = |filter: &str| {
+        format!(
+            "\n[plot]\ntitle = \"t\"\nx = \"scaled\"\ny = \"scaled\"\nfigures = \"n\"\nx_label = \"s\"\ny_label = \"s\"\n{filter}"
+        )
+    };
+    let table =
+        "\n[table]\nrows = []\ncolumns = \"n\"\nvalue = \"scaled\"\nwhere = { n = [1, 3] }\n";
+    let file = format!("{FILE}{}{table}", plot("where = { n = [1, 3] }\n"));
+    let unguarded = Kinds::new(vec![&Toy]);
+    let spec = Spec::parse(Path::new("toy.toml"), &file, false, &unguarded).unwrap();
+    let stems: Vec<String> = spec.plots[0]
+        .figure_files("toy-run", &spec.sweep)
+        .into_iter()
+        .map(|f| f.0)
+        .collect();
+    assert_eq!(stems, ["toy-run-1", "toy-run-3"]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = RunOptions::new(dir.path().to_path_buf());
+    opts.progress = false;
+    run(&spec, &opts).unwrap();
+    let out = dir.path().join("toy-run");
+    assert!(out.join("toy-run-1.png").is_file() && out.join("toy-run-3.svg").is_file());
+    assert!(!out.join("toy-run-2.png").exists());
+    let md = std::fs::read_to_string(out.join("table.md")).unwrap();
+    assert!(
+        md.contains("n = 1") && md.contains("n = 3") && !md.contains("n = 2"),
+        "{md}"
+    );
+    let e = refused(&format!("{FILE}{}", plot("where = { n = [4] }\n")), false);
+    assert!(
+        e.contains("plot.where.n") && e.contains("allowed: 1, 2, 3"),
+        "{e}"
+    );
+}

@@ -54,6 +54,17 @@ pub fn symmetrize(a: &mut Array2<f64>) {
     }
 }
 
+/// $PKP$ with $P = I_n - \frac1n\mathbf 1\mathbf 1^\top$: every row and column of a square matrix with its
+/// mean removed, $K_{ij} - \bar K_{i\cdot} - \bar K_{\cdot j} + \bar K_{\cdot\cdot}$ (the centring of the
+/// ternary-features paper's Theorem 1). An empty matrix gives an empty matrix.
+pub fn center(k: ArrayView2<'_, f64>) -> Array2<f64> {
+    let (r, c) = (k.nrows().max(1) as f64, k.ncols().max(1) as f64);
+    let rm = k.sum_axis(ndarray::Axis(1)) / c;
+    let cm = k.sum_axis(ndarray::Axis(0)) / r;
+    let all = rm.sum() / r;
+    Array2::from_shape_fn(k.dim(), |(i, j)| k[[i, j]] - rm[i] - cm[j] + all)
+}
+
 /// Adds `v` to the diagonal.
 pub fn add_diag(a: &mut Array2<f64>, v: f64) {
     a.diag_mut().mapv_inplace(|d| d + v);

@@ -62,7 +62,7 @@ mod threads;
 
 pub use band::{BandReduction, BAND_WIDTH};
 pub use cholesky::Cholesky;
-pub use dense::{add_diag, check_finite, fro_norm, symmetrize, symmetrize_from_upper};
+pub use dense::{add_diag, center, check_finite, fro_norm, symmetrize, symmetrize_from_upper};
 pub use eigen::{eigh, eigvalsh, SymEig};
 pub use memory::{check_memory, f64_bytes, DEFAULT_MEMORY_CAP};
 pub use mixed::{gram_cols_f32_upper, solve_spd_refined, CholeskyF32, Precision};

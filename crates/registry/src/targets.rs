@@ -18,7 +18,7 @@
 //! exact Gram against an independent computation.
 
 use ndarray::{Array2, ArrayView2};
-use rfx_core::{FeatureMap, FitData, Kernel, RfxRng};
+use rfx_core::{FeatureMap, Fit, FitData, Kernel, RfxRng};
 
 use crate::kernels::{kernel, KernelSpec};
 use crate::methods::{method, BoxedMap, MethodSpec};
@@ -39,6 +39,13 @@ pub enum Approx {
     Structured,
     /// Nyström: $K_{XS}K_{SS}^{+}K_{SX}$, equal to $K$ on the rows once the landmarks $S$ span them.
     Landmarks,
+    /// Ternary random features (Tiomoko Ali, Liao & Couillet, ICLR 2022, Theorem 1 and Corollary 1): their
+    /// expected Gram $K_{ter}$ matches $K$ only after centring and up to a shift,
+    /// $PK_{ter}P \approx PKP + \lambda P$ with $P = I - \frac1n\mathbf 1\mathbf 1^\top$, and only for
+    /// Gaussian-mixture data as the dimension and the number of rows grow together. Their uncentred Gram
+    /// error measures something they do not claim; compare them on
+    /// `rfx_solvers::spectral::centred_kernel_errors`.
+    Asymptotic,
 }
 
 /// One method of a kernel: a registry method, its parameters, how it approximates the kernel.
@@ -55,6 +62,9 @@ pub struct MethodTarget {
     pub scale: f64,
     /// How the Gram approximates the kernel.
     pub approx: Approx,
+    /// The factor the rows are multiplied by before the map is fitted and applied (1 except for maps of a
+    /// unit-bandwidth kernel used at bandwidth $\sigma$: $1/\sigma$).
+    pub input_scale: f64,
 }
 
 impl MethodTarget {
@@ -79,29 +89,52 @@ impl MethodTarget {
     ) -> Result<BoxedMap, String> {
         let spec = self.spec()?;
         let p = self.checked()?;
+        let scaled_rows = (self.input_scale != 1.0).then(|| &fit * self.input_scale);
+        let fit = scaled_rows.as_ref().map_or(fit.reborrow(), |a| a.view());
         let data = if spec.data_dependent {
             FitData::Rows(fit)
         } else {
             FitData::Dim(fit.ncols())
         };
-        let map = spec
-            .fit(m, &p, data, rng)
-            .map_err(|e| format!("method {} ({}): {e}", self.label, self.method))?;
-        if self.scale == 1.0 {
+        let fail = |e: rfx_core::RfxError| format!("method {} ({}): {e}", self.label, self.method);
+        let map = if self.method == "ternary" {
+            // the same draws as `spec.fit`, but typed, to refuse a fit whose thresholds were only
+            // feasible after rescaling the data: that map would match another bandwidth
+            let f = crate::methods::ternary_fit(m, &p)
+                .map_err(fail)?
+                .fit_map(data, rng)
+                .map_err(fail)?;
+            if f.input_scale() != 1.0 {
+                return Err(format!(
+                    "method {} (ternary): its thresholds are infeasible at this data scale (tau_hat = {:.4}); \
+                     the fit would rescale the rows by {:.4} and so approximate another kernel",
+                    self.label,
+                    rfx_ternary::estimate_tau(fit).map_err(fail)?,
+                    f.input_scale()
+                ));
+            }
+            Box::new(f) as BoxedMap
+        } else {
+            spec.fit(m, &p, data, rng).map_err(fail)?
+        };
+        if self.scale == 1.0 && self.input_scale == 1.0 {
             Ok(map)
         } else {
             Ok(Box::new(Scaled {
                 map,
                 factor: self.scale.sqrt(),
+                input_scale: self.input_scale,
             }))
         }
     }
 }
 
-/// A map's features multiplied by a constant (its Gram by the square).
+/// A map applied to the rows multiplied by `input_scale`, its features multiplied by `factor` (its Gram by
+/// the square).
 struct Scaled {
     map: BoxedMap,
     factor: f64,
+    input_scale: f64,
 }
 
 impl FeatureMap for Scaled {
@@ -112,7 +145,16 @@ impl FeatureMap for Scaled {
         self.map.dim()
     }
     fn transform(&self, x: ArrayView2<'_, f64>) -> rfx_core::Result<Array2<f64>> {
-        Ok(self.map.transform(x)? * self.factor)
+        let z = if self.input_scale == 1.0 {
+            self.map.transform(x)?
+        } else {
+            self.map.transform((&x * self.input_scale).view())?
+        };
+        Ok(if self.factor == 1.0 {
+            z
+        } else {
+            z * self.factor
+        })
     }
     fn bits_per_feature(&self) -> f64 {
         self.map.bits_per_feature()
@@ -164,6 +206,7 @@ fn t(
         params: params.to_vec(),
         scale: 1.0,
         approx,
+        input_scale: 1.0,
     }
 }
 
@@ -243,6 +286,17 @@ pub fn kernel_targets(sigma: f64) -> Vec<KernelTarget> {
         t("polysketch", "polysketch", &gk, Biased),
         t("gegenbauer", "gegenbauer", &gk, Biased),
         t("nystrom", "nystrom", &gk, Landmarks),
+        // ternary features matched to [cos, sin] (the unit-bandwidth Gaussian kernel, their paper's
+        // footnote 8) on the rows divided by σ
+        MethodTarget {
+            input_scale: 1.0 / sigma,
+            ..t(
+                "ternary",
+                "ternary",
+                &[("activation", RawValue::from("cos-sin"))],
+                Asymptotic,
+            )
+        },
     ]);
     out.push(KernelTarget {
         label: "gaussian".into(),
@@ -269,6 +323,16 @@ pub fn kernel_targets(sigma: f64) -> Vec<KernelTarget> {
             a.push(MethodTarget {
                 scale: 2.0,
                 ..t("relu-rf", "relu-rf", &[], Unbiased)
+            });
+            // ternary features matched to the ReLU: E σ(wᵀx)σ(wᵀy) is half the kernel, as for ReLU features
+            a.push(MethodTarget {
+                scale: 2.0,
+                ..t(
+                    "ternary",
+                    "ternary",
+                    &[("activation", RawValue::from("relu"))],
+                    Asymptotic,
+                )
             });
         }
         out.push(KernelTarget {

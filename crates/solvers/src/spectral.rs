@@ -12,10 +12,11 @@
 //! * Relative Frobenius / spectral errors $\Vert K - ZZ^\top\Vert/\Vert K\Vert$, entrywise MSE
 //!   $\Vert K - ZZ^\top\Vert_F^2 / n^2$, and the statistical dimension $s_\lambda(K) = \operatorname{Tr} K(K+\lambda I)^{-1}$.
 
-use ndarray::{Array2, ArrayView1, ArrayView2};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 use rfx_core::{Result, RfxError};
 use rfx_linalg::{
-    add_diag, check_memory, eigvalsh, f64_bytes, fro_norm, gram_rows, Cholesky, DEFAULT_MEMORY_CAP,
+    add_diag, center, check_memory, eigvalsh, f64_bytes, fro_norm, gram_rows, Cholesky,
+    DEFAULT_MEMORY_CAP,
 };
 
 /// The spectrum summary of $M = (K+\lambda I)^{-1/2}(\tilde K+\lambda I)(K+\lambda I)^{-1/2}$.
@@ -171,6 +172,94 @@ pub fn kernel_errors(k: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>) -> Result<K
     kernel_errors_gram(k, ka.view())
 }
 
+/// Errors of $\tilde K$ against $K$ after centring and up to a shift $\lambda P$: the sense in which
+/// ternary random features approximate a kernel (Tiomoko Ali, Liao & Couillet, ICLR 2022, Theorem 1 and
+/// Corollary 1: for Gaussian-mixture data, $P K P$ and $P K_{ter} P$ have the same asymptotic equivalent up
+/// to $\lambda P$, with $\lambda$ a difference of $d_0$ moments).
+///
+/// With $P = I_n - \frac1n\mathbf 1\mathbf 1^\top$ and $D = P(K - \tilde K)P$, each norm is minimised over
+/// the shift separately:
+/// $$e_F = \frac{\min_\lambda\Vert D - \lambda P\Vert_F}{\Vert PKP\Vert_F}
+///   = \frac{\sqrt{\Vert D\Vert_F^2 - \operatorname{tr}(D)^2/(n-1)}}{\Vert PKP\Vert_F},\qquad
+///   e_2 = \frac{\min_\lambda\Vert D - \lambda P\Vert_2}{\Vert PKP\Vert_2}
+///   = \frac{(\mu_{\max} - \mu_{\min})/2}{\Vert PKP\Vert_2},$$
+/// where $\mu$ are the eigenvalues of $D$ on $\mathbf 1^\perp$ (where $P$ is the identity; $D\mathbf 1 = 0$).
+/// They are computed as the eigenvalues of the trailing $(n-1)\times(n-1)$ block of $HDH$, with $H$ the
+/// Householder reflection taking $e_1$ to $\mathbf 1/\sqrt n$. Every method gets the same optimal shift,
+/// so the comparison between methods stays fair; an unbiased map of $K$ has $e \le$ its uncentred error
+/// up to the effect of the centring on $\Vert K\Vert$.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CentredErrors {
+    /// $e_F$.
+    pub rel_frobenius: f64,
+    /// $e_2$.
+    pub rel_spectral: f64,
+}
+
+/// [`CentredErrors`] of an approximate Gram ($n \ge 2$).
+pub fn centred_kernel_errors_gram(
+    k: ArrayView2<'_, f64>,
+    k_approx: ArrayView2<'_, f64>,
+) -> Result<CentredErrors> {
+    let n = check_same_square(&k, &k_approx)?;
+    if n < 2 {
+        return Err(RfxError::invalid("n", n, "at least 2 rows to centre"));
+    }
+    let ck = center(k);
+    let d = center((&k - &k_approx).view());
+    let fro_k = fro_norm(ck.view());
+    let ev_k = eigvalsh(ck.view())?;
+    let spec_k = ev_k[0].abs().max(ev_k[n - 1].abs());
+    if fro_k == 0.0 || spec_k == 0.0 {
+        return Err(RfxError::Numerical(
+            "centred kernel errors: the centred exact Gram is zero".into(),
+        ));
+    }
+    // the minimiser λ = tr(D)/(n - 1), subtracted rather than the closed form's difference of squares
+    // (which cancels to √ε when the error is small)
+    let lam = d.diag().sum() / (n - 1) as f64;
+    let inv_n = 1.0 / n as f64;
+    let fro_min = d
+        .indexed_iter()
+        .map(|((i, j), &v)| {
+            let e = v - lam * (if i == j { 1.0 } else { 0.0 } - inv_n);
+            e * e
+        })
+        .sum::<f64>()
+        .sqrt();
+    // H = I - 2 v vᵀ / (vᵀv) with v = e_1 - 1/√n maps e_1 to 1/√n (and back)
+    let r = 1.0 / (n as f64).sqrt();
+    let mut v = Array1::from_elem(n, -r);
+    v[0] += 1.0;
+    let vv = v.dot(&v);
+    let h = Array2::from_shape_fn((n, n), |(i, j)| {
+        (if i == j { 1.0 } else { 0.0 }) - 2.0 * v[i] * v[j] / vv
+    });
+    let hdh = h.dot(&d).dot(&h);
+    let ev = eigvalsh(hdh.slice(ndarray::s![1.., 1..]))?;
+    let spec_min = (ev[n - 2] - ev[0]) / 2.0;
+    Ok(CentredErrors {
+        rel_frobenius: fro_min / fro_k,
+        rel_spectral: spec_min / spec_k,
+    })
+}
+
+/// [`CentredErrors`] of features $Z$ ($\tilde K = ZZ^\top$).
+pub fn centred_kernel_errors(
+    k: ArrayView2<'_, f64>,
+    z: ArrayView2<'_, f64>,
+) -> Result<CentredErrors> {
+    if z.nrows() != k.nrows() {
+        return Err(RfxError::DimensionMismatch(format!(
+            "Gram is {:?}, features {:?}",
+            k.dim(),
+            z.dim()
+        )));
+    }
+    let ka = gram_rows(z)?;
+    centred_kernel_errors_gram(k, ka.view())
+}
+
 /// $s_\lambda = \sum_i \frac{\mu_i}{\mu_i + \lambda}$ from the eigenvalues $\mu_i$ of $K$ (negative rounding
 /// noise is clamped to 0).
 pub fn statistical_dimension_from_eigs(eigs: ArrayView1<'_, f64>, lambda: f64) -> Result<f64> {
@@ -323,5 +412,62 @@ mod tests {
         assert!(statistical_dimension(k.view(), -1.0).is_err());
         assert!(spectral_approx(k.view(), randn(29, 3, 1).view(), 1.0).is_err());
         assert!(spectral_approx_gram(k.view(), k.view(), f64::NAN).is_err());
+    }
+
+    /// The closed forms against the definition: $P$ built explicitly, $\Vert D - \lambda P\Vert$ minimised
+    /// over $\lambda$ by golden-section search (both norms are convex in $\lambda$).
+    #[test]
+    fn centred_errors_match_a_direct_minimisation_over_the_shift() {
+        let n = 30;
+        let z = randn(n, 12, 7);
+        let k = z.dot(&z.t()) + Array2::<f64>::eye(n) * 0.3;
+        let w = randn(n, 9, 8);
+        let ka = w.dot(&w.t());
+        let p = Array2::<f64>::eye(n) - Array2::from_elem((n, n), 1.0 / n as f64);
+        let d = p.dot(&(&k - &ka)).dot(&p);
+        let ck = p.dot(&k).dot(&p);
+        let spec = |a: &Array2<f64>| {
+            let e = eigvalsh(a.view()).unwrap();
+            e[0].abs().max(e[n - 1].abs())
+        };
+        let golden = |f: &dyn Fn(f64) -> f64| {
+            let (mut a, mut b) = (-1e3, 1e3);
+            let g = (5f64.sqrt() - 1.0) / 2.0;
+            for _ in 0..200 {
+                let (c, e) = (b - g * (b - a), a + g * (b - a));
+                if f(c) < f(e) {
+                    b = e;
+                } else {
+                    a = c;
+                }
+            }
+            f((a + b) / 2.0)
+        };
+        let fro = golden(&|l: f64| fro_norm((&d - &(&p * l)).view())) / fro_norm(ck.view());
+        let sp = golden(&|l: f64| spec(&(&d - &(&p * l)))) / spec(&ck);
+        let e = centred_kernel_errors_gram(k.view(), ka.view()).unwrap();
+        assert!((e.rel_frobenius - fro).abs() < 1e-9 * fro, "{e:?} vs {fro}");
+        assert!((e.rel_spectral - sp).abs() < 1e-7 * sp, "{e:?} vs {sp}");
+        // the shift is free: K̃ = K + cI + b 11ᵀ (+ any row/column constants) has error 0
+        let r = Array1::from_shape_fn(n, |i| i as f64 * 0.1);
+        let shifted = Array2::from_shape_fn((n, n), |(i, j)| {
+            k[[i, j]] + 2.5 * if i == j { 1.0 } else { 0.0 } + 0.7 + r[i] + r[j]
+        });
+        let e0 = centred_kernel_errors_gram(k.view(), shifted.view()).unwrap();
+        assert!(
+            e0.rel_frobenius < 1e-12 && e0.rel_spectral < 1e-12,
+            "{e0:?}"
+        );
+        // but not a scale: K̃ = 2K has error 1 in both norms (D = -PKP, whose best shift is 0 … or less)
+        let e2 = centred_kernel_errors_gram(k.view(), (&k * 2.0).view()).unwrap();
+        assert!(
+            e2.rel_frobenius <= 1.0 + 1e-12 && e2.rel_frobenius > 0.5,
+            "{e2:?}"
+        );
+        assert!(centred_kernel_errors_gram(
+            k.slice(ndarray::s![..1, ..1]),
+            ka.slice(ndarray::s![..1, ..1])
+        )
+        .is_err());
     }
 }

@@ -18,7 +18,7 @@
 
 use crate::activation::{Activation, GaussianMoments};
 use crate::features::TernaryWeights;
-use ndarray::{Array1, Array2, ArrayView2, Axis};
+use ndarray::{Array1, Array2, ArrayView2};
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal, StudentT};
 use rfx_core::{rng_stream, Result, RfxError, RfxRng};
@@ -215,13 +215,7 @@ impl GaussianMixture {
     }
 }
 
-/// $\mathbf P\mathbf K\mathbf P$, $\mathbf P = \mathbf I - \frac1n\mathbf 1\mathbf 1^\top$ (eq. 2), for a square `k`.
-pub fn center(k: ArrayView2<'_, f64>) -> Array2<f64> {
-    let rm = k.mean_axis(Axis(1)).expect("non-empty");
-    let cm = k.mean_axis(Axis(0)).expect("non-empty");
-    let all = rm.mean().expect("non-empty");
-    Array2::from_shape_fn(k.dim(), |(i, j)| k[[i, j]] - rm[i] - cm[j] + all)
-}
+pub use rfx_linalg::center;
 
 /// $\tilde{\mathbf K}$ of Theorem 1 (eq. 8, simpler form above) for a GMM sample, with moments
 /// $d_0, d_1, d_2$ at the true $\tau$ (use [`GaussianMixture::tau`]).

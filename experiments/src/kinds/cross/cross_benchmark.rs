@@ -23,7 +23,10 @@
 //!   k-fold cross-validation (`fit_ridge_cv`, `solve_s`); `test_error` (regression: test MSE of the
 //!   standardised target; classification: 1 − accuracy) beside the exact kernel's `exact_test_error` and
 //!   their difference `excess_test_error`;
-//!   `dim`, and `bits` = dim × the map's bits per feature value (64 for `f64` features, $b$ for LP-RFF).
+//!   `dim`, and `bits` = dim × the map's bits per feature value (64 for `f64` features, $b$ for LP-RFF, 2 for
+//!   ternary features); `rel_fro_centred`, `rel_spec_centred`: the same Gram errors after centring and up
+//!   to the best shift $\lambda P$ (`rfx_solvers::spectral::centred_kernel_errors`), the sense in which
+//!   ternary features approximate a kernel (`rfx_registry::Approx::Asymptotic`), for every method.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -36,7 +39,7 @@ use rfx_solvers::ridge::{
     argmax_rows, fit_ridge_cv, log10_grid, one_hot, select_lambda_gram, CvScore, KernelRidge,
     KrrParams, LambdaScale, LambdaSearch, RidgeForm, Validation,
 };
-use rfx_solvers::spectral::kernel_errors;
+use rfx_solvers::spectral::{centred_kernel_errors, kernel_errors};
 
 use crate::kinds::ntk_common::{check_any_dataset, Shared};
 use rfx_harness::config::{choice_in, float_in, int_in, ConfigError, Invalid, Section, Value};
@@ -366,6 +369,8 @@ impl Runner for CrossRunner {
             "bits",
             "lambda",
             "sigma",
+            "rel_fro_centred",
+            "rel_spec_centred",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -434,7 +439,9 @@ impl Runner for CrossRunner {
         let zte = map.transform(p.xte.view()).map_err(num)?;
         let fit_transform_s = t0.elapsed().as_secs_f64();
 
-        let errors = kernel_errors(exact.gram.view(), self.gram_part(&ztr, &zte)).map_err(num)?;
+        let part = self.gram_part(&ztr, &zte);
+        let errors = kernel_errors(exact.gram.view(), part).map_err(num)?;
+        let centred = centred_kernel_errors(exact.gram.view(), part).map_err(num)?;
 
         let t1 = Instant::now();
         let search = self.search(p.classification(), es).map_err(num)?;
@@ -457,6 +464,8 @@ impl Runner for CrossRunner {
                 dim * map.bits_per_feature(),
                 cv.best_lambda,
                 p.sigma,
+                centred.rel_frobenius,
+                centred.rel_spectral,
             ],
             timings: Vec::new(),
         })

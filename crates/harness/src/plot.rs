@@ -242,7 +242,7 @@ const PALETTE: [RGBColor; 22] = [
 
 /// The project's methods and their palette index: RFF-family blue/orange, QMC/SSF green/red, exact kernels
 /// black, Nyström dark grey, the papers' proposals purple/red, baselines olive/brown/grey.
-const METHOD_COLORS: [(&str, usize); 42] = [
+const METHOD_COLORS: [(&str, usize); 44] = [
     ("rff", 0),
     ("orf", 1),
     ("sorf", 12),
@@ -285,6 +285,8 @@ const METHOD_COLORS: [(&str, usize); 42] = [
     ("trf-0.7", 6),
     ("trf-0.9", 4),
     ("ternary", 16),
+    ("nystrom-uniform", 15),
+    ("tensorsrht", 9),
 ];
 
 /// Width in pixels of one panel, of a figure-wide legend column per character of its longest label, and of a

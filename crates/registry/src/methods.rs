@@ -14,8 +14,8 @@ use rfx_ntk::{
 use rfx_sampling::{
     FourierMethod, GaussianFeatureParams, Sampler as Sampler_, SurveyKernel, SurveyParams,
 };
-use rfx_sketches::{PolynomialSketch, RandomMaclaurin, TensorSketch, Trp};
-use rfx_solvers::nystrom::{NystromFit, NystromParams};
+use rfx_sketches::{PolynomialSketch, RandomMaclaurin, TensorSketch, TensorSrht, Trp};
+use rfx_solvers::nystrom::{LandmarkSampling, NystromFit, NystromParams};
 use rfx_ternary::{Activation, ReluParams, StreamRoundedLpRff, TernaryFit, TernaryParams};
 
 use crate::params::{ParamDoc, ParamKind, Params, RawValue};
@@ -675,6 +675,18 @@ static METHODS: &[MethodSpec] = &[
         "Meister, Sarlos & Woodruff 2019 (TRP); survey (Liu et al. TPAMI 2021) Sec. 6.1 (poly2 on [x; 1])"
     ),
     MethodSpec {
+        name: "tensorsrht",
+        about: "TensorSRHT of x (tensor) x: two subsampled randomized Fourier transforms of the row, their entrywise product (m/2 complex outputs as [Re; Im], m even), E<z(x), z(y)> = <x,y>^2; with bias beta (<x,y> + beta^2)^2",
+        paper: "Ahle et al. 2020 (TensorSRHT); Zandieh et al. NeurIPS 2021 Sec. 3 (the NTKRF's degree-2 sketch)",
+        params: &[BIAS],
+        data_dependent: false,
+        table: false,
+        dim_rule: "m (even)",
+        out_dim: |m, _, _| m,
+        exact_dim: true,
+        build: |m, _, data, rng| Ok(Box::new(TensorSrht::params().dim(m).fit_map(data, rng)?)),
+    },
+    MethodSpec {
         name: "polysketch",
         about: "the kernel's degree-p Taylor polynomial sketched by the PolySketch tree (all degrees from one tree)",
         paper: "Ahle et al. 2020 (PolySketch); Zandieh et al. NeurIPS 2021 Sec. 3; Gegenbauer paper Tables 2-4",
@@ -766,12 +778,18 @@ static METHODS: &[MethodSpec] = &[
     },
     MethodSpec {
         name: "nystrom",
-        about: "Nystrom features K(x, S) U r^{-1/2} with m landmarks S from the fitting rows by recursive ridge-leverage-score sampling",
+        about: "Nystrom features K(x, S) U r^{-1/2} with m landmarks S from the fitting rows, by recursive ridge-leverage-score sampling or uniformly",
         paper: "Williams & Seeger 2001; Musco & Musco 2017 (recursive RLS); baseline of the Gegenbauer paper Tables 2-4",
         params: &[
             KERNEL,
             SIGMA,
             DEPTH,
+            ParamDoc {
+                name: "landmarks",
+                kind: ParamKind::Choice(&["rls", "uniform"]),
+                default: "rls",
+                about: "how the landmarks are drawn from the fitting rows: recursive ridge leverage scores (Musco & Musco 2017) or uniformly without replacement",
+            },
             ParamDoc {
                 name: "gram",
                 kind: ParamKind::Choice(&["zonal", "pairwise"]),
@@ -785,7 +803,10 @@ static METHODS: &[MethodSpec] = &[
         out_dim: |m, n, _| m.min(n),
         exact_dim: false,
         build: |m, p, data, rng| {
-            let params = NystromParams::new(m);
+            let params = NystromParams::new(m).sampling(match p.choice("landmarks")? {
+                "uniform" => LandmarkSampling::Uniform,
+                _ => LandmarkSampling::RecursiveRls,
+            });
             if p.choice("gram")? == "pairwise" {
                 if p.choice("kernel")? != "gaussian" {
                     return Err(RfxError::invalid(

@@ -286,6 +286,16 @@ pub fn kernel_targets(sigma: f64) -> Vec<KernelTarget> {
         t("polysketch", "polysketch", &gk, Biased),
         t("gegenbauer", "gegenbauer", &gk, Biased),
         t("nystrom", "nystrom", &gk, Landmarks),
+        t(
+            "nystrom-uniform",
+            "nystrom",
+            &[
+                gk[0].clone(),
+                gk[1].clone(),
+                ("landmarks", RawValue::from("uniform")),
+            ],
+            Landmarks,
+        ),
         // ternary features matched to [cos, sin] (the unit-bandwidth Gaussian kernel, their paper's
         // footnote 8) on the rows divided by σ
         MethodTarget {
@@ -388,6 +398,16 @@ pub fn kernel_targets(sigma: f64) -> Vec<KernelTarget> {
                         Biased,
                     ),
                     t("nystrom", "nystrom", &[ntk.clone(), d.clone()], Landmarks),
+                    t(
+                        "nystrom-uniform",
+                        "nystrom",
+                        &[
+                            ntk.clone(),
+                            d.clone(),
+                            ("landmarks", RawValue::from("uniform")),
+                        ],
+                        Landmarks,
+                    ),
                 ]);
             }
             let mut params = vec![d];
@@ -421,7 +441,8 @@ pub fn kernel_targets(sigma: f64) -> Vec<KernelTarget> {
                 &[two.clone(), one.clone()],
                 Unbiased,
             ),
-            t("trp", "trp", &[two.clone(), one], Unbiased),
+            t("trp", "trp", &[two.clone(), one.clone()], Unbiased),
+            t("tensorsrht", "tensorsrht", &[one], Unbiased),
             t(
                 "maclaurin",
                 "maclaurin",

@@ -29,6 +29,7 @@ _CLASS_NAMES = {
     "maclaurin": "RandomMaclaurin",
     "tensorsketch": "TensorSketch",
     "trp": "TensorizedRandomProjection",
+    "tensorsrht": "TensorSRHT",
     "polysketch": "PolySketch",
     "gegenbauer": "GegenbauerFeatures",
     "nystrom": "Nystroem",

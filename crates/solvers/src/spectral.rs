@@ -159,8 +159,8 @@ pub fn kernel_errors_gram(
     })
 }
 
-/// [`KernelErrors`] of features $Z$ ($\tilde K = ZZ^\top$).
-pub fn kernel_errors(k: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>) -> Result<KernelErrors> {
+/// $ZZ^\top$ for comparison with the Gram `k` (one row of $Z$ per row of `k`).
+fn feature_gram(k: &ArrayView2<'_, f64>, z: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
     if z.nrows() != k.nrows() {
         return Err(RfxError::DimensionMismatch(format!(
             "Gram is {:?}, features {:?}",
@@ -168,8 +168,12 @@ pub fn kernel_errors(k: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>) -> Result<K
             z.dim()
         )));
     }
-    let ka = gram_rows(z)?;
-    kernel_errors_gram(k, ka.view())
+    gram_rows(z)
+}
+
+/// [`KernelErrors`] of features $Z$ ($\tilde K = ZZ^\top$).
+pub fn kernel_errors(k: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>) -> Result<KernelErrors> {
+    kernel_errors_gram(k, feature_gram(&k, z)?.view())
 }
 
 /// Errors of $\tilde K$ against $K$ after centring and up to a shift $\lambda P$: the sense in which
@@ -185,9 +189,10 @@ pub fn kernel_errors(k: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>) -> Result<K
 ///   = \frac{(\mu_{\max} - \mu_{\min})/2}{\Vert PKP\Vert_2},$$
 /// where $\mu$ are the eigenvalues of $D$ on $\mathbf 1^\perp$ (where $P$ is the identity; $D\mathbf 1 = 0$).
 /// They are computed as the eigenvalues of the trailing $(n-1)\times(n-1)$ block of $HDH$, with $H$ the
-/// Householder reflection taking $e_1$ to $\mathbf 1/\sqrt n$. Every method gets the same optimal shift,
-/// so the comparison between methods stays fair; an unbiased map of $K$ has $e \le$ its uncentred error
-/// up to the effect of the centring on $\Vert K\Vert$.
+/// Householder reflection taking $e_1$ to $\mathbf 1/\sqrt n$. Every method gets its own optimal shift, so
+/// the comparison between methods stays fair. Since $P$ is an orthogonal projection, the numerators are never
+/// above the uncentred errors' ($\Vert PAP\Vert \le \Vert A\Vert$ in both norms), while the denominator
+/// $\Vert PKP\Vert$ is smaller than $\Vert K\Vert$ too, so a ratio can be larger than the uncentred one.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CentredErrors {
     /// $e_F$.
@@ -249,15 +254,7 @@ pub fn centred_kernel_errors(
     k: ArrayView2<'_, f64>,
     z: ArrayView2<'_, f64>,
 ) -> Result<CentredErrors> {
-    if z.nrows() != k.nrows() {
-        return Err(RfxError::DimensionMismatch(format!(
-            "Gram is {:?}, features {:?}",
-            k.dim(),
-            z.dim()
-        )));
-    }
-    let ka = gram_rows(z)?;
-    centred_kernel_errors_gram(k, ka.view())
+    centred_kernel_errors_gram(k, feature_gram(&k, z)?.view())
 }
 
 /// $s_\lambda = \sum_i \frac{\mu_i}{\mu_i + \lambda}$ from the eigenvalues $\mu_i$ of $K$ (negative rounding

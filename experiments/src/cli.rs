@@ -208,9 +208,12 @@ enum Command {
         /// Input rows (.csv or .npy float32/float64).
         #[arg(long)]
         input: PathBuf,
-        /// Output file (.csv or .npy float64), written atomically.
+        /// Output file (.csv or .npy), written atomically.
         #[arg(long)]
         output: PathBuf,
+        /// Type of the output values: auto (float32 for a float32 .npy input, else float64), f32, f64.
+        #[arg(long, default_value = "auto", value_parser = crate::tools::out_dtype)]
+        dtype: crate::matrix_io::OutDtype,
         /// Rows to fit a data-dependent map on (default: the input).
         #[arg(long)]
         fit_on: Option<PathBuf>,
@@ -244,6 +247,9 @@ enum Command {
         /// Output file (.csv or .npy), written atomically.
         #[arg(long)]
         output: PathBuf,
+        /// Type of the output values: auto (float32 for a float32 .npy --input, else float64), f32, f64.
+        #[arg(long, default_value = "auto", value_parser = crate::tools::out_dtype)]
+        dtype: crate::matrix_io::OutDtype,
         /// CSV header line: auto, yes, no.
         #[arg(long, default_value = "auto", value_parser = crate::tools::header_mode)]
         header: HeaderMode,
@@ -740,6 +746,7 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             header,
             block_rows,
             memory_cap_mb,
+            dtype,
         } => crate::tools::features(&FeaturesArgs {
             method,
             params,
@@ -751,6 +758,7 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             header,
             block_rows,
             memory_cap: memory_cap(memory_cap_mb),
+            dtype,
         })
         .map(|_| ()),
         Command::Gram {
@@ -762,6 +770,7 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             header,
             block_rows,
             memory_cap_mb,
+            dtype,
         } => crate::tools::gram(&GramArgs {
             kernel,
             params,
@@ -771,6 +780,7 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             header,
             block_rows,
             memory_cap: memory_cap(memory_cap_mb),
+            dtype,
         })
         .map(|_| ()),
         Command::Fit {

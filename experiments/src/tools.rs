@@ -25,7 +25,9 @@ use rfx_solvers::ridge::{
     Validation,
 };
 
-use crate::matrix_io::{read_matrix, refuse_overwrite, HeaderMode, MatrixWriter, RowBlocks};
+use crate::matrix_io::{
+    read_matrix, refuse_overwrite, Dtype, HeaderMode, MatrixWriter, OutDtype, RowBlocks,
+};
 use rfx_core::FitData;
 use rfx_harness::error::AppError;
 use rfx_registry::{
@@ -113,6 +115,8 @@ pub struct FeaturesArgs {
     pub block_rows: usize,
     /// Memory cap in bytes.
     pub memory_cap: u64,
+    /// Type of the output values.
+    pub dtype: OutDtype,
 }
 
 /// Fits `spec` on the fitting rows (read when the method is data-dependent), checking dimensions.
@@ -200,7 +204,7 @@ pub fn features(a: &FeaturesArgs) -> Result<(usize, usize), AppError> {
         fit_x.as_ref().map(|x| (fit_path.as_path(), x.view())),
     )?;
     drop(fit_x);
-    let mut out = MatrixWriter::create(&a.output, map.dim())?;
+    let mut out = MatrixWriter::create(&a.output, map.dim(), a.dtype.resolve(&a.input))?;
     let mut first_row = 1;
     while let Some(block) = input.next_block(round_block(a.block_rows, FEATURE_CHUNK))? {
         let z = transform_rows(map.as_ref(), block.view()).map_err(|e| {
@@ -251,6 +255,8 @@ pub struct GramArgs {
     pub block_rows: usize,
     /// Memory cap in bytes.
     pub memory_cap: u64,
+    /// Type of the output values.
+    pub dtype: OutDtype,
 }
 
 /// `rfx gram`: writes $K(X, Y)$; returns its shape.
@@ -296,7 +302,7 @@ pub fn gram(a: &GramArgs) -> Result<(usize, usize), AppError> {
         .saturating_add(2 * (block as u128) * (ny as u128))
         .saturating_add(workers().saturating_mul(spec.pair_f64s(&p)));
     check_cap("rfx gram (inputs and one block of K)", held, a.memory_cap)?;
-    let mut out = MatrixWriter::create(&a.output, ny)?;
+    let mut out = MatrixWriter::create(&a.output, ny, a.dtype.resolve(&a.input))?;
     for start in (0..nx).step_by(block) {
         let end = (start + block).min(nx);
         // K(X, X): the tiles on and above the diagonal only (half the kernel evaluations, exactly symmetric)
@@ -695,6 +701,16 @@ pub fn count_u64(s: &str) -> Result<u64, String> {
 /// Parses `--seed`: a whole number in `0..=2^64-1`.
 pub fn seed(s: &str) -> Result<u64, String> {
     whole_number(s, "2^64 - 1")
+}
+
+/// Parses `--dtype auto|f32|f64`.
+pub fn out_dtype(s: &str) -> Result<OutDtype, String> {
+    match s {
+        "auto" => Ok(OutDtype::Auto),
+        "f32" | "float32" => Ok(OutDtype::Fixed(Dtype::F32)),
+        "f64" | "float64" => Ok(OutDtype::Fixed(Dtype::F64)),
+        _ => Err(format!("\"{s}\"; allowed: auto, f32, f64")),
+    }
 }
 
 /// Parses `--header auto|yes|no`.

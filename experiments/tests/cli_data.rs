@@ -32,6 +32,18 @@ fn ok(args: &[&str]) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// Runs rfx expecting a usage error (exit 2); returns stderr.
+fn fails(args: &[&str]) -> String {
+    let o = run(args);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
 fn p(path: &Path) -> &str {
     path.to_str().unwrap()
 }
@@ -541,6 +553,7 @@ fn npy_float32_float64_c_and_fortran_order_give_the_same_features() {
             "z-{}.csv",
             input.file_stem().unwrap().to_string_lossy()
         ));
+        // float64 output for every input (a float32 input would otherwise give float32 output)
         ok(&[
             "features",
             "--method",
@@ -551,11 +564,107 @@ fn npy_float32_float64_c_and_fortran_order_give_the_same_features() {
             p(input),
             "--output",
             p(&out),
+            "--dtype",
+            "f64",
         ]);
         outs.push(std::fs::read_to_string(&out).unwrap());
     }
     assert_eq!(outs[0], outs[1], "csv vs f64 npy");
     assert_eq!(outs[0], outs[2], "csv vs f32 Fortran-order npy");
+}
+
+/// `--dtype`: a float32 `.npy` input gives float32 output by default (as scikit-learn's transformers do), equal
+/// to the float64 output rounded to float32 (so within 2^-24 relative: far below any map's approximation
+/// error); `--dtype f64` and `--dtype f32` override it, for `features` and `gram`, `.npy` and CSV; a value
+/// beyond float32's range is refused with the row, the column and the way out.
+#[test]
+fn output_dtype_follows_the_input_or_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let x = random_rows(9, 4, 4).mapv(|v| f64::from(v as f32));
+    let x32 = dir.path().join("x32.npy");
+    x.mapv(|v| v as f32)
+        .write_npy(std::fs::File::create(&x32).unwrap())
+        .unwrap();
+    let x64 = dir.path().join("x64.npy");
+    x.write_npy(std::fs::File::create(&x64).unwrap()).unwrap();
+    for cmd in [
+        vec!["features", "--method", "rff", "--dim", "16"],
+        vec!["gram", "--kernel", "ntk", "--param", "depth=2"],
+    ] {
+        let run = |input: &Path, name: &str, dtype: Option<&str>| {
+            let out = dir.path().join(name);
+            let mut args = cmd.clone();
+            args.extend(["--input", p(input), "--output", p(&out)]);
+            if let Some(d) = dtype {
+                args.extend(["--dtype", d]);
+            }
+            ok(&args);
+            out
+        };
+        let z64 = Array2::<f64>::read_npy(std::fs::File::open(run(&x64, "a.npy", None)).unwrap())
+            .unwrap();
+        let auto32 = run(&x32, "b.npy", None);
+        let z32 = Array2::<f32>::read_npy(std::fs::File::open(&auto32).unwrap()).unwrap();
+        assert_eq!(
+            z32,
+            z64.mapv(|v| v as f32),
+            "{}: f32 output is the f64 one rounded",
+            cmd[0]
+        );
+        let forced = run(&x32, "c.npy", Some("f64"));
+        assert_eq!(
+            Array2::<f64>::read_npy(std::fs::File::open(forced).unwrap()).unwrap(),
+            z64,
+            "{}: --dtype f64 on a float32 input",
+            cmd[0]
+        );
+        let csv = run(&x64, "d.csv", Some("f32"));
+        let text = std::fs::read_to_string(csv).unwrap();
+        let first: f32 = text
+            .lines()
+            .next()
+            .unwrap()
+            .split(',')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(first, z64[[0, 0]] as f32, "{}: CSV in float32", cmd[0]);
+    }
+    // beyond float32's range: refused, nothing written
+    let big = dir.path().join("big.csv");
+    std::fs::write(&big, "1e30,1e30\n2e30,1e30\n").unwrap();
+    let out = dir.path().join("k.npy");
+    let e = fails(&[
+        "gram",
+        "--kernel",
+        "polynomial",
+        "--param",
+        "degree=2",
+        "--input",
+        p(&big),
+        "--output",
+        p(&out),
+        "--dtype",
+        "f32",
+    ]);
+    assert!(
+        e.contains("beyond float32's range") && e.contains("--dtype f64"),
+        "{e}"
+    );
+    assert!(!out.exists());
+    let e = fails(&[
+        "gram",
+        "--kernel",
+        "ntk",
+        "--input",
+        p(&x64),
+        "--output",
+        p(&out),
+        "--dtype",
+        "f16",
+    ]);
+    assert!(e.contains("allowed: auto, f32, f64"), "{e}");
 }
 
 #[test]

@@ -657,16 +657,24 @@ impl MatrixWriter {
     /// representable in float64), as is, for float32 output, a finite value beyond float32's range; the
     /// unfinished file is removed when the writer is dropped.
     pub fn write_block(&mut self, a: ArrayView2<'_, f64>) -> Result<(), AppError> {
-        if let Some((idx, v)) = a.indexed_iter().find(|(_, v)| !v.is_finite()) {
-            return Err(AppError::usage(format!(
-                "{}: row {}, column {} of the result is {v}, not a finite number: the inputs are too large \
-                 (or too small) for this method in float64; nothing written",
-                self.path.display(),
-                self.rows + idx.0 + 1,
-                idx.1 + 1
-            )));
-        }
-        if self.dtype == Dtype::F32 {
+        // the cheap pass first; the indexed search only to name a bad value's place
+        let f32_out = self.dtype == Dtype::F32;
+        if a.iter().any(|v| {
+            !(if f32_out {
+                (*v as f32).is_finite()
+            } else {
+                v.is_finite()
+            })
+        }) {
+            if let Some((idx, v)) = a.indexed_iter().find(|(_, v)| !v.is_finite()) {
+                return Err(AppError::usage(format!(
+                    "{}: row {}, column {} of the result is {v}, not a finite number: the inputs are too \
+                     large (or too small) for this method in float64; nothing written",
+                    self.path.display(),
+                    self.rows + idx.0 + 1,
+                    idx.1 + 1
+                )));
+            }
             if let Some((idx, v)) = a.indexed_iter().find(|(_, v)| !(**v as f32).is_finite()) {
                 return Err(AppError::usage(format!(
                     "{}: row {}, column {} of the result is {v}, beyond float32's range (±3.4e38); write it \
@@ -692,14 +700,20 @@ impl MatrixWriter {
             .ok_or_else(|| AppError::internal("writer already finished"))?;
         let err = |e| AppError::io(&tmp, e);
         match (self.format, self.dtype) {
-            (Format::Npy, Dtype::F64) => {
-                for v in a.iter() {
-                    out.write_all(&v.to_le_bytes()).map_err(err)?;
-                }
-            }
-            (Format::Npy, Dtype::F32) => {
-                for v in a.iter() {
-                    out.write_all(&(*v as f32).to_le_bytes()).map_err(err)?;
+            (Format::Npy, dtype) => {
+                // one row's bytes at a time (a row, not the block: the block's memory is already counted)
+                let mut bytes = Vec::with_capacity(a.ncols() * 8);
+                for row in a.rows() {
+                    bytes.clear();
+                    match dtype {
+                        Dtype::F64 => row
+                            .iter()
+                            .for_each(|v| bytes.extend_from_slice(&v.to_le_bytes())),
+                        Dtype::F32 => row
+                            .iter()
+                            .for_each(|v| bytes.extend_from_slice(&(*v as f32).to_le_bytes())),
+                    }
+                    out.write_all(&bytes).map_err(err)?;
                 }
             }
             (Format::Csv, dtype) => {

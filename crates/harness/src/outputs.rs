@@ -616,7 +616,7 @@ fn entry<K: PartialEq, V>(list: &mut Vec<(K, V)>, key: K, init: impl FnOnce() ->
 fn summary_passes(s: &Summary, filter: &[(String, Vec<Value>)]) -> bool {
     filter.iter().all(|(k, vals)| {
         s.get(k)
-            .is_some_and(|v| vals.iter().any(|w| w.to_string() == v.to_string()))
+            .is_some_and(|v| crate::spec::listed(vals, &v.to_string()))
     })
 }
 
@@ -627,7 +627,7 @@ fn passes_filter(layout: &Layout, r: &Row, filter: &[(String, Vec<Value>)]) -> b
             .params
             .iter()
             .position(|p| p == k)
-            .is_some_and(|i| vals.iter().any(|v| v.to_string() == r.0[i]))
+            .is_some_and(|i| crate::spec::listed(vals, &r.0[i]))
     })
 }
 

@@ -100,7 +100,7 @@ impl PlotSpec {
             .iter()
             .filter(|a| &a.name == key)
             .flat_map(|a| a.values.iter())
-            .filter(|v| kept.is_none_or(|k| k.iter().any(|w| w.to_string() == v.to_string())))
+            .filter(|v| kept.is_none_or(|k| listed(k, &v.to_string())))
             .map(|v| {
                 let slug: String = v
                     .to_string()
@@ -1099,6 +1099,11 @@ fn read_table(
     };
     s.finish()?;
     Ok(spec)
+}
+
+/// Whether `v` (a value's text) is one of a filter's listed values, compared as written.
+pub(crate) fn listed(vals: &[Value], v: &str) -> bool {
+    vals.iter().any(|w| w.to_string() == v)
 }
 
 pub(crate) fn read_filter(

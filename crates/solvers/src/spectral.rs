@@ -133,6 +133,12 @@ pub struct KernelErrors {
     pub mse: f64,
 }
 
+/// $\Vert A\Vert_2$ of a symmetric $A$: the largest absolute eigenvalue.
+fn sym_spectral_norm(a: ArrayView2<'_, f64>) -> Result<f64> {
+    let ev = eigvalsh(a)?;
+    Ok(ev[0].abs().max(ev[ev.len() - 1].abs()))
+}
+
 /// [`KernelErrors`] of an approximate Gram.
 pub fn kernel_errors_gram(
     k: ArrayView2<'_, f64>,
@@ -142,11 +148,7 @@ pub fn kernel_errors_gram(
     let diff: Array2<f64> = &k - &k_approx;
     let fro_d = fro_norm(diff.view());
     let fro_k = fro_norm(k);
-    let spec = |a: ArrayView2<'_, f64>| -> Result<f64> {
-        let ev = eigvalsh(a)?;
-        Ok(ev[0].abs().max(ev[n - 1].abs()))
-    };
-    let (sd, sk) = (spec(diff.view())?, spec(k)?);
+    let (sd, sk) = (sym_spectral_norm(diff.view())?, sym_spectral_norm(k)?);
     if fro_k == 0.0 {
         return Err(RfxError::Numerical(
             "kernel errors: exact Gram is zero".into(),
@@ -213,8 +215,7 @@ pub fn centred_kernel_errors_gram(
     let ck = center(k);
     let d = center((&k - &k_approx).view());
     let fro_k = fro_norm(ck.view());
-    let ev_k = eigvalsh(ck.view())?;
-    let spec_k = ev_k[0].abs().max(ev_k[n - 1].abs());
+    let spec_k = sym_spectral_norm(ck.view())?;
     if fro_k == 0.0 || spec_k == 0.0 {
         return Err(RfxError::Numerical(
             "centred kernel errors: the centred exact Gram is zero".into(),

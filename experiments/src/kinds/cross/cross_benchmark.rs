@@ -39,7 +39,7 @@ use rfx_solvers::ridge::{
     argmax_rows, fit_ridge_cv, log10_grid, one_hot, select_lambda_gram, CvScore, KernelRidge,
     KrrParams, LambdaScale, LambdaSearch, RidgeForm, Validation,
 };
-use rfx_solvers::spectral::{centred_kernel_errors, kernel_errors};
+use rfx_solvers::spectral::{centred_kernel_errors_gram, kernel_errors_gram};
 
 use crate::kinds::ntk_common::{check_any_dataset, Shared};
 use rfx_harness::config::{choice_in, float_in, int_in, ConfigError, Invalid, Section, Value};
@@ -440,8 +440,10 @@ impl Runner for CrossRunner {
         let fit_transform_s = t0.elapsed().as_secs_f64();
 
         let part = self.gram_part(&ztr, &zte);
-        let errors = kernel_errors(exact.gram.view(), part).map_err(num)?;
-        let centred = centred_kernel_errors(exact.gram.view(), part).map_err(num)?;
+        // ZZᵀ once for both comparisons
+        let zz = rfx_linalg::gram_rows(part).map_err(num)?;
+        let errors = kernel_errors_gram(exact.gram.view(), zz.view()).map_err(num)?;
+        let centred = centred_kernel_errors_gram(exact.gram.view(), zz.view()).map_err(num)?;
 
         let t1 = Instant::now();
         let search = self.search(p.classification(), es).map_err(num)?;

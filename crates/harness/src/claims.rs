@@ -26,6 +26,15 @@
 //! interpolated linearly on log–log axes between measured points, only inside the range where every compared
 //! curve has points (never extrapolated), at the measured values of `at` in that range; the range is reported.
 //!
+//! Paired over test items: with `items = "<column>"` (a per-item outcome the kind records, e.g. `correct`:
+//! whether each test image was classified correctly, [`Point::items`]) two classifiers are compared on the
+//! same test items. Each side's outcomes are averaged over its seeds item by item ($a_i$, $b_i$), and the
+//! difference of the accuracies $\bar d = \frac1N\sum_i (a_i - b_i)$ gets the variance
+//! $s_d^2/N + \mathrm{se}_{\mathrm{seeds}}^2$: the test-set sampling variance estimated from the paired
+//! per-item differences (McNemar's test in its large-sample form when each side has one seed), plus the
+//! seeds' spread of the accuracy difference as in the tests above. A $z$-test; far sharper than the unpaired
+//! binomial spread (`binomial_n`) when the two classifiers agree on most items.
+//!
 //! Timing claims (`timing = true`, default for metrics ending in `_s`) use only cells whose load average at
 //! start and end was below the number of CPUs; cells timed on a busy machine are dropped, and cells whose load
 //! was not recorded are used with the verdict saying the timings are unverified.
@@ -172,6 +181,9 @@ pub struct ClaimSpec {
     /// sampling variance $p_a(1-p_a)/N + p_b(1-p_b)/N$ is added to the seeds' (a $z$-test; with one value on
     /// each side, the two-proportion $z$-test). Unpaired, so conservative when both classify the same points.
     pub binomial_n: Option<u64>,
+    /// The item column (per-item 0/1 outcomes, e.g. `correct`) whose paired differences give the test-set
+    /// sampling variance (see the module documentation); the metric must be the items' mean.
+    pub items: Option<String>,
     /// The parameter whose values are the replicates a test pairs over (default `seed`; e.g. `dataset` for a
     /// claim about the mean over data sets, each data set's value being its mean over seeds).
     pub replicate: String,
@@ -192,6 +204,8 @@ pub struct Point {
     pub at: f64,
     /// Whether the load average was below the CPU count at the cell's start and end (`None`: not recorded).
     pub quiet: Option<bool>,
+    /// The cell's per-item outcomes in the claim's item column (empty without one).
+    pub items: Vec<bool>,
 }
 
 impl Point {
@@ -266,6 +280,18 @@ impl ClaimVerdict {
 }
 
 type Sample = BTreeMap<String, f64>;
+
+/// One side of a comparison: its name, its values by replicate, and its per-item outcomes averaged over its
+/// cells (`None` without an item column).
+type Side = (String, Sample, Option<Vec<f64>>);
+
+/// The variance of the mean of the paired per-item differences $a_i - b_i$: $s_d^2 / N$.
+fn item_variance(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len() as f64;
+    let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
+    let m = d.iter().sum::<f64>() / n;
+    d.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0) / n
+}
 
 fn mean(s: &Sample) -> f64 {
     s.values().sum::<f64>() / s.len() as f64
@@ -373,8 +399,14 @@ fn t_quantile(q: f64, df: f64) -> f64 {
     StudentsT::new(0.0, 1.0, df).map_or(f64::INFINITY, |d| d.inverse_cdf(q))
 }
 
-/// Decides one comparison of `a` (claimed better, or equal) against `b`.
-fn decide(claim: &ClaimSpec, a: &Sample, b: &Sample) -> (Outcome, String, Option<f64>) {
+/// Decides one comparison of `a` (claimed better, or equal) against `b`; `items` are both sides' per-item
+/// outcomes averaged over their cells, when the claim pairs over test items.
+fn decide(
+    claim: &ClaimSpec,
+    a: &Sample,
+    b: &Sample,
+    items: Option<(&[f64], &[f64])>,
+) -> (Outcome, String, Option<f64>) {
     let (ma, mb) = (mean(a), mean(b));
     // loss > 0: a is worse than b.
     let sign = match claim.better {
@@ -393,6 +425,31 @@ fn decide(claim: &ClaimSpec, a: &Sample, b: &Sample) -> (Outcome, String, Option
     let binomial = claim
         .binomial_n
         .map(|n| ((ma * (1.0 - ma) + mb * (1.0 - mb)) / n as f64).max(0.0));
+    // Paired over the same test items: the per-item differences' variance replaces the binomial spread.
+    let paired_items = items
+        .filter(|(x, y)| x.len() == y.len() && x.len() >= 2)
+        .map(|(x, y)| (item_variance(x, y), x.len()));
+    if let Some((var, n)) = paired_items {
+        let (seeds, se2) = match diff_stat(a, b) {
+            Some((d, _)) => (" + seed spread", d.se * d.se),
+            None => (
+                " (one cell each: the features' randomness is not in the test)",
+                0.0,
+            ),
+        };
+        let d = DiffStat {
+            mean: ma - mb,
+            se: (var + se2).sqrt(),
+            df: LARGE_DF,
+        };
+        return judge(
+            claim,
+            d,
+            mb,
+            &format!("z paired over {n} test items{seeds}"),
+            factor,
+        );
+    }
     let stat = match (diff_stat(a, b), binomial) {
         (Some((d, _)), Some(bin)) => Some((
             DiffStat {
@@ -448,6 +505,22 @@ fn decide(claim: &ClaimSpec, a: &Sample, b: &Sample) -> (Outcome, String, Option
             }
         };
         return (outcome, "exact values".into(), factor);
+    };
+    judge(claim, d, mb, how, factor)
+}
+
+/// The outcome of a comparison whose difference of means `d` (claimed-better side minus the other, whose
+/// mean is `mb`: the reference of a relative margin) has a standard error: the claim's test at its level.
+fn judge(
+    claim: &ClaimSpec,
+    d: DiffStat,
+    mb: f64,
+    how: &str,
+    factor: Option<f64>,
+) -> (Outcome, String, Option<f64>) {
+    let sign = match claim.better {
+        Better::Lower => 1.0,
+        Better::Higher => -1.0,
     };
     let loss = sign * d.mean;
     match &claim.test {
@@ -554,8 +627,9 @@ fn describe(ctx: &[(String, Value)]) -> String {
 }
 
 /// The members that stand for one group in a comparison ([`GroupMode`]): all of them, the best by mean, or
-/// one sample of their mean over the replicates every member has (none when they share no replicate).
-fn representatives(claim: &ClaimSpec, side: &[(String, Sample)]) -> Vec<(String, Sample)> {
+/// one sample of their mean over the replicates every member has (none when they share no replicate; its
+/// per-item outcomes the members' mean where every member has them).
+fn representatives(claim: &ClaimSpec, side: &[Side]) -> Vec<Side> {
     match claim.group {
         GroupMode::All => side.to_vec(),
         GroupMode::Any => side
@@ -575,17 +649,27 @@ fn representatives(claim: &ClaimSpec, side: &[(String, Sample)]) -> Vec<(String,
             let s: Sample = side[0]
                 .1
                 .keys()
-                .filter(|k| side.iter().all(|(_, s)| s.contains_key(*k)))
+                .filter(|k| side.iter().all(|(_, s, _)| s.contains_key(*k)))
                 .map(|k| {
-                    let sum: f64 = side.iter().map(|(_, s)| s[k]).sum();
+                    let sum: f64 = side.iter().map(|(_, s, _)| s[k]).sum();
                     (k.clone(), sum / side.len() as f64)
                 })
                 .collect();
-            let names: Vec<&str> = side.iter().map(|(n, _)| n.as_str()).collect();
+            let items = side
+                .iter()
+                .map(|(_, _, i)| i.as_ref())
+                .collect::<Option<Vec<_>>>()
+                .filter(|all| all.iter().all(|i| i.len() == all[0].len()))
+                .map(|all| {
+                    (0..all[0].len())
+                        .map(|j| all.iter().map(|i| i[j]).sum::<f64>() / all.len() as f64)
+                        .collect()
+                });
+            let names: Vec<&str> = side.iter().map(|(n, _, _)| n.as_str()).collect();
             if s.is_empty() {
                 Vec::new()
             } else {
-                vec![(format!("mean({})", names.join(", ")), s)]
+                vec![(format!("mean({})", names.join(", ")), s, items)]
             }
         }
     }
@@ -646,15 +730,34 @@ pub fn evaluate(claim: &ClaimSpec, points: &[Point]) -> ClaimVerdict {
         let by_of = |p: &Point| p.get(&claim.by).map(|v| v.to_string()).unwrap_or_default();
         for pair in claim.order.windows(2) {
             let names: Vec<&String> = pair.iter().flatten().collect();
-            // Samples of each member at each comparison point (one point, or one per budget value).
+            // Samples of each member at each comparison point (one point, or one per budget value), and
+            // each member's per-item outcomes averaged over its cells (claims paired over items).
             let mut at_points: Vec<(String, BTreeMap<String, Sample>)> = Vec::new();
+            let mut member_items: BTreeMap<String, Vec<f64>> = BTreeMap::new();
             match &claim.budget {
                 None => {
                     // member -> replicate -> (sum, count): several seeds of one replicate are averaged
                     let mut sums: BTreeMap<String, BTreeMap<String, (f64, usize)>> =
                         BTreeMap::new();
+                    // member -> (per-item sums, cells), or None once two cells' item counts differ
+                    let mut item_sums: BTreeMap<String, Option<(Vec<f64>, usize)>> =
+                        BTreeMap::new();
                     for p in &members {
                         let v = by_of(p);
+                        if names.contains(&&v) && claim.items.is_some() {
+                            let e = item_sums
+                                .entry(v.clone())
+                                .or_insert_with(|| Some((vec![0.0; p.items.len()], 0)));
+                            match e {
+                                Some((sum, n)) if sum.len() == p.items.len() => {
+                                    for (s, &x) in sum.iter_mut().zip(&p.items) {
+                                        *s += f64::from(u8::from(x));
+                                    }
+                                    *n += 1;
+                                }
+                                _ => *e = None,
+                            }
+                        }
                         if names.contains(&&v) {
                             let e = sums
                                 .entry(v)
@@ -677,6 +780,19 @@ pub fn evaluate(claim: &ClaimSpec, points: &[Point]) -> ClaimVerdict {
                         })
                         .collect();
                     at_points.push((describe(ctx), samples));
+                    for (m, sums) in item_sums {
+                        match sums {
+                            Some((sum, n)) if n > 0 && !sum.is_empty() => {
+                                member_items
+                                    .insert(m, sum.into_iter().map(|x| x / n as f64).collect());
+                            }
+                            _ => remarks.push(format!(
+                                "{}: the cells of {m} record no item outcomes or different numbers of them; \
+                                 compared without pairing over items.",
+                                describe(ctx)
+                            )),
+                        }
+                    }
                 }
                 Some(b) => {
                     // member -> seed -> curve (x, y), and member -> along value -> x values
@@ -751,19 +867,18 @@ pub fn evaluate(claim: &ClaimSpec, points: &[Point]) -> ClaimVerdict {
                 }
             }
             for (where_, samples) in at_points {
-                let sides: Vec<Vec<(String, Sample)>> = pair
-                    .iter()
-                    .map(|g| {
-                        g.iter()
-                            .filter_map(|m| {
-                                samples
-                                    .get(m)
-                                    .filter(|s| !s.is_empty())
-                                    .map(|s| (m.clone(), s.clone()))
-                            })
-                            .collect()
-                    })
-                    .collect();
+                let sides: Vec<Vec<Side>> =
+                    pair.iter()
+                        .map(|g| {
+                            g.iter()
+                                .filter_map(|m| {
+                                    samples.get(m).filter(|s| !s.is_empty()).map(|s| {
+                                        (m.clone(), s.clone(), member_items.get(m).cloned())
+                                    })
+                                })
+                                .collect()
+                        })
+                        .collect();
                 if sides.iter().any(Vec::is_empty) {
                     continue;
                 }
@@ -771,9 +886,10 @@ pub fn evaluate(claim: &ClaimSpec, points: &[Point]) -> ClaimVerdict {
                     representatives(claim, &sides[0]),
                     representatives(claim, &sides[1]),
                 );
-                for (na, sa) in &left {
-                    for (nb, sb) in &right {
-                        let (outcome, detail, factor) = decide(claim, sa, sb);
+                for (na, sa, ia) in &left {
+                    for (nb, sb, ib) in &right {
+                        let items = ia.as_deref().zip(ib.as_deref());
+                        let (outcome, detail, factor) = decide(claim, sa, sb, items);
                         comparisons.push(Comparison {
                             context: where_.clone(),
                             a: na.clone(),
@@ -957,6 +1073,7 @@ mod tests {
             alpha: 0.05,
             exact: false,
             binomial_n: None,
+            items: None,
             replicate: "seed".into(),
             budget: None,
             timing: false,
@@ -972,6 +1089,7 @@ mod tests {
             value,
             at: f64::NAN,
             quiet: None,
+            items: Vec::new(),
         }
     }
 
@@ -1095,6 +1213,128 @@ mod tests {
         assert_eq!(v.word, "does not hold");
     }
 
+    /// A cell of a classifier with the given per-item outcomes (its accuracy the items' mean).
+    fn classifier(method: &str, seed: i64, correct: Vec<bool>) -> Point {
+        let acc = correct.iter().filter(|&&c| c).count() as f64 / correct.len() as f64;
+        Point {
+            items: correct,
+            ..pt(method, seed, acc)
+        }
+    }
+
+    /// Outcomes on `n` items: both right on the first `both`, only `a` right on the next `only_a`, only `b`
+    /// right on the next `only_b`, both wrong on the rest.
+    fn discordant(n: usize, both: usize, only_a: usize, only_b: usize) -> (Vec<bool>, Vec<bool>) {
+        let a = (0..n).map(|i| i < both + only_a).collect();
+        let b = (0..n)
+            .map(|i| i < both || (both + only_a..both + only_a + only_b).contains(&i))
+            .collect();
+        (a, b)
+    }
+
+    fn accuracy_claim(test: ClaimTest) -> ClaimSpec {
+        ClaimSpec {
+            better: Better::Higher,
+            metric: "accuracy".into(),
+            items: Some("correct".into()),
+            ..claim(&[&["a"], &["b"]], test)
+        }
+    }
+
+    #[test]
+    fn paired_items_equal_mcnemars_statistic() {
+        // One cell each on N = 1000 items: a right alone on 40, b right alone on 10. The paired z is
+        // (n10 - n01)/N over sqrt(((n10 + n01) - (n10 - n01)^2/N) / ((N - 1) N)), McNemar's large-sample
+        // statistic up to the (n10 - n01)^2/N and N - 1 terms.
+        let (n, n10, n01) = (1000.0_f64, 40.0_f64, 10.0_f64);
+        let (a, b) = discordant(1000, 700, 40, 10);
+        let c = accuracy_claim(ClaimTest::Order);
+        let v = run(&c, vec![classifier("a", 0, a), classifier("b", 0, b)]);
+        assert_eq!(v.word, "holds");
+        let z =
+            (n10 - n01) / n / (((n10 + n01) - (n10 - n01).powi(2) / n) / ((n - 1.0) * n)).sqrt();
+        let p = 2.0 * (1.0 - standard_normal().cdf(z));
+        let detail = &v.comparisons[0].detail;
+        assert!(detail.contains("paired over 1000 test items"), "{detail}");
+        let shown: f64 = detail.rsplit("p = ").next().unwrap().parse().unwrap();
+        assert!((shown - p).abs() <= 0.005 * p, "{shown} vs {p}");
+        // McNemar (no continuity correction): z = 30 / sqrt(50) = 4.24; ours within 1 % of it.
+        assert!((z - 30.0 / 50.0_f64.sqrt()).abs() < 0.01 * z);
+    }
+
+    #[test]
+    fn pairing_over_items_resolves_what_the_binomial_spread_cannot() {
+        // 1.5 points apart on 1,000 items, disagreeing on 25 of them: the unpaired binomial spread
+        // (sd of the difference about 0.02) cannot tell them apart, the paired test can.
+        let (a, b) = discordant(1000, 720, 20, 5);
+        let pts = vec![classifier("a", 0, a), classifier("b", 0, b)];
+        assert_eq!(
+            run(&accuracy_claim(ClaimTest::Order), pts.clone()).word,
+            "holds"
+        );
+        let unpaired = ClaimSpec {
+            items: None,
+            binomial_n: Some(1000),
+            ..accuracy_claim(ClaimTest::Order)
+        };
+        assert_eq!(run(&unpaired, pts.clone()).word, "within noise");
+        // The same gap the other way is reversed; a gap of 2 items in 40 disagreements is within noise.
+        let flipped: Vec<Point> = pts
+            .into_iter()
+            .map(|p| {
+                let m = if p.get("method") == Some(&Value::Str("a".into())) {
+                    "b"
+                } else {
+                    "a"
+                };
+                Point {
+                    params: vec![
+                        ("method".into(), Value::Str(m.into())),
+                        ("seed".into(), Value::Int(0)),
+                    ],
+                    ..p
+                }
+            })
+            .collect();
+        assert_eq!(
+            run(&accuracy_claim(ClaimTest::Order), flipped).word,
+            "does not hold"
+        );
+        let (a, b) = discordant(1000, 720, 21, 19);
+        let pts = vec![classifier("a", 0, a), classifier("b", 0, b)];
+        assert_eq!(
+            run(&accuracy_claim(ClaimTest::Order), pts).word,
+            "within noise"
+        );
+    }
+
+    #[test]
+    fn paired_items_add_the_seed_spread_and_decide_non_inferiority() {
+        // a: three seeds, right on 27, 28, 29 items where b (deterministic: one cell per seed, the same) is
+        // wrong, b right alone on 35, 34, 33: a is 0.7 points below b on average, with about 62 discordant
+        // items (paired sd of the difference 0.008). Not worse within a 3-point margin (upper bound 0.020),
+        // inconclusive for a 0.1-point one (the bounds straddle it).
+        let mut pts = Vec::new();
+        let (_, b) = discordant(1000, 700, 27, 35);
+        for seed in 0..3 {
+            let shift = seed as usize;
+            let a: Vec<bool> = (0..1000).map(|i| i < 727 + shift).collect();
+            pts.push(classifier("a", seed, a));
+            pts.push(classifier("b", seed, b.clone()));
+        }
+        let v = run(
+            &accuracy_claim(ClaimTest::NotWorse(Margin::Abs(0.03))),
+            pts.clone(),
+        );
+        assert_eq!(v.word, "holds", "{:?}", v.comparisons);
+        assert!(v.comparisons[0].detail.contains("+ seed spread"));
+        let v = run(
+            &accuracy_claim(ClaimTest::NotWorse(Margin::Abs(0.001))),
+            pts,
+        );
+        assert_eq!(v.word, "within noise", "{:?}", v.comparisons);
+    }
+
     #[test]
     fn not_worse_is_one_sided() {
         // a is better than b by 0.2: not worse, whatever the margin.
@@ -1178,6 +1418,7 @@ mod tests {
                         value: noise / f64::sqrt(m),
                         at: m * bits,
                         quiet: None,
+                        items: Vec::new(),
                     });
                 }
             }
@@ -1228,6 +1469,7 @@ mod tests {
                         value: base + 0.1 * d as f64 + noise,
                         at: f64::NAN,
                         quiet: None,
+                        items: Vec::new(),
                     });
                 }
             }

@@ -144,6 +144,20 @@ pub fn compare_rows(spec: &Spec, layout: &Layout, a: &[Row], b: &[Row]) -> Exper
             }
             verdict = verdict.max(v);
         }
+        // Per-item outcomes must agree item by item (a row from before the kind recorded them has none:
+        // not compared).
+        for (j, name) in layout.items.iter().enumerate() {
+            let (x, y) = (ra.items(layout, j), rb.items(layout, j));
+            if x != y && !x.is_empty() && !y.is_empty() {
+                let differ = x.iter().zip(&y).filter(|(p, q)| p != q).count();
+                fields.push(if x.len() == y.len() {
+                    format!("{name}: {differ} of {} items differ", x.len())
+                } else {
+                    format!("{name}: {} items → {}", x.len(), y.len())
+                });
+                verdict = Verdict::Different;
+            }
+        }
         let (na, nb) = (ra.note(layout), rb.note(layout));
         if na != nb {
             fields.push(format!("note: {na:?} → {nb:?}"));

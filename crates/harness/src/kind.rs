@@ -70,11 +70,15 @@ impl Cell {
     }
 }
 
-/// What a cell computed: metric values and named timings (seconds), in the runner's declared order.
+/// What a cell computed: metric values, per-item outcomes and named timings (seconds), in the runner's
+/// declared order.
 #[derive(Debug, Clone, Default)]
 pub struct CellOutput {
     /// One value per [`Runner::metrics`] name.
     pub metrics: Vec<f64>,
+    /// One vector per [`Runner::items`] name: the outcome on each test item, in a fixed item order shared
+    /// by every cell of the experiment (e.g. whether test image $i$ was classified correctly).
+    pub items: Vec<Vec<bool>>,
     /// One value per [`Runner::timings`] name.
     pub timings: Vec<f64>,
 }
@@ -129,6 +133,12 @@ pub fn default_tolerance(metric: &str) -> Tolerance {
 pub trait Runner: Send + Sync {
     /// Metric column names.
     fn metrics(&self) -> Vec<String>;
+    /// Item column names: per-item outcomes (`0`/`1` per test item, the same items in every cell, e.g.
+    /// `correct`, whether each test image was classified correctly), so that a claim can compare two
+    /// classifiers on the same items with a paired test (`[[claim]] items = "correct"`). None by default.
+    fn items(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Extra timing column names (the runner always adds `time_s`, the cell's wall time).
     fn timings(&self) -> Vec<String> {
         Vec::new()

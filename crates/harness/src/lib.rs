@@ -48,7 +48,7 @@
 //!     fn settings(&self) -> String { String::new() }
 //!     fn run_cell(&self, cell: &Cell, _rng: &mut RfxRng) -> Result<CellOutput, CellError> {
 //!         let n = cell.int("n")? as f64;
-//!         Ok(CellOutput { metrics: vec![n * n], timings: vec![] })
+//!         Ok(CellOutput { metrics: vec![n * n], items: vec![], timings: vec![] })
 //!     }
 //! }
 //!

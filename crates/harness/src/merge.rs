@@ -126,8 +126,8 @@ pub fn merge(dir: &Path, kinds: &Kinds) -> Result<MergeReport, AppError> {
     }
     spec.file = PathBuf::from(&first.config_file);
     let layout = Layout::of(&spec);
-    // Parameters, metrics and note: what must agree between two copies of a cell.
-    let value_width = layout.params.len() + layout.metrics.len() + 1;
+    // Parameters, metrics, items and note: what must agree between two copies of a cell.
+    let value_width = layout.time_index();
 
     let earlier = folder.earlier_cells(&spec, &layout)?;
     let base: Vec<Row> = if earlier.state == Earlier::Same {

@@ -330,6 +330,10 @@ pub fn claim_points(
         rows.iter().map(|r| (r.key(layout), r)).collect();
     let mi = metric_index(layout, &claim.metric);
     let ai = claim.budget.as_ref().map(|b| metric_index(layout, &b.at));
+    let ii = claim
+        .items
+        .as_ref()
+        .and_then(|name| layout.items.iter().position(|x| x == name));
     spec.cells()
         .into_iter()
         .filter_map(|cell| {
@@ -343,6 +347,7 @@ pub fn claim_points(
                 value: m[mi],
                 at: ai.map_or(f64::NAN, |i| m[i]),
                 quiet: row.quiet(layout),
+                items: ii.map_or_else(Vec::new, |j| row.items(layout, j)),
             })
         })
         .collect()
@@ -374,7 +379,7 @@ pub fn section(
         };
         // A run resumes: its wall time covers only the cells it computed, so say how many that was, and give
         // the cells' own times summed over every run that computed them.
-        let time_col = layout.params.len() + layout.metrics.len() + 1;
+        let time_col = layout.time_index();
         let cell_time: f64 = rows
             .iter()
             .filter_map(|r| r.0.get(time_col).and_then(|t| t.parse::<f64>().ok()))
@@ -1375,6 +1380,7 @@ mod best_tests {
         let layout = Layout {
             params: vec!["kernel".into(), "method".into(), "seed".into()],
             metrics: vec!["err".into()],
+            items: vec![],
             timings: vec!["time_s".into()],
         };
         // method a always best, b second, c third except one block; 12 blocks (seeds)

@@ -1,10 +1,12 @@
 //! Tidy results: `cells.csv` rows and their `summary.csv` (mean and standard deviation over seeds).
 //!
-//! A row of `cells.csv` holds the cell's parameters, its metrics, a note (why a cell was skipped), its
-//! timings, and last the provenance column `commit`: the short hash of the commit whose code computed the
-//! cell, with `+dirty` when the working tree had uncommitted source changes (empty for cells computed
-//! before provenance was recorded). Files written before the `commit` column existed are read as having
-//! an empty one.
+//! A row of `cells.csv` holds the cell's parameters, its metrics, its per-item outcomes (for kinds that
+//! declare item columns, [`crate::kind::Runner::items`]: one `0`/`1` character per test item, e.g. whether
+//! each test image was classified correctly), a note (why a cell was skipped), its timings, and last the
+//! provenance columns `commit` (the short hash of the commit whose code computed the cell, with `+dirty`
+//! when the working tree had uncommitted source changes; empty for cells computed before provenance was
+//! recorded) and `load`. Files written before the `commit` or `load` column existed are read as having
+//! empty ones.
 
 use crate::config::Value;
 use crate::spec::Spec;
@@ -32,13 +34,16 @@ pub fn load_field(start: Option<(f64, usize)>, end: Option<(f64, usize)>) -> Str
     }
 }
 
-/// The column layout of `cells.csv`: parameters, then metrics, then `note`, then timings, then `commit`.
+/// The column layout of `cells.csv`: parameters, then metrics, then item columns, then `note`, then
+/// timings, then `commit` and `load`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Layout {
     /// Sweep parameter names.
     pub params: Vec<String>,
     /// Metric names.
     pub metrics: Vec<String>,
+    /// Item column names ([`crate::kind::Runner::items`]; none for most kinds).
+    pub items: Vec<String>,
     /// Timing names, `time_s` first.
     pub timings: Vec<String>,
 }
@@ -51,6 +56,7 @@ impl Layout {
         Layout {
             params: spec.sweep.iter().map(|a| a.name.clone()).collect(),
             metrics: spec.runner.metrics(),
+            items: spec.runner.items(),
             timings,
         }
     }
@@ -73,6 +79,7 @@ impl Layout {
     fn legacy_header(&self) -> Vec<String> {
         let mut h = self.params.clone();
         h.extend(self.metrics.iter().cloned());
+        h.extend(self.items.iter().cloned());
         h.push("note".into());
         h.extend(self.timings.iter().cloned());
         h
@@ -80,27 +87,53 @@ impl Layout {
 
     /// Number of columns.
     pub fn width(&self) -> usize {
-        self.params.len() + self.metrics.len() + 1 + self.timings.len() + 2
+        self.note_index() + 1 + self.timings.len() + 2
+    }
+
+    /// The index of the `note` column (after the parameters, metrics and item columns).
+    pub fn note_index(&self) -> usize {
+        self.params.len() + self.metrics.len() + self.items.len()
+    }
+
+    /// The index of `time_s`, the first timing column.
+    pub fn time_index(&self) -> usize {
+        self.note_index() + 1
     }
 
     /// The rows of a `cells.csv` whose header matches this layout (a file without the `commit` or `load`
-    /// column gets empty ones), and why each dropped line was dropped (cut off by a kill, not UTF-8, a metric or
+    /// column, or without the item columns, gets empty ones), and why each dropped line was dropped (cut off by a kill, not UTF-8, a metric or
     /// time that is not a number, a second row of one cell); `None` when the columns differ or the header
     /// cannot be read.
     pub fn read(&self, bytes: &[u8]) -> Option<(Vec<Row>, Vec<String>)> {
         let parsed = parse_cells(bytes);
         let header = parsed.header?;
         let mut rows = parsed.rows;
-        let missing = if header == self.header() {
-            0
-        } else if header == self.commit_header() {
-            1
-        } else if header == self.legacy_header() {
-            2
-        } else {
-            return None;
+        // Files written before the item columns existed lack them; those before `commit`/`load` lack the tail.
+        let without_items = Layout {
+            items: Vec::new(),
+            ..self.clone()
         };
+        let (missing, add_items) =
+            [self, &without_items]
+                .into_iter()
+                .enumerate()
+                .find_map(|(i, l)| {
+                    let missing = if header == l.header() {
+                        0
+                    } else if header == l.commit_header() {
+                        1
+                    } else if header == l.legacy_header() {
+                        2
+                    } else {
+                        return None;
+                    };
+                    Some((missing, i == 1 && !self.items.is_empty()))
+                })?;
+        let at = self.params.len() + self.metrics.len();
         for (r, _) in &mut rows {
+            if add_items {
+                r.0.splice(at..at, std::iter::repeat_n(String::new(), self.items.len()));
+            }
             r.0.extend(std::iter::repeat_n(String::new(), missing));
         }
         let mut dropped = parsed.dropped;
@@ -122,7 +155,8 @@ impl Layout {
     }
 
     /// What is wrong with a row of the right width, if anything: a metric that is neither a number nor
-    /// empty with a note (a skipped cell), or a time that is not a number.
+    /// empty with a note (a skipped cell), an item field with a character other than `0` and `1`, or a time
+    /// that is not a number.
     fn damage(&self, row: &Row) -> Option<String> {
         let skipped = !row.note(self).is_empty();
         let start = self.params.len();
@@ -131,7 +165,15 @@ impl Layout {
                 return Some(format!("metric `{name}` is {field:?}, not a number"));
             }
         }
-        let start = start + self.metrics.len() + 1;
+        let start = start + self.metrics.len();
+        for (name, field) in self.items.iter().zip(&row.0[start..]) {
+            if let Some(c) = field.chars().find(|c| !matches!(c, '0' | '1')) {
+                return Some(format!(
+                    "item column `{name}` holds {c:?}; allowed: the characters 0 and 1"
+                ));
+            }
+        }
+        let start = self.time_index();
         for (name, field) in self.timings.iter().zip(&row.0[start..]) {
             if field.parse::<f64>().is_err() {
                 return Some(format!("`{name}` is {field:?}, not a number"));
@@ -166,14 +208,23 @@ impl Row {
             .collect()
     }
 
+    /// The per-item outcomes of item column `j` ([`Layout::items`]): `true` for `1`; empty for a skipped
+    /// cell.
+    pub fn items(&self, layout: &Layout, j: usize) -> Vec<bool> {
+        self.0[layout.params.len() + layout.metrics.len() + j]
+            .chars()
+            .map(|c| c == '1')
+            .collect()
+    }
+
     /// The note (empty for a computed cell).
     pub fn note<'a>(&'a self, layout: &Layout) -> &'a str {
-        &self.0[layout.params.len() + layout.metrics.len()]
+        &self.0[layout.note_index()]
     }
 
     /// Timing values.
     pub fn timings(&self, layout: &Layout) -> Vec<f64> {
-        let start = layout.params.len() + layout.metrics.len() + 1;
+        let start = layout.time_index();
         self.0[start..start + layout.timings.len()]
             .iter()
             .map(|s| s.parse().unwrap_or(f64::NAN))
@@ -182,9 +233,7 @@ impl Row {
 
     /// The cell's wall time `time_s` (NaN when unreadable).
     pub fn time_s(&self, layout: &Layout) -> f64 {
-        self.0[layout.params.len() + layout.metrics.len() + 1]
-            .parse()
-            .unwrap_or(f64::NAN)
+        self.0[layout.time_index()].parse().unwrap_or(f64::NAN)
     }
 
     /// The provenance field: the commit that computed the cell (empty when not recorded).
@@ -549,6 +598,45 @@ mod tests {
         assert!(p.header.is_none() && p.damaged_header.is_some());
         let p = parse_cells(b"");
         assert!(p.header.is_none() && p.damaged_header.is_none());
+    }
+
+    #[test]
+    fn item_columns_sit_before_the_note_and_older_files_read_without_them() {
+        let layout = Layout {
+            params: vec!["method".into(), "seed".into()],
+            metrics: vec!["accuracy".into()],
+            items: vec!["correct".into()],
+            timings: vec!["time_s".into()],
+        };
+        assert_eq!(
+            layout.header(),
+            ["method", "seed", "accuracy", "correct", "note", "time_s", "commit", "load"]
+        );
+        let text = "method,seed,accuracy,correct,note,time_s,commit,load\n\
+                    a,0,0.75,0111,,1.5,abc,0.10/0.20/2\n\
+                    b,0,,,too big,0.1,abc,0.10/0.20/2\n\
+                    c,0,0.5,01x1,,1.0,abc,0.10/0.20/2\n";
+        let (rows, dropped) = layout.read(text.as_bytes()).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].items(&layout, 0), vec![false, true, true, true]);
+        assert_eq!(rows[0].note(&layout), "");
+        assert_eq!(rows[0].time_s(&layout), 1.5);
+        assert_eq!(rows[0].quiet(&layout), Some(true));
+        assert_eq!(rows[1].note(&layout), "too big");
+        assert!(rows[1].items(&layout, 0).is_empty());
+        assert_eq!(dropped.len(), 1);
+        assert!(dropped[0].contains("`correct` holds 'x'"), "{dropped:?}");
+        // A file from before the item column (and before `load`): read with empty ones, in place.
+        let old = "method,seed,accuracy,note,time_s,commit\na,0,0.75,,1.5,abc\n";
+        let (rows, dropped) = layout.read(old.as_bytes()).unwrap();
+        assert!(dropped.is_empty());
+        assert_eq!(rows[0].0.len(), layout.width());
+        assert!(rows[0].items(&layout, 0).is_empty());
+        assert_eq!(
+            (rows[0].time_s(&layout), rows[0].commit(&layout)),
+            (1.5, "abc")
+        );
+        assert_eq!(rows[0].quiet(&layout), None);
     }
 
     #[test]

@@ -475,29 +475,41 @@ fn compute_cells(
         let secs = t0.elapsed().as_secs_f64();
         let load = crate::results::load_field(load_start, crate::results::load_now());
         let mut fields: Vec<String> = cell.params.iter().map(|(_, v)| v.to_string()).collect();
-        let (metrics, note, timings) = match out {
-            Ok(CellOutput { metrics, timings }) => {
+        let (metrics, items, note, timings) = match out {
+            Ok(CellOutput {
+                metrics,
+                items,
+                timings,
+            }) => {
                 if metrics.len() != layout.metrics.len()
+                    || items.len() != layout.items.len()
                     || timings.len() + 1 != layout.timings.len()
                 {
                     failed.store(true, Ordering::Relaxed);
                     return Err(AppError::internal(format!(
-                        "cell {}: the kind returned {} metrics and {} timings, expected {} and {}",
+                        "cell {}: the kind returned {} metrics, {} item columns and {} timings, expected {}, {} and {}",
                         cell.key(),
                         metrics.len(),
+                        items.len(),
                         timings.len(),
                         layout.metrics.len(),
+                        layout.items.len(),
                         layout.timings.len() - 1
                     )));
                 }
                 (
                     metrics.iter().map(|m| m.to_string()).collect(),
+                    items
+                        .iter()
+                        .map(|v| v.iter().map(|&b| if b { '1' } else { '0' }).collect())
+                        .collect(),
                     String::new(),
                     timings,
                 )
             }
             Err(CellError::Skipped(why)) => (
                 vec![String::new(); layout.metrics.len()],
+                vec![String::new(); layout.items.len()],
                 why,
                 vec![f64::NAN; layout.timings.len() - 1],
             ),
@@ -507,6 +519,7 @@ fn compute_cells(
             }
         };
         fields.extend::<Vec<String>>(metrics);
+        fields.extend::<Vec<String>>(items);
         fields.push(note);
         fields.push(secs.to_string());
         fields.extend(timings.iter().map(|t| t.to_string()));

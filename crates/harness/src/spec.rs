@@ -531,7 +531,7 @@ impl Spec {
         let claims = root
             .tables("claim")?
             .iter()
-            .map(|s| read_claim(s, &params, &metrics, &sweep, &known))
+            .map(|s| read_claim(s, &params, &metrics, &runner.items(), &sweep, &known))
             .collect::<Result<Vec<_>, _>>()?;
         let paper_values = root
             .tables("paper_value")?
@@ -1462,6 +1462,7 @@ fn read_claim(
     s: &Section<'_, '_>,
     params: &[String],
     metrics: &[String],
+    item_columns: &[String],
     sweep: &[Axis],
     known: &[Axis],
 ) -> Result<ClaimSpec, ConfigError> {
@@ -1606,6 +1607,37 @@ fn read_claim(
             "`exact` metrics have no sampling noise: give one of `exact`, `binomial_n`",
         ));
     }
+    let items = s.opt_str("items")?;
+    if let Some(name) = &items {
+        if !item_columns.contains(name) {
+            return Err(s.error(
+                "items",
+                if item_columns.is_empty() {
+                    format!("\"{name}\": this kind records no per-item outcomes")
+                } else {
+                    format!(
+                        "\"{name}\" is not an item column of this kind; allowed: {}",
+                        item_columns.join(", ")
+                    )
+                },
+            ));
+        }
+        for (key, why) in [
+            (
+                "binomial_n",
+                "the paired test over the items replaces the binomial spread",
+            ),
+            (
+                "exact",
+                "per-item outcomes are a sample of test items, not exact values",
+            ),
+            ("at", "equal-budget claims interpolate means, not items"),
+        ] {
+            if s.value(key).is_some() {
+                return Err(s.error(key, format!("not with `items`: {why}")));
+            }
+        }
+    }
     let budget = match (s.opt_str("at")?, s.opt_str("along")?) {
         (None, None) => None,
         (Some(at), Some(along)) => {
@@ -1651,6 +1683,7 @@ fn read_claim(
         alpha,
         exact,
         binomial_n,
+        items,
         replicate,
         budget,
         timing,

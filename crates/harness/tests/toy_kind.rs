@@ -71,6 +71,7 @@ impl Runner for ToyRunner {
         let u: f64 = rng.gen();
         let guarded = f64::from(u8::from(GUARDS_ALIVE.load(Ordering::SeqCst) > 0));
         Ok(CellOutput {
+            items: Vec::new(),
             metrics: vec![self.scale * n * u, guarded],
             timings: Vec::new(),
         })

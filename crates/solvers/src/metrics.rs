@@ -50,6 +50,17 @@ pub fn rmse(pred: ArrayView2<'_, f64>, target: ArrayView2<'_, f64>) -> Result<f6
     Ok(mse(pred, target)?.sqrt())
 }
 
+/// Per-item correctness $[\hat y_i = y_i]$, in the items' order: the outcomes a paired test over the same
+/// test items compares (their mean is [`accuracy`]).
+///
+/// ```
+/// assert_eq!(rfx_solvers::metrics::correct(&[1, 0, 2], &[1, 1, 2]).unwrap(), vec![true, false, true]);
+/// ```
+pub fn correct(pred: &[usize], target: &[usize]) -> Result<Vec<bool>> {
+    check_len(pred.len(), target.len())?;
+    Ok(pred.iter().zip(target).map(|(a, b)| a == b).collect())
+}
+
 /// Fraction of equal labels.
 pub fn accuracy(pred: &[usize], target: &[usize]) -> Result<f64> {
     check_len(pred.len(), target.len())?;

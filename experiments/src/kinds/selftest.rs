@@ -123,6 +123,7 @@ impl Runner for SelfTestRunner {
         }
         let mean = sum / self.s.draws as f64 + self.s.offset;
         Ok(CellOutput {
+            items: Vec::new(),
             metrics: vec![mean, mean * dim as f64],
             timings: Vec::new(),
         })

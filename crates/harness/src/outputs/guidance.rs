@@ -454,6 +454,7 @@ mod tests {
         Layout {
             params: vec!["kernel".into(), "method".into(), "m".into(), "seed".into()],
             metrics: vec!["err".into(), "time".into()],
+            items: vec![],
             timings: vec!["time_s".into()],
         }
     }

@@ -454,6 +454,7 @@ impl Runner for CrossRunner {
         let test_error = p.test_error(&pred).map_err(num)?;
         let dim = map.dim() as f64;
         Ok(CellOutput {
+            items: Vec::new(),
             metrics: vec![
                 errors.rel_frobenius,
                 errors.rel_spectral,

@@ -201,6 +201,7 @@ impl Runner for KmeansRunner {
         let exact_objective =
             kernel_kmeans_objective_of(exact.as_ref(), x.view(), &res.labels).map_err(fatal)?;
         Ok(CellOutput {
+            items: Vec::new(),
             metrics: vec![
                 res.objective,
                 exact_objective,

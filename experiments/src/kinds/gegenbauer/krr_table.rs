@@ -426,6 +426,7 @@ impl Runner for KrrRunner {
             / n;
         let var = yte.iter().map(|t| (t - ymean).powi(2)).sum::<f64>() / n;
         Ok(CellOutput {
+            items: Vec::new(),
             metrics: vec![
                 mse,
                 mse / var,

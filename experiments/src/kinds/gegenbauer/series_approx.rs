@@ -121,6 +121,7 @@ impl Runner for SeriesRunner {
             .series(basis, q)
             .map_err(|e| CellError::Fatal(format!("cell {}: {e}", cell.key())))?;
         Ok(CellOutput {
+            items: Vec::new(),
             metrics: vec![f.sup_error(&series, self.s.grid_points)],
             timings: Vec::new(),
         })

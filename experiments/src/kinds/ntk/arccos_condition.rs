@@ -167,6 +167,7 @@ impl Runner for ArccosRunner {
         let s = rfx_solvers::spectral::spectral_approx(data.a1.view(), z.view(), lambda)
             .map_err(fatal)?;
         Ok(CellOutput {
+            items: Vec::new(),
             metrics: vec![s.condition_number, s.mu_min, s.mu_max],
             timings: Vec::new(),
         })

@@ -18,7 +18,9 @@
 //! $\lbrace2^i : i = $ `lambda_log2_min..=lambda_log2_max`$\rbrace$ by validation accuracy (fit on the other training rows),
 //! then refit on all training rows; prediction by argmax.
 //! **Metrics.** `accuracy` (test), `time_features_s` (sketch: features of train + test; exact: the Gram
-//! matrices train×train and test×train), `time_solve_s` (λ search + refit + prediction), `time_total_s`.
+//! matrices train×train and test×train), `time_solve_s` (λ search + refit + prediction), `time_total_s`;
+//! the item column `correct`: whether each test image (in the split's order) was classified correctly, so
+//! that claims compare two classifiers on the same images with a paired test (`[[claim]] items`).
 //! **Full-size extrapolation** (the paper's "150×" claim): the exact CNTK at full resolution
 //! (28×28, no crop or pool) is timed on `timing_pairs` image pairs and its time per pair multiplied by the
 //! number of pairs of the full data set, $n(n+1)/2 + n\thinspace n_{te}$ with $n$ = `full_train`, $n_{te}$ = `full_test`
@@ -35,7 +37,7 @@ use rfx_data::{crop_pool, TrainTest};
 use rfx_harness::config::{choice_in, float_in, int_in, ConfigError, Invalid, Section};
 use rfx_harness::kind::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_registry::RawValue;
-use rfx_solvers::metrics::accuracy;
+use rfx_solvers::metrics::{accuracy, correct};
 use rfx_solvers::ridge::{
     argmax_rows, fit_ridge_cv, one_hot, select_lambda_gram, CvScore, KernelRidge, KrrParams,
     LambdaScale, LambdaSearch, RidgeForm, Validation,
@@ -179,6 +181,7 @@ struct Split {
 
 struct ExactResult {
     accuracy: f64,
+    correct: Vec<bool>,
     time_features: f64,
     time_solve: f64,
 }
@@ -336,6 +339,7 @@ impl CntkRunner {
         let pred = pred.map_err(|e| e.to_string())?;
         Ok(ExactResult {
             accuracy: accuracy(&pred, &d.lte).map_err(|e| e.to_string())?,
+            correct: correct(&pred, &d.lte).map_err(|e| e.to_string())?,
             time_features,
             time_solve,
         })
@@ -426,6 +430,9 @@ impl Runner for CntkRunner {
         .map(|s| s.to_string())
         .collect()
     }
+    fn items(&self) -> Vec<String> {
+        vec!["correct".into()]
+    }
     fn timings(&self) -> Vec<String> {
         vec!["time_features_s".into(), "time_solve_s".into()]
     }
@@ -475,6 +482,7 @@ impl Runner for CntkRunner {
             }
             let r = self.exact.get("exact", || self.run_exact(&d))?;
             return Ok(CellOutput {
+                items: vec![r.correct.clone()],
                 metrics: vec![
                     r.accuracy,
                     r.time_features + r.time_solve,
@@ -516,6 +524,7 @@ impl Runner for CntkRunner {
         let per_image = t_full / nt as f64;
         let sketch_full_h = per_image * (self.s.full_train + self.s.full_test) as f64 / 3600.0;
         Ok(CellOutput {
+            items: vec![correct(&pred, &d.lte).map_err(|e| fatal(e.to_string()))?],
             metrics: vec![
                 accuracy,
                 time_features + time_solve,

@@ -125,6 +125,7 @@ impl Runner for FunctionRunner {
         let p = self.fit(depth)?;
         let fit = p.eval(alpha);
         Ok(CellOutput {
+            items: Vec::new(),
             metrics: vec![
                 k / scale,
                 fit / scale,

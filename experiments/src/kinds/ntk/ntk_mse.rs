@@ -467,6 +467,7 @@ impl Runner for MseRunner {
             .gram_of(method, depth, k as u32, &x, &exact, rng)
             .map_err(|e| CellError::Fatal(format!("{}: {e}", cell.key())))?;
         Ok(CellOutput {
+            items: Vec::new(),
             metrics: vec![dim, mse, rel],
             timings: Vec::new(),
         })

@@ -556,6 +556,7 @@ impl Runner for ClassifyRunner {
         }
         let k = splits.len() as f64;
         Ok(CellOutput {
+            items: Vec::new(),
             metrics: vec![
                 correct as f64 / total.max(1) as f64,
                 dim / k,

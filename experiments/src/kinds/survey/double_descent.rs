@@ -263,6 +263,7 @@ impl Runner for DdRunner {
             .sum();
         let den: f64 = p.gram.iter().map(|v| v * v).sum();
         Ok(CellOutput {
+            items: Vec::new(),
             metrics: vec![
                 train_mse,
                 test_mse,

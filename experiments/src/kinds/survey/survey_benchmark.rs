@@ -750,6 +750,7 @@ impl Runner for BenchRunner {
             (f64::NAN, f64::NAN)
         };
         Ok(CellOutput {
+            items: Vec::new(),
             metrics: vec![
                 rel_error,
                 feature_s,

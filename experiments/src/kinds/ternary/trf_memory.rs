@@ -515,6 +515,7 @@ impl Runner for MemoryRunner {
                 None => fatal("fit", e),
             })?;
         Ok(CellOutput {
+            items: Vec::new(),
             metrics: vec![bits, test_error, accuracy, test_mse],
             timings: vec![time_features, time_fit],
         })

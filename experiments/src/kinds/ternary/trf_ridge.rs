@@ -413,6 +413,7 @@ impl Runner for RidgeRunner {
         let (mse, t_solve) = timed(|| mse_at(&path, gamma));
         let total = path.time_features + path.time_gram + path.time_eig + t_solve;
         Ok(CellOutput {
+            items: Vec::new(),
             metrics: vec![mse, total, path.d0],
             timings: vec![path.time_features, path.time_gram, path.time_eig, t_solve],
         })

@@ -281,6 +281,7 @@ impl Runner for SpectrumRunner {
             _ => &pair.k_tilde,
         };
         Ok(CellOutput {
+            items: Vec::new(),
             metrics: vec![
                 bin_count(&sp.values, bin, self.s.bin_width) as f64,
                 sp.top,

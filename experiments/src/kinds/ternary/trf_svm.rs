@@ -355,6 +355,7 @@ impl Runner for SvmRunner {
         let correct = pred.iter().zip(&d.lte).filter(|(a, b)| a == b).count();
         let acc = correct as f64 / d.lte.len().max(1) as f64;
         Ok(CellOutput {
+            items: Vec::new(),
             metrics: vec![acc, time_features + time_fit],
             timings: vec![time_features, time_fit],
         })

@@ -7,7 +7,8 @@
 //! group key is the cell key without the cheap parameter, `stream_seed` a setting of the kind — never from
 //! the RNG of whichever cell happens to arrive first, so results do not depend on scheduling or thread
 //! count. The computation runs on its own OS thread: a rayon worker that waits for it must not steal a
-//! sibling cell that would then wait on the same cache entry (a re-entrant deadlock).
+//! sibling cell that would then wait on the same cache entry (a re-entrant deadlock). That thread runs it
+//! on a pool of the caller's size, so `--threads` bounds it as it bounds the cells.
 
 use ndarray::{Array2, ArrayView2, Axis};
 use rand::seq::SliceRandom;
@@ -35,7 +36,8 @@ impl<T: Send + Sync> Default for SharedCache<T> {
 }
 
 impl<T: Send + Sync> SharedCache<T> {
-    /// The value of group `key`, computing it with `f` on a dedicated thread the first time.
+    /// The value of group `key`, computing it with `f` on a dedicated thread (with a rayon pool of the
+    /// caller's size) the first time.
     pub fn get(
         &self,
         key: &str,
@@ -48,11 +50,20 @@ impl<T: Send + Sync> SharedCache<T> {
                 .map_err(|_| CellError::Fatal("shared cache poisoned".into()))?;
             map.entry(key.to_string()).or_default().clone()
         };
+        // The caller's pool size (the run's `--threads`), for the computation's own pool: a plain thread's
+        // rayon calls would otherwise go to the global pool, one thread per CPU, whatever `--threads` says.
+        let threads = rayon::current_num_threads();
         let r = slot.get_or_init(|| {
             std::thread::scope(|s| {
-                s.spawn(|| f().map(Arc::new))
-                    .join()
-                    .unwrap_or_else(|_| Err(format!("computation of `{key}` panicked")))
+                s.spawn(|| {
+                    let pool = rayon::ThreadPoolBuilder::new()
+                        .num_threads(threads)
+                        .build()
+                        .map_err(|e| format!("computation of `{key}`: no worker threads: {e}"))?;
+                    pool.install(|| f().map(Arc::new))
+                })
+                .join()
+                .unwrap_or_else(|_| Err(format!("computation of `{key}` panicked")))
             })
         });
         r.clone().map_err(CellError::Fatal)
@@ -195,6 +206,22 @@ mod tests {
         });
         assert_eq!(calls.load(Ordering::SeqCst), 2);
         assert!(got.iter().enumerate().all(|(i, &v)| v == 499_500 + i % 2));
+    }
+
+    #[test]
+    fn shared_computations_run_on_a_pool_of_the_callers_size() {
+        // `--threads 1` must bound the shared computation too (its rayon calls would otherwise use the
+        // global pool, one thread per CPU).
+        for n in [1, 3] {
+            let cache = SharedCache::<usize>::default();
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .unwrap();
+            let seen =
+                pool.install(|| *cache.get("g", || Ok(rayon::current_num_threads())).unwrap());
+            assert_eq!(seen, n);
+        }
     }
 
     #[test]

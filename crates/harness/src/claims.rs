@@ -992,12 +992,17 @@ pub fn claims_markdown(claims: &[(&ClaimSpec, ClaimVerdict)]) -> String {
     for (c, v) in claims {
         let _ = writeln!(
             out,
-            "| {} | {}{} | **{}** | {} | {} | {} of {} |",
+            "| {} | {}{}{} | **{}** | {} | {} | {} of {} |",
             c.text,
             c.test.name(),
             c.budget
                 .as_ref()
                 .map_or_else(String::new, |b| format!(", at equal {}", b.at)),
+            if c.items.is_some() {
+                ", paired over test items"
+            } else {
+                ""
+            },
             v.word,
             v.holds,
             v.reversed,
@@ -1049,6 +1054,15 @@ pub fn claims_markdown(claims: &[(&ClaimSpec, ClaimVerdict)]) -> String {
          **mixed** when some hold and some are reversed, and **does not hold** when none holds and some are \
          reversed. Claims and their tests: README, \"Writing an experiment\".\n"
     );
+    if claims.iter().any(|(c, _)| c.items.is_some()) {
+        let _ = writeln!(
+            out,
+            "Claims tested *paired over test items* compare two classifiers image by image: each \
+             side's per-image outcomes are averaged over its seeds, and the difference of the accuracies is \
+             tested with the variance of the per-image differences plus the spread over the seeds (McNemar's \
+             test in its large-sample form for one seed each).\n"
+        );
+    }
     out
 }
 

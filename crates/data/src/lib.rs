@@ -61,7 +61,8 @@
 //! * [`mod@fetch`]: [`fetch()`] (the `rfx fetch <name>` command) and
 //!   [`require`] (used by the loaders: a missing file is an error naming the command that
 //!   fetches it). Environment: `RFX_DATA_DIR` (cache directory), `RFX_DATA_MIRROR` (local mirror).
-//! * Loaders: [`idx`] (MNIST format), [`csv`] (numeric delimited text), [`keel`] (`.dat`), and [`mod@load`]
+//! * Loaders: [`idx`] (MNIST format), [`csv`] (numeric delimited text), [`keel`] (`.dat`), [`netcdf`]
+//!   (NetCDF-3 classic), and [`mod@load`]
 //!   for registered sets by name; all read gzip transparently.
 //! * [`preprocess`]: standardisation, row normalisation, seeded train/test splits and subsamples,
 //!   image down-scaling (`crop_pool`).
@@ -75,6 +76,7 @@ pub mod idx;
 pub mod io;
 pub mod keel;
 pub mod load;
+pub mod netcdf;
 pub mod package;
 pub mod preprocess;
 pub mod rdata;

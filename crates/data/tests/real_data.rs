@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use rfx_data::{
-    cache_dir_from_env, fetch, load, load_idx_set, require, Loaded, Source, ENV_MIRROR,
+    cache_dir_from_env, fetch, load, load_idx_set, load_lat_lon_grid, require, Loaded,
+    RegressionData, Source, ENV_MIRROR,
 };
 
 /// The mirror named by `RFX_DATA_MIRROR`; panics with the fix when it is not set or not a directory.
@@ -102,9 +103,9 @@ fn small_sets_from_the_mirror_have_the_documented_shapes() {
 }
 
 /// Every registered set is in the data cache, verifies and parses (about 5 s). The cache is filled by
-/// `rfx fetch --all` (`make data`, and `make test` before it runs this), from the mirror and, for the two sets
-/// that are not in it, from the `scikit-lego` wheel (pip) and Debian's `r-cran-mlbench` (apt-get); this test
-/// itself never fetches.
+/// `rfx fetch --all` (`make data`, and `make test` before it runs this), from the mirror and, for the sets
+/// that are not in it, from the `scikit-lego` wheel (pip) and Debian's `r-cran-mlbench` and `ferret-datasets`
+/// (apt-get); this test itself never fetches.
 #[test]
 #[ignore = "needs the data fetched into RFX_DATA_DIR (`rfx fetch --all`); run by `make test`"]
 fn every_registered_set_loads_from_the_data_cache() {
@@ -120,6 +121,85 @@ fn every_registered_set_loads_from_the_data_cache() {
         };
         eprintln!("{name}: {summary} ({:.2?})", t.elapsed());
     }
+}
+
+/// Population mean and standard deviation of the targets, and their minimum and maximum.
+fn target_stats(d: &RegressionData) -> (f64, f64, f64, f64) {
+    let n = d.len() as f64;
+    let mean = d.y.sum() / n;
+    let sd = (d.y.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt();
+    let min = d.y.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = d.y.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (mean, sd, min, max)
+}
+
+/// The target of the row at (latitude, longitude[, month]) (inputs are exact grid values).
+fn cell(d: &RegressionData, at: &[f64]) -> f64 {
+    let rows: Vec<usize> = (0..d.len())
+        .filter(|&i| d.x.row(i).iter().zip(at).all(|(a, b)| a == b))
+        .collect();
+    assert_eq!(rows.len(), 1, "{}: cell {at:?}", d.name);
+    d.y[rows[0]]
+}
+
+/// `ferret/etopo60` and `ferret/coads-airt` come from Debian's ferret-datasets package (fetched by
+/// `rfx fetch`, not from the mirror). Checked against an independent reference extraction (a stdlib Python
+/// NetCDF-3 reader, issue 30's desk investigation), which gave the same tables row by row: the row counts,
+/// target extremes (exact single-precision values), mean and standard deviation (to 1e-6 of the scale:
+/// only the summation order differs), the grid, and single cells (Everest's 1° cell, the seasonal cycle of
+/// the air temperature north and south of the equator at 179°W). Read from the data cache: no download.
+#[test]
+#[ignore = "needs the data fetched into RFX_DATA_DIR (`rfx fetch --all`); run by `make test`"]
+fn ferret_grids_from_the_debian_package_match_the_reference_extraction() {
+    let cache = cache_dir_from_env();
+    let e = load_lat_lon_grid("ferret/etopo60", &cache).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(e.x.dim(), (64_800, 2));
+    let (mean, sd, min, max) = target_stats(&e);
+    assert_eq!((min, max), (-7473.22216796875, 5731.14599609375));
+    assert!((mean + 1895.983620460214).abs() < 1e-6 * sd, "{mean}");
+    assert!((sd - 2639.109699111596).abs() < 1e-6 * sd, "{sd}");
+    // the full 1° grid of cell centres, each cell once, longitudes in [-180, 180)
+    let mut cells: Vec<(i64, i64)> =
+        e.x.rows()
+            .into_iter()
+            .map(|r| ((r[0] * 2.0) as i64, (r[1] * 2.0) as i64))
+            .collect();
+    cells.sort_unstable();
+    cells.dedup();
+    assert_eq!(cells.len(), 64_800);
+    assert!(e.x.rows().into_iter().all(|r| {
+        r[0].abs() < 90.0 && (-180.0..180.0).contains(&r[1]) && (r[0] - 0.5).fract() == 0.0
+    }));
+    assert_eq!(e.x.row(0).to_vec(), [-89.5, 20.5]);
+    assert_eq!(e.y[0], 2814.333251953125);
+    assert_eq!(cell(&e, &[27.5, 86.5]), 2850.111083984375); // Everest's cell
+    assert_eq!(cell(&e, &[0.5, 0.5]), -4835.27099609375); // Gulf of Guinea
+    assert_eq!(cell(&e, &[89.5, 0.5]), -4298.47900390625); // Arctic Ocean
+    let land = e.y.iter().filter(|&&v| v > 0.0).count() as f64 / 64_800.0;
+    assert!((land - 0.337).abs() < 0.0005, "{land}");
+
+    let a = load_lat_lon_grid("ferret/coads-airt", &cache).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(a.x.dim(), (107_194, 3));
+    let (mean, sd, min, max) = target_stats(&a);
+    assert_eq!((min, max), (-43.5, 34.13666534423828));
+    assert!((mean - 16.76748062555972).abs() < 1e-6 * sd, "{mean}");
+    assert!((sd - 10.63619804994756).abs() < 1e-6 * sd, "{sd}");
+    let mut per_month = [0usize; 12];
+    for r in a.x.rows() {
+        assert!(r[0].abs() < 90.0 && (-180.0..180.0).contains(&r[1]));
+        per_month[r[2] as usize - 1] += 1;
+    }
+    assert_eq!(
+        per_month,
+        [9714, 9780, 9583, 8530, 8294, 8153, 8458, 8629, 8727, 8707, 9088, 9531]
+    );
+    // 41°N 179°W: coldest in February, warmest in August; 49°S 179°W: warm in January, cold in October
+    assert_eq!(cell(&a, &[41.0, -179.0, 2.0]), 8.533734321594238);
+    assert_eq!(cell(&a, &[41.0, -179.0, 8.0]), 20.105365753173828);
+    assert_eq!(cell(&a, &[-49.0, -179.0, 1.0]), 11.331764221191406);
+    assert_eq!(cell(&a, &[-49.0, -179.0, 10.0]), 6.599999904632568);
+    assert_eq!(a.x.row(0).to_vec(), [-77.0, 163.0, 1.0]);
+    assert_eq!(a.y[0], -1.1799999475479126);
 }
 
 /// `mlbench/shuttle` comes from Debian's r-cran-mlbench package (fetched by `rfx fetch`, not from the mirror):

@@ -55,6 +55,17 @@ pub enum Better {
     Higher,
 }
 
+impl Better {
+    /// The sign that turns a difference of means (claimed-better side minus the other) into a loss: positive
+    /// when the claimed-better side is worse.
+    fn loss_sign(self) -> f64 {
+        match self {
+            Better::Lower => 1.0,
+            Better::Higher => -1.0,
+        }
+    }
+}
+
 /// How a group of values counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GroupMode {
@@ -409,10 +420,7 @@ fn decide(
 ) -> (Outcome, String, Option<f64>) {
     let (ma, mb) = (mean(a), mean(b));
     // loss > 0: a is worse than b.
-    let sign = match claim.better {
-        Better::Lower => 1.0,
-        Better::Higher => -1.0,
-    };
+    let sign = claim.better.loss_sign();
     let factor = match claim.test {
         ClaimTest::Ratio { .. } => Some(match claim.better {
             Better::Lower => mb / ma,
@@ -518,11 +526,7 @@ fn judge(
     how: &str,
     factor: Option<f64>,
 ) -> (Outcome, String, Option<f64>) {
-    let sign = match claim.better {
-        Better::Lower => 1.0,
-        Better::Higher => -1.0,
-    };
-    let loss = sign * d.mean;
+    let loss = claim.better.loss_sign() * d.mean;
     match &claim.test {
         ClaimTest::Order | ClaimTest::Ratio { .. } => {
             let p = p_two_sided(d);
@@ -744,7 +748,10 @@ pub fn evaluate(claim: &ClaimSpec, points: &[Point]) -> ClaimVerdict {
                         BTreeMap::new();
                     for p in &members {
                         let v = by_of(p);
-                        if names.contains(&&v) && claim.items.is_some() {
+                        if !names.contains(&&v) {
+                            continue;
+                        }
+                        if claim.items.is_some() {
                             let e = item_sums
                                 .entry(v.clone())
                                 .or_insert_with(|| Some((vec![0.0; p.items.len()], 0)));
@@ -758,15 +765,13 @@ pub fn evaluate(claim: &ClaimSpec, points: &[Point]) -> ClaimVerdict {
                                 _ => *e = None,
                             }
                         }
-                        if names.contains(&&v) {
-                            let e = sums
-                                .entry(v)
-                                .or_default()
-                                .entry(replicate_of(p))
-                                .or_insert((0.0, 0));
-                            e.0 += p.value;
-                            e.1 += 1;
-                        }
+                        let e = sums
+                            .entry(v)
+                            .or_default()
+                            .entry(replicate_of(p))
+                            .or_insert((0.0, 0));
+                        e.0 += p.value;
+                        e.1 += 1;
                     }
                     let samples: BTreeMap<String, Sample> = sums
                         .into_iter()

@@ -90,9 +90,14 @@ impl Layout {
         self.note_index() + 1 + self.timings.len() + 2
     }
 
+    /// The index of the first item column (after the parameters and metrics).
+    pub fn items_index(&self) -> usize {
+        self.params.len() + self.metrics.len()
+    }
+
     /// The index of the `note` column (after the parameters, metrics and item columns).
     pub fn note_index(&self) -> usize {
-        self.params.len() + self.metrics.len() + self.items.len()
+        self.items_index() + self.items.len()
     }
 
     /// The index of `time_s`, the first timing column.
@@ -129,7 +134,7 @@ impl Layout {
                     };
                     Some((missing, i == 1 && !self.items.is_empty()))
                 })?;
-        let at = self.params.len() + self.metrics.len();
+        let at = self.items_index();
         for (r, _) in &mut rows {
             if add_items {
                 r.0.splice(at..at, std::iter::repeat_n(String::new(), self.items.len()));
@@ -165,8 +170,7 @@ impl Layout {
                 return Some(format!("metric `{name}` is {field:?}, not a number"));
             }
         }
-        let start = start + self.metrics.len();
-        for (name, field) in self.items.iter().zip(&row.0[start..]) {
+        for (name, field) in self.items.iter().zip(&row.0[self.items_index()..]) {
             if let Some(c) = field.chars().find(|c| !matches!(c, '0' | '1')) {
                 return Some(format!(
                     "item column `{name}` holds {c:?}; allowed: the characters 0 and 1"
@@ -211,7 +215,7 @@ impl Row {
     /// The per-item outcomes of item column `j` ([`Layout::items`]): `true` for `1`; empty for a skipped
     /// cell.
     pub fn items(&self, layout: &Layout, j: usize) -> Vec<bool> {
-        self.0[layout.params.len() + layout.metrics.len() + j]
+        self.0[layout.items_index() + j]
             .chars()
             .map(|c| c == '1')
             .collect()

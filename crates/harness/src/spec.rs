@@ -524,6 +524,7 @@ impl Spec {
             s.finish()?;
         }
         let metrics = runner.metrics();
+        let item_columns = runner.items();
         let params: Vec<String> = sweep.iter().map(|a| a.name.clone()).collect();
 
         let plots = read_plots(&root, &params, &metrics, &sweep, &known)?;
@@ -531,7 +532,7 @@ impl Spec {
         let claims = root
             .tables("claim")?
             .iter()
-            .map(|s| read_claim(s, &params, &metrics, &runner.items(), &sweep, &known))
+            .map(|s| read_claim(s, &params, &metrics, &item_columns, &sweep, &known))
             .collect::<Result<Vec<_>, _>>()?;
         let paper_values = root
             .tables("paper_value")?

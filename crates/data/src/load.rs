@@ -182,13 +182,32 @@ pub fn load_abalone(name: &str, cache_dir: &Path) -> Result<ClassificationData> 
     read_abalone(&files[0], name)
 }
 
-/// Loads an R data frame set (`mlbench/shuttle`): the registry's object and class column ([`read_rdata`]).
+/// Loads an R data frame set (`mlbench/shuttle`, `mlbench/shuttle-trn`): the registry's object and class
+/// column ([`read_rdata`]), and only its first rows where the registry says so (every class level is kept,
+/// so `n_classes` is the data frame's).
 pub fn load_rdata(name: &str, cache_dir: &Path) -> Result<ClassificationData> {
-    let Kind::RData { object, target } = dataset(name)?.kind else {
+    let Kind::RData {
+        object,
+        target,
+        rows,
+    } = dataset(name)?.kind
+    else {
         return Err(wrong_kind(name, "R data frame (mlbench/...)"));
     };
     let files = require(name, cache_dir)?;
-    read_rdata(&files[0], object, target, name)
+    let mut c = read_rdata(&files[0], object, target, name)?;
+    if let Some(r) = rows {
+        if c.x.nrows() < r {
+            return Err(RfxError::Data(format!(
+                "{}: object {object} has {} rows; {name} is its first {r}",
+                files[0].display(),
+                c.x.nrows()
+            )));
+        }
+        c.x = c.x.slice(ndarray::s![..r, ..]).to_owned();
+        c.labels.truncate(r);
+    }
+    Ok(c)
 }
 
 /// Loads a latitude/longitude grid set (`ferret/etopo60`, `ferret/coads-airt`) as a regression table

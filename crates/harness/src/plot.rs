@@ -80,6 +80,7 @@ pub fn panels(
             continue;
         };
         let (m, sd) = (s.mean[metric], s.std[metric]);
+        let m = if spec.y_one_minus { 1.0 - m } else { m };
         if !m.is_finite() {
             continue;
         }
@@ -778,6 +779,7 @@ mod tests {
             y_label: "err".into(),
             log_x: true,
             log_y: false,
+            y_one_minus: false,
             labels: Vec::new(),
             legend: "upper-right".into(),
             legend_panel: None,
@@ -807,6 +809,21 @@ mod tests {
         };
         let p = panels(&spec, &s, &[0], None);
         assert_eq!(p[0].curves[0].points[0].0, 10.0);
+        // y_one_minus draws 1 − mean at the same x with the same error bar
+        let q = panels(
+            &PlotSpec {
+                y_one_minus: true,
+                ..spec
+            },
+            &s,
+            &[0],
+            None,
+        );
+        for (a, b) in p[0].curves.iter().zip(&q[0].curves) {
+            for (&(x, m, sd), &(x2, m2, sd2)) in a.points.iter().zip(&b.points) {
+                assert_eq!((x, 1.0 - m, sd), (x2, m2, sd2));
+            }
+        }
     }
 
     #[test]
@@ -823,6 +840,7 @@ mod tests {
             y_label: "err".into(),
             log_x: false,
             log_y: false,
+            y_one_minus: false,
             labels: Vec::new(),
             legend: "upper-right".into(),
             legend_panel: Some(2),
@@ -872,6 +890,7 @@ mod tests {
             y_label: String::new(),
             log_x: false,
             log_y: false,
+            y_one_minus: false,
             labels: Vec::new(),
             legend: "upper-right".into(),
             legend_panel: None,

@@ -62,6 +62,9 @@ pub struct PlotSpec {
     pub log_x: bool,
     /// Log scale on y.
     pub log_y: bool,
+    /// Draw $1 - \bar y$ instead of the mean $\bar y$ (`y_one_minus = true`; the error bars keep their
+    /// length): an error rate from an accuracy, whose values near 1 a log scale can then tell apart.
+    pub y_one_minus: bool,
     /// Display labels for parameter values (`[plot.labels]`).
     pub labels: Vec<(String, String)>,
     /// Where the legend goes in each panel: one of [`LEGEND_POSITIONS`] (`legend`, default `upper-right`).
@@ -966,6 +969,7 @@ fn read_plot(
         y_label: s.req_str("y_label")?,
         log_x: s.opt_bool("log_x")?.unwrap_or(false),
         log_y: s.opt_bool("log_y")?.unwrap_or(false),
+        y_one_minus: s.opt_bool("y_one_minus")?.unwrap_or(false),
         legend: s
             .opt_choice("legend", &LEGEND_POSITIONS)?
             .unwrap_or_else(|| LEGEND_POSITIONS[0].to_string()),

@@ -5,7 +5,8 @@
 //! **Data.** `dataset` (a sweep parameter, or the section's `dataset` when the sweep has none):
 //! * an image set with a fixed split (`mnist`, `fashion-mnist`): `n_train` training images drawn at random per
 //!   seed (stream `rng_stream(experiment seed, "data;seed=..")`, shared by every method and $m$) and `n_test`
-//!   test images (0: the whole test set); pixels as loaded, rows scaled to unit norm when `unit_norm` is set
+//!   test images (0: the whole test set), or with `stratified = true` the same number `n_train / C` from every
+//!   class (few-shot: `n_train = 50` draws 5 of each of 10 classes); pixels as loaded, rows scaled to unit norm when `unit_norm` is set
 //!   (the NTK is positively homogeneous, so this fixes the kernel's scale, as in the NTK random features
 //!   paper's Fig. 2);
 //! * a classification table (`keel/...`, `sklego/abalone`): at most `max_rows` rows drawn per data set and seed,
@@ -99,6 +100,9 @@ struct Settings {
     sigma: f64,
     #[serde(rename = "sigma_times_sqrt_dim")]
     sigma_sqrt_dim: bool,
+    /// Image sets: draw the `n_train` training images as the same number from every class (few-shot:
+    /// `n_train = 50` is 5 per class of 10); `None`: not written (uniformly at random).
+    stratified: Option<bool>,
 }
 
 impl Default for Settings {
@@ -117,6 +121,7 @@ impl Default for Settings {
             max_rows: 0,
             sigma: 1.0,
             sigma_sqrt_dim: true,
+            stratified: None,
         }
     }
 }
@@ -136,6 +141,7 @@ impl rfx_harness::config::Settings for Settings {
         ("max_rows", "integers from 0 to 4294967295"),
         ("sigma", "numbers from 0.000001 to 1000000"),
         ("sigma_times_sqrt_dim", "true, false"),
+        ("stratified", "true, false"),
     ];
     fn check(&self) -> Result<(), Invalid> {
         check_data(&Value::Str(self.dataset.clone())).map_err(|message| Invalid {
@@ -277,7 +283,30 @@ impl ClassifyRunner {
                 s.n_train, s.n_test
             ));
         }
-        let itr = random_rows(name, ntr_all, s.n_train, &mut rng)?;
+        let classes = tt.train.labels.iter().max().map_or(0, |&k| k + 1);
+        let itr = if s.stratified == Some(true) {
+            // the same number of images of every class, each class's drawn at random, class by class
+            if classes == 0 || s.n_train % classes != 0 {
+                return Err(format!(
+                    "{name}: stratified: n_train = {} is not a multiple of the {classes} classes",
+                    s.n_train
+                ));
+            }
+            let mut itr = Vec::with_capacity(s.n_train);
+            for c in 0..classes {
+                let of_c: Vec<usize> = (0..ntr_all).filter(|&i| tt.train.labels[i] == c).collect();
+                let pick = random_rows(
+                    &format!("{name} class {c}"),
+                    of_c.len(),
+                    s.n_train / classes,
+                    &mut rng,
+                )?;
+                itr.extend(pick.iter().map(|&i| of_c[i]));
+            }
+            itr
+        } else {
+            random_rows(name, ntr_all, s.n_train, &mut rng)?
+        };
         let ite: Vec<usize> = if s.n_test == 0 {
             (0..nte_all).collect()
         } else {
@@ -293,7 +322,7 @@ impl ClassifyRunner {
         Ok(Split {
             ltr: itr.iter().map(|&i| tt.train.labels[i]).collect(),
             lte: ite.iter().map(|&i| tt.test.labels[i]).collect(),
-            classes: tt.train.labels.iter().max().map_or(0, |&k| k + 1),
+            classes,
             xtr,
             xte,
             fit: perm[..s.fit_rows].to_vec(),
@@ -507,7 +536,9 @@ impl Runner for ClassifyRunner {
             s.max_rows,
             s.sigma,
             s.sigma_sqrt_dim
-        )
+        ) + &s
+            .stratified
+            .map_or(String::new(), |v| format!(";stratified={v}"))
     }
     fn run_cell(&self, cell: &Cell, rng: &mut RfxRng) -> Result<CellOutput, CellError> {
         let key = cell.key();

@@ -132,6 +132,55 @@ impl CnnClassifierParams {
         valid: &[usize],
         rng: &mut RfxRng,
     ) -> Result<(CnnClassifier, TrainChoice)> {
+        let (start, shuffle_seed, choice, _) = self.search(x, labels, fit, valid, rng)?;
+        let all: Vec<usize> = fit.iter().chain(valid).copied().collect();
+        let mut model = start;
+        let mut velocity = model.zeros_like();
+        for epoch in 1..=choice.epochs {
+            if !model.epoch(
+                x,
+                labels,
+                &all,
+                choice.rate,
+                self,
+                &mut velocity,
+                shuffle_seed,
+                epoch,
+            ) {
+                return Err(RfxError::Numerical(format!(
+                    "the CNN diverged on all rows at learning rate {} (epoch {epoch})",
+                    choice.rate
+                )));
+            }
+        }
+        Ok((model, choice))
+    }
+
+    /// Trains on the rows `fit` only and returns the network of the rate and epoch with the best accuracy on
+    /// the rows `valid` (early stopping; no retraining on `valid`): for a labelled budget that `valid` must
+    /// not enlarge, such as the designs of active learning. Draws as [`CnnClassifierParams::fit_validated`].
+    pub fn fit_early_stopped(
+        &self,
+        x: ArrayView2<'_, f64>,
+        labels: &[usize],
+        fit: &[usize],
+        valid: &[usize],
+        rng: &mut RfxRng,
+    ) -> Result<(CnnClassifier, TrainChoice)> {
+        let (_, _, choice, best) = self.search(x, labels, fit, valid, rng)?;
+        Ok((best, choice))
+    }
+
+    /// The search of the module docs: the initial network, the shuffling seed, the chosen rate and epoch,
+    /// and the network trained on `fit` at that rate up to that epoch.
+    fn search(
+        &self,
+        x: ArrayView2<'_, f64>,
+        labels: &[usize],
+        fit: &[usize],
+        valid: &[usize],
+        rng: &mut RfxRng,
+    ) -> Result<(CnnClassifier, u64, TrainChoice, CnnClassifier)> {
         let start = self.init(rng)?;
         start.net.check_input(x)?;
         if labels.len() != x.nrows() {
@@ -156,7 +205,7 @@ impl CnnClassifierParams {
             ));
         }
         let shuffle_seed: u64 = rng.gen();
-        let mut best: Option<TrainChoice> = None;
+        let mut best: Option<(TrainChoice, CnnClassifier)> = None;
         for &rate in &self.rates {
             let mut model = start.clone();
             let mut velocity = model.zeros_like();
@@ -174,39 +223,20 @@ impl CnnClassifierParams {
                     break; // diverged: later epochs of this rate are not candidates
                 }
                 let acc = model.accuracy(x, labels, valid);
-                if best.as_ref().is_none_or(|b| acc > b.valid_accuracy) {
-                    best = Some(TrainChoice {
+                if best.as_ref().is_none_or(|(b, _)| acc > b.valid_accuracy) {
+                    let choice = TrainChoice {
                         rate,
                         epochs: epoch,
                         valid_accuracy: acc,
-                    });
+                    };
+                    best = Some((choice, model.clone()));
                 }
             }
         }
-        let choice = best.ok_or_else(|| {
+        let (choice, model) = best.ok_or_else(|| {
             RfxError::Numerical("the CNN diverged at every learning rate of the grid".into())
         })?;
-        let all: Vec<usize> = fit.iter().chain(valid).copied().collect();
-        let mut model = start;
-        let mut velocity = model.zeros_like();
-        for epoch in 1..=choice.epochs {
-            if !model.epoch(
-                x,
-                labels,
-                &all,
-                choice.rate,
-                self,
-                &mut velocity,
-                shuffle_seed,
-                epoch,
-            ) {
-                return Err(RfxError::Numerical(format!(
-                    "the CNN diverged on all rows at learning rate {} (epoch {epoch})",
-                    choice.rate
-                )));
-            }
-        }
-        Ok((model, choice))
+        Ok((start, shuffle_seed, choice, model))
     }
 }
 
@@ -456,6 +486,50 @@ mod tests {
         assert_eq!(
             model.logits(x.view()).unwrap(),
             model3.logits(x.view()).unwrap()
+        );
+    }
+
+    /// Early stopping returns the network trained on the fitting rows alone at the chosen rate and epoch:
+    /// training it again that far from the same start gives the same logits, and its validation accuracy is
+    /// the reported one.
+    #[test]
+    fn early_stopping_keeps_the_chosen_epoch_of_the_fitting_rows() {
+        let mut rng = rng_stream(6, "cnn-es-data");
+        let n = 40;
+        let labels: Vec<usize> = (0..n).map(|i| i % 2).collect();
+        let x = Array2::from_shape_fn((n, 16), |(i, p)| {
+            let bright = (p % 4 < 2) == (labels[i] == 0);
+            f64::from(u8::from(bright)) + 0.5 * (rng.gen::<f64>() - 0.5)
+        });
+        let fit: Vec<usize> = (0..24).collect();
+        let valid: Vec<usize> = (24..n).collect();
+        let p = params(2).epochs(8).batch(8);
+        let (model, choice) = p
+            .fit_early_stopped(x.view(), &labels, &fit, &valid, &mut rng_stream(7, "es"))
+            .unwrap();
+        assert_eq!(
+            model.accuracy(x.view(), &labels, &valid),
+            choice.valid_accuracy
+        );
+        let mut rng2 = rng_stream(7, "es");
+        let mut again = p.init(&mut rng2).unwrap();
+        let seed: u64 = rng2.gen();
+        let mut velocity = again.zeros_like();
+        for e in 1..=choice.epochs {
+            assert!(again.epoch(
+                x.view(),
+                &labels,
+                &fit,
+                choice.rate,
+                &p,
+                &mut velocity,
+                seed,
+                e
+            ));
+        }
+        assert_eq!(
+            model.logits(x.view()).unwrap(),
+            again.logits(x.view()).unwrap()
         );
     }
 

@@ -6,6 +6,7 @@
 //!   λ selection by cross-validation reusing one eigendecomposition per fold, exact kernel ridge regression;
 //! * [`classify`]: L2 logistic regression (binary / softmax, L-BFGS) and linear SVM (LIBLINEAR dual
 //!   coordinate descent, one-vs-rest);
+//! * [`design`]: greedy experimental design (active learning) with random features;
 //! * [`kmeans`]: k-means on feature maps (linfa-clustering) and the exact kernel k-means objective;
 //! * [`nystrom`]: Nyström features with uniform or recursive ridge-leverage-score landmarks;
 //! * [`spectral`]: generalized condition number, spectral-approximation ε, kernel approximation errors,
@@ -48,6 +49,7 @@
 extern crate openblas_src as _;
 
 pub mod classify;
+pub mod design;
 pub mod kmeans;
 pub mod metrics;
 pub mod nystrom;

@@ -38,6 +38,7 @@ pub fn registry() -> Kinds {
         &survey::survey_benchmark::SurveyBenchmark,
         &survey::double_descent::DoubleDescent,
         &ntk::ridge_classify::RidgeClassify,
+        &ntk::active::ActiveLearning,
         &cross::cross_benchmark::CrossBenchmark,
         &selftest::SelfTest,
     ])

@@ -142,3 +142,44 @@ fn fit_predictions_are_identical_at_any_openblas_thread_count() {
         "rfx fit predictions differ between OPENBLAS_NUM_THREADS=1 and 2"
     );
 }
+
+/// A sweep over two image sets reads two data sets: `ntk-few-shot` sweeps MNIST and Fashion-MNIST, and the
+/// exact kernels (no random features) must then give different test predictions on them (the kind once kept
+/// one data slot for both, so the second set's cells silently used the first set's images).
+#[test]
+#[ignore = "needs MNIST and Fashion-MNIST in RFX_DATA_DIR or the mirror; run by `make test`"]
+fn a_sweep_over_two_image_sets_reads_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = rfx()
+        .args(["run", "--quick", "--no-progress", "--out"])
+        .arg(dir.path())
+        .arg(format!("{}/ntk-few-shot.toml", env!("CARGO_MANIFEST_DIR")))
+        .env("RFX_DATA_NO_DOWNLOAD", "1")
+        .output()
+        .expect("rfx runs");
+    assert!(
+        o.status.success(),
+        "the quick run failed:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let cells = cells_without_timings(&dir.path().join("ntk-few-shot/cells.csv"));
+    let header = &cells[0];
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (ds, method, m, acc) = (col("dataset"), col("method"), col("m"), col("accuracy"));
+    // (the Gaussian one: its method value has no comma, so the naive CSV split above keeps the columns)
+    for exact in ["exact(kernel=gaussian)"] {
+        let of = |set: &str| -> Vec<String> {
+            cells[1..]
+                .iter()
+                .filter(|r| r[ds] == set && r[method] == exact && r[m] == "4000")
+                .map(|r| r[acc].clone())
+                .collect()
+        };
+        let (a, b) = (of("mnist"), of("fashion-mnist"));
+        assert_eq!((a.len(), b.len()), (1, 1), "{exact}: one cell per set");
+        assert_ne!(
+            a, b,
+            "{exact}: the same accuracy on MNIST and Fashion-MNIST"
+        );
+    }
+}

@@ -77,7 +77,8 @@ impl<T: Send + Sync> SharedCache<T> {
     }
 }
 
-/// A data set loaded once per runner.
+/// A data set loaded once per runner. A slot holds the first set loaded into it and returns it whatever name
+/// is asked for later: a runner that reads several sets keeps one slot per set.
 pub type DataSlot = OnceLock<Result<Arc<TrainTest>, String>>;
 
 /// Loads an IDX data set (`mnist`, `fashion-mnist`) from the cache, fetching it from `RFX_DATA_MIRROR`

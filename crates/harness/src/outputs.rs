@@ -247,8 +247,11 @@ pub fn table_markdown(
         let mut fields: Vec<String> = r.iter().map(|v| v.to_string()).collect();
         let mut any = false;
         for c in &cols {
+            // the cell of this row and column among the summaries the filter lets through (a `where` on a
+            // parameter that is neither a row nor the column picks which of its values is shown)
             let cell = summaries.iter().find(|s| {
-                s.get(&t.columns) == Some(c)
+                summary_passes(s, &t.filter)
+                    && s.get(&t.columns) == Some(c)
                     && t.rows.iter().zip(r).all(|(k, v)| s.get(k) == Some(v))
             });
             fields.push(match cell {
@@ -1372,6 +1375,53 @@ mod best_tests {
             holm_reject(&[0.01, 0.03, 0.2], 0.05),
             vec![true, false, false]
         );
+    }
+
+    /// A `where` on a parameter that is neither a row nor the column picks the shown value: with
+    /// `where = { m = [4] }` every cell shows the m = 4 summary, not the first one of its row and column.
+    #[test]
+    fn table_where_on_another_parameter_selects_the_shown_cells() {
+        use crate::config::Value;
+        let layout = Layout {
+            params: vec!["method".into(), "data".into(), "m".into(), "seed".into()],
+            metrics: vec!["acc".into()],
+            items: vec![],
+            timings: vec![],
+        };
+        let mut summaries = Vec::new();
+        for method in ["a", "b"] {
+            for data in ["x", "y"] {
+                for m in [2i64, 4] {
+                    let v = if m == 4 { 0.9 } else { 0.1 };
+                    summaries.push(Summary {
+                        params: vec![
+                            ("method".into(), Value::Str(method.into())),
+                            ("data".into(), Value::Str(data.into())),
+                            ("m".into(), Value::Int(m)),
+                        ],
+                        n: 1,
+                        mean: vec![v],
+                        std: vec![0.0],
+                        timing_mean: vec![],
+                        note: String::new(),
+                    });
+                }
+            }
+        }
+        let t = TableSpec {
+            caption: String::new(),
+            rows: vec!["method".into()],
+            columns: "data".into(),
+            column_values: None,
+            value: "acc".into(),
+            format: NumFormat::Fixed(1),
+            show_paper: false,
+            filter: vec![("m".into(), vec![Value::Int(4)])],
+        };
+        let md = table_markdown(&t, &layout, &summaries, &[]);
+        assert!(md.contains("| a | 0.9 | 0.9 |"), "{md}");
+        assert!(md.contains("| b | 0.9 | 0.9 |"), "{md}");
+        assert!(!md.contains("0.1"), "{md}");
     }
 
     #[test]

@@ -79,10 +79,7 @@ pub fn greedy_design(phi: ArrayView2<'_, f64>, lambda: f64, k: usize) -> Result<
     let mut taken = vec![false; n];
     for _ in 0..k {
         let mut best: Option<(usize, f64)> = None;
-        for i in 0..n {
-            if taken[i] {
-                continue;
-            }
+        for (i, _) in taken.iter().enumerate().filter(|(_, &t)| !t) {
             let gain = u.row(i).dot(&v.row(i)) / (1.0 + phi.row(i).dot(&u.row(i)));
             if best.is_none_or(|(_, b)| gain > b) {
                 best = Some((i, gain));
@@ -128,7 +125,7 @@ mod tests {
             let fast = greedy_design(phi.view(), lambda, k).unwrap();
             let mut s: Vec<usize> = Vec::new();
             let mut last = 0.0;
-            for step in 0..k {
+            for (step, &got) in fast.iter().enumerate() {
                 let (best, jbest) = (0..n)
                     .filter(|i| !s.contains(i))
                     .map(|i| {
@@ -140,7 +137,7 @@ mod tests {
                         (usize::MAX, f64::INFINITY),
                         |a, b| if b.1 < a.1 { b } else { a },
                     );
-                assert_eq!(fast[step], best, "n {n} m {m} step {step}");
+                assert_eq!(got, best, "n {n} m {m} step {step}");
                 assert!(jbest < last, "J must decrease");
                 last = jbest;
                 s.push(best);

@@ -125,20 +125,9 @@ pub fn compare_rows(spec: &Spec, layout: &Layout, a: &[Row], b: &[Row]) -> Exper
             if x == y || *tol == Tolerance::WallTime {
                 continue;
             }
-            let v = match (tol, x.parse::<f64>(), y.parse::<f64>()) {
-                (Tolerance::Relative(r), Ok(p), Ok(q)) if p.is_finite() && q.is_finite() => {
-                    let abs = (p - q).abs();
-                    let rel = abs / p.abs().max(q.abs());
-                    out.max_abs = out.max_abs.max(abs);
-                    out.max_rel = out.max_rel.max(rel);
-                    if rel <= *r {
-                        Verdict::WithinTolerance
-                    } else {
-                        Verdict::Different
-                    }
-                }
-                _ => Verdict::Different,
-            };
+            let (v, abs, rel) = judge(tol, x, y);
+            out.max_abs = out.max_abs.max(abs);
+            out.max_rel = out.max_rel.max(rel);
             if v == Verdict::Different {
                 fields.push(format!("{name}: {x} → {y}"));
             }
@@ -392,4 +381,65 @@ pub fn run_compare(a: &Path, b: &Path, identical: bool, kinds: &Kinds) -> Result
         }
     }
     Ok(())
+}
+
+/// One metric's verdict for recorded text `x` and recomputed text `y` that differ, with their absolute and
+/// relative differences (0 when they are not both finite numbers): within a [`Tolerance::Relative`]
+/// relative or a [`Tolerance::Absolute`] absolute difference, else different.
+fn judge(tol: &Tolerance, x: &str, y: &str) -> (Verdict, f64, f64) {
+    let (Ok(p), Ok(q)) = (x.parse::<f64>(), y.parse::<f64>()) else {
+        return (Verdict::Different, 0.0, 0.0);
+    };
+    if !(p.is_finite() && q.is_finite()) {
+        return (Verdict::Different, 0.0, 0.0);
+    }
+    let abs = (p - q).abs();
+    let rel = abs / p.abs().max(q.abs());
+    let ok = match tol {
+        Tolerance::Relative(r) => rel <= *r,
+        Tolerance::Absolute(t) => abs <= *t,
+        Tolerance::Exact | Tolerance::WallTime => false,
+    };
+    let v = if ok {
+        Verdict::WithinTolerance
+    } else {
+        Verdict::Different
+    };
+    (v, abs, rel)
+}
+
+#[cfg(test)]
+mod judge_tests {
+    use super::*;
+
+    #[test]
+    fn relative_and_absolute_tolerances() {
+        // a difference of two errors, 8.1e-4, moved by 2.7e-12: 3.4e-9 relative
+        let (x, y) = ("-0.0008100988324284408", "-0.0008100988296949607");
+        assert_eq!(
+            judge(&Tolerance::Relative(1e-9), x, y).0,
+            Verdict::Different
+        );
+        assert_eq!(
+            judge(&Tolerance::Absolute(1e-8), x, y).0,
+            Verdict::WithinTolerance
+        );
+        assert_eq!(
+            judge(&Tolerance::Absolute(1e-12), x, y).0,
+            Verdict::Different
+        );
+        let (v, abs, rel) = judge(&Tolerance::Relative(1e-9), "1.0", "1.0000000001");
+        assert_eq!(v, Verdict::WithinTolerance);
+        assert!((abs - 1e-10).abs() < 1e-15 && rel <= 1e-9);
+        // counts must be identical text, and non-numbers or non-finite values always differ
+        assert_eq!(judge(&Tolerance::Exact, "3", "3.0").0, Verdict::Different);
+        assert_eq!(
+            judge(&Tolerance::Absolute(1.0), "NaN", "NaN").0,
+            Verdict::Different
+        );
+        assert_eq!(
+            judge(&Tolerance::Relative(1.0), "a", "b").0,
+            Verdict::Different
+        );
+    }
 }

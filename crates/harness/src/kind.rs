@@ -101,6 +101,10 @@ pub enum Tolerance {
     /// Floating point: identical text, or within this relative difference |a − b| / max(|a|, |b|) (for
     /// values that may move with BLAS rounding on another CPU).
     Relative(f64),
+    /// Floating point: identical text, or within this absolute difference |a − b| — for a difference of two
+    /// metrics that are each compared relatively: its rounding is bounded by theirs, $\epsilon(|x| + |y|)$,
+    /// not by a fraction of itself, which can be arbitrarily small.
+    Absolute(f64),
     /// A wall time or a quantity derived from one: not compared.
     WallTime,
 }

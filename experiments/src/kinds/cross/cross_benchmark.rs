@@ -380,7 +380,18 @@ impl Runner for CrossRunner {
         format!("{:?}", self.s)
     }
     fn tolerance(&self, metric: &str) -> rfx_harness::kind::Tolerance {
-        rfx_harness::kind::default_tolerance(metric)
+        match metric {
+            // test_error − exact_test_error: each is compared within the default relative tolerance ε = 1e-9,
+            // so their difference may move by ε(|a| + |b|) ≤ 1e-8 for errors up to 5 (standardised-target MSEs
+            // and error rates are ≤ 1 for every method that learns anything): relative to the difference
+            // itself that is unbounded as the two errors approach (seen: 2.7e-12 absolute = 3.4e-9 relative
+            // on a difference of 8e-4, between committed cells computed from a modified tree and today's code,
+            // with both components within the default tolerance).
+            "excess_test_error" => rfx_harness::kind::Tolerance::Absolute(
+                2.0 * 5.0 * rfx_harness::kind::DEFAULT_RELATIVE_TOLERANCE,
+            ),
+            m => rfx_harness::kind::default_tolerance(m),
+        }
     }
     fn shared_group(&self, cell: &Cell) -> Option<String> {
         let k = cell.get("kernel")?;

@@ -35,5 +35,10 @@ crit_args=()
 if [ -n "${RFX_BENCH_CRITERION_LOG:-}" ]; then
   crit_args=(--criterion-log "$RFX_BENCH_CRITERION_LOG")
 fi
-RFX_PERF_NOTE=$here/notes.md "$venv/bin/python" $here/compare.py --rfx-perf "$target/release/rfx-perf" \
+# Each library in its fair environment (issue 26): the machine sets OPENBLAS_CORETYPE=Haswell because the system
+# OpenBLAS that rfx links misbehaves on this CPU without it; numpy's bundled OpenBLAS needs no override and is
+# slowed by it. So numpy and scikit-learn (this Python process) run without the variable, and compare.py puts
+# the machine's value back for every rfx-perf it starts (RFX_BENCH_RFX_CORETYPE).
+RFX_BENCH_RFX_CORETYPE="${OPENBLAS_CORETYPE-}" RFX_PERF_NOTE=$here/notes.md \
+  env -u OPENBLAS_CORETYPE "$venv/bin/python" $here/compare.py --rfx-perf "$target/release/rfx-perf" \
   "${quick_args[@]}" "${crit_args[@]}" ${COMPARE_ARGS:-}

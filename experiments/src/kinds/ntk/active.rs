@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use ndarray::{Array2, Axis};
 use rand::seq::SliceRandom;
-use rfx_core::{rng_stream, FeatureMap, FitData, RfxRng};
+use rfx_core::{rng_stream, FitData, RfxRng};
 use rfx_data::normalize_rows;
 use rfx_harness::config::{choice_in, float_in, int_in, ConfigError, Invalid, Section};
 use rfx_harness::kind::{check_choice, Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
@@ -111,9 +111,9 @@ struct SeedData {
     valid_y: Vec<usize>,
     test_x: Array2<f64>,
     test_y: Vec<usize>,
-    /// The design's feature map (for the test images' features) and the pool's features.
-    map: Box<dyn FeatureMap>,
+    /// The design's features of the pool and of the test images.
     phi: Array2<f64>,
+    phi_test: Array2<f64>,
 }
 
 /// One seed's greedy sequence and the time it took with the features.
@@ -189,15 +189,17 @@ impl ActiveRunner {
             .fit(s.features, &p, FitData::Dim(pool_x.ncols()), &mut frng)
             .map_err(|e| e.to_string())?;
         let phi = map.transform(pool_x.view()).map_err(|e| e.to_string())?;
+        let test_x = rows(&tt.test.x, &test);
+        let phi_test = map.transform(test_x.view()).map_err(|e| e.to_string())?;
         Ok(SeedData {
             pool_y: pool.iter().map(|&i| tt.train.labels[i]).collect(),
             valid_x: rows(&tt.train.x, valid),
             valid_y: valid.iter().map(|&i| tt.train.labels[i]).collect(),
-            test_x: rows(&tt.test.x, &test),
+            test_x,
             test_y: test.iter().map(|&i| tt.test.labels[i]).collect(),
             pool_x,
-            map,
             phi,
+            phi_test,
         })
     }
 }
@@ -283,8 +285,10 @@ impl Runner for ActiveRunner {
             let z = d.phi.select(Axis(0), &chosen);
             let targets = one_hot(&fit.iter().map(|&i| y[i]).collect::<Vec<_>>(), 10, true)?;
             let model = Ridge::fit(z.view(), targets.view(), &RidgeParams::new(s.lambda))?;
-            let zt = d.map.transform(d.test_x.view())?;
-            accuracy(&argmax_rows(model.predict(zt.view())?.view()), &d.test_y)
+            accuracy(
+                &argmax_rows(model.predict(d.phi_test.view())?.view()),
+                &d.test_y,
+            )
         })()
         .map_err(|e| fatal(e.to_string()))?;
         Ok(CellOutput {

@@ -42,7 +42,7 @@ use rfx_core::{rng_stream, Kernel, Result, RfxError};
 use rfx_linalg::{
     add_diag, check_finite, check_memory, eigh, f64_bytes, gram_cols, gram_cols_f32_upper,
     gram_rows, solve_spd_refined, BandReduction, Cholesky, CholeskyF32, NormalEquations, Precision,
-    DEFAULT_MEMORY_CAP,
+    DEFAULT_MEMORY_CAP, DEFAULT_ROW_BLOCK,
 };
 
 /// How the user-facing ridge parameter $\lambda$ becomes the penalty added to the diagonal.
@@ -819,6 +819,105 @@ pub fn fit_ridge_cv(
     Ok((Ridge::fit(z, y, &p)?, cv))
 }
 
+/// [`fit_ridge_cv`] in the primal form for features made on demand, so that the $n \times m$ feature matrix
+/// is never held: `features(rows)` returns the $|{\rm rows}| \times m$ features of the given rows.
+///
+/// The λ search ([`select_lambda`]) runs on the features of the rows its folds use (their union, asked for
+/// once; a [`Validation::Split`] on a subset keeps this small), then the refit accumulates
+/// $G = Z^\top Z$ and $B = Z^\top Y$ over blocks of [`rfx_linalg::DEFAULT_ROW_BLOCK`] consecutive rows
+/// ([`NormalEquations`], `ntk-random-features.md` §3.9) and solves $(G + \lambda_{\rm eff} I)W = B$ by
+/// Cholesky. Same blocks, same search and same refit as [`fit_ridge_cv`] on the whole matrix when that
+/// takes its non-shared path ([`select_lambda`] then the primal [`Ridge::fit`]), so with a `features` that
+/// computes each row independently the two agree bit for bit. Memory: the search rows' features, one block,
+/// and $m^2 + 2mk$ doubles for the normal equations, checked against `memory_cap` before any feature is
+/// made.
+pub fn fit_ridge_cv_streamed<F>(
+    n: usize,
+    m: usize,
+    y: ArrayView2<'_, f64>,
+    search: &LambdaSearch,
+    memory_cap: u64,
+    mut features: F,
+) -> Result<(Ridge, CvResult)>
+where
+    F: FnMut(&[usize]) -> Result<Array2<f64>>,
+{
+    check_grid(search)?;
+    if y.nrows() != n {
+        return Err(RfxError::DimensionMismatch(format!(
+            "streamed ridge: {n} rows, targets {:?}",
+            y.dim()
+        )));
+    }
+    if m == 0 || m > n {
+        return Err(RfxError::invalid(
+            "m",
+            m,
+            format!(
+                "1..={n} (the primal form; fewer rows than features: fit_ridge_cv's dual form)"
+            ),
+        ));
+    }
+    let k = y.ncols() as u128;
+    let (m128, splits) = (m as u128, folds(n, &search.validation)?);
+    let mut used: Vec<usize> = splits
+        .iter()
+        .flat_map(|(t, v)| t.iter().chain(v))
+        .copied()
+        .collect();
+    used.sort_unstable();
+    used.dedup();
+    let block = DEFAULT_ROW_BLOCK.min(n) as u128;
+    check_memory(
+        "streamed ridge: normal equations, one feature block and the λ search's rows",
+        f64_bytes(m128 * m128 + 2 * m128 * k + (block + used.len() as u128) * m128),
+        memory_cap,
+    )?;
+    // the search on the features of the rows it uses, its index sets renumbered into them
+    let mut at = vec![usize::MAX; n];
+    for (j, &i) in used.iter().enumerate() {
+        at[i] = j;
+    }
+    let local: Vec<(Vec<usize>, Vec<usize>)> = splits
+        .iter()
+        .map(|(t, v)| {
+            (
+                t.iter().map(|&i| at[i]).collect(),
+                v.iter().map(|&i| at[i]).collect(),
+            )
+        })
+        .collect();
+    let zs = checked_block(&mut features, &used, m)?;
+    let cv = select_lambda_splits(zs.view(), y.select(Axis(0), &used).view(), search, &local)?;
+    drop(zs);
+    let mut ne = NormalEquations::new(m, y.ncols())?;
+    for start in (0..n).step_by(DEFAULT_ROW_BLOCK) {
+        let end = (start + DEFAULT_ROW_BLOCK).min(n);
+        let rows: Vec<usize> = (start..end).collect();
+        let zb = checked_block(&mut features, &rows, m)?;
+        ne.push(zb.view(), y.slice(s![start..end, ..]))?;
+    }
+    let params = RidgeParams::new(cv.best_lambda).scale(search.scale);
+    Ok((Ridge::fit_normal_equations(ne, &params)?, cv))
+}
+
+/// `features(rows)`, checked to be $|{\rm rows}| \times m$.
+fn checked_block<F>(features: &mut F, rows: &[usize], m: usize) -> Result<Array2<f64>>
+where
+    F: FnMut(&[usize]) -> Result<Array2<f64>>,
+{
+    let z = features(rows)?;
+    if z.dim() != (rows.len(), m) {
+        return Err(RfxError::DimensionMismatch(format!(
+            "streamed ridge: features of {} rows are {:?}, expected ({}, {m})",
+            rows.len(),
+            z.dim(),
+            rows.len()
+        )));
+    }
+    Ok(z)
+}
+
 /// The row chunks of [`fit_ridge_cv`]'s shared-Gram path (each fold's held-out rows, then the rows no fold
 /// holds out), or `None` when the path does not apply: a dual fit, held-out sets that overlap, a fold that
 /// does not fit on all its other rows, or chunk Grams above half the default memory cap.
@@ -1592,6 +1691,76 @@ mod tests {
         let kfold = folds(90, &Validation::KFold { folds: 3, seed: 1 }).unwrap();
         assert!(shared_chunks(90, 14, &kfold, RidgeForm::Dual).is_none());
         assert!(shared_chunks(90, 70, &kfold, RidgeForm::Auto).is_none());
+    }
+
+    #[test]
+    fn streamed_fit_equals_the_whole_matrix_fit_bit_for_bit() {
+        // more rows than one block of the refit (DEFAULT_ROW_BLOCK = 8192), so that G is accumulated over
+        // two blocks; the features of a row do not depend on which other rows are asked with it
+        let n = DEFAULT_ROW_BLOCK + 700;
+        let (z, y) = (randn(n, 12, 41), randn(n, 3, 42));
+        let sub: Vec<usize> = (0..n).step_by(7).collect();
+        let (fit, valid) = (sub[..600].to_vec(), sub[600..1000].to_vec());
+        for validation in [
+            Validation::Split { train: fit, valid },
+            Validation::KFold { folds: 3, seed: 9 },
+        ] {
+            let search = LambdaSearch {
+                grid: log10_grid(-6.0, 1.0, 8).unwrap(),
+                scale: LambdaScale::TimesN,
+                validation,
+                score: CvScore::ClassificationError,
+            };
+            let mut asked = 0usize;
+            let (model, cv) =
+                fit_ridge_cv_streamed(n, 12, y.view(), &search, DEFAULT_MEMORY_CAP, |rows| {
+                    asked += rows.len();
+                    Ok(z.select(Axis(0), rows))
+                })
+                .unwrap();
+            // the search's rows once, then every row once
+            let search_rows = match &search.validation {
+                Validation::Split { train, valid } => train.len() + valid.len(),
+                _ => n,
+            };
+            assert_eq!(asked, search_rows + n);
+            // the same search and the same blocked refit as on the whole matrix
+            let direct = select_lambda(z.view(), y.view(), &search).unwrap();
+            assert_eq!(cv, direct);
+            let p = RidgeParams::new(direct.best_lambda).scale(LambdaScale::TimesN);
+            let whole = Ridge::fit(z.view(), y.view(), &p).unwrap();
+            assert_eq!(model.weights(), whole.weights());
+            assert_eq!(model.lambda_eff(), whole.lambda_eff());
+        }
+    }
+
+    #[test]
+    fn streamed_fit_refuses_what_it_cannot_do() {
+        let (z, y) = (randn(50, 4, 1), randn(50, 1, 2));
+        let search = LambdaSearch {
+            grid: vec![1e-3, 1.0],
+            scale: LambdaScale::Plain,
+            validation: Validation::KFold { folds: 2, seed: 1 },
+            score: CvScore::Mse,
+        };
+        let ok = |rows: &[usize]| Ok(z.select(Axis(0), rows));
+        // more features than rows: the dual form is fit_ridge_cv's
+        let e = fit_ridge_cv_streamed(50, 60, y.view(), &search, DEFAULT_MEMORY_CAP, ok);
+        assert!(e.unwrap_err().to_string().contains("dual"));
+        // blocks of the wrong width
+        let e = fit_ridge_cv_streamed(50, 5, y.view(), &search, DEFAULT_MEMORY_CAP, ok);
+        assert!(e.unwrap_err().to_string().contains("expected (50, 5)"));
+        // above the memory cap: refused before any feature is made
+        let mut called = false;
+        let e = fit_ridge_cv_streamed(50, 4, y.view(), &search, 100, |rows| {
+            called = true;
+            Ok(z.select(Axis(0), rows))
+        });
+        assert!(matches!(e, Err(RfxError::OutOfMemory { .. })), "{e:?}");
+        assert!(!called);
+        // targets of another length
+        let e = fit_ridge_cv_streamed(49, 4, y.view(), &search, DEFAULT_MEMORY_CAP, ok);
+        assert!(e.is_err());
     }
 
     #[test]

@@ -35,9 +35,10 @@ use rand::seq::SliceRandom;
 use rfx_core::{rng_stream, Kernel, RfxRng};
 use rfx_data::{normalize_rows, Standardizer};
 use rfx_gzk::zonal::Gzk;
+use rfx_linalg::{DEFAULT_MEMORY_CAP, DEFAULT_ROW_BLOCK};
 use rfx_solvers::ridge::{
-    argmax_rows, fit_ridge_cv, one_hot, select_lambda_gram, CvScore, KernelRidge, KrrParams,
-    LambdaScale, LambdaSearch, RidgeForm, Validation,
+    argmax_rows, fit_ridge_cv, fit_ridge_cv_streamed, one_hot, select_lambda_gram, CvScore,
+    KernelRidge, KrrParams, LambdaScale, LambdaSearch, RidgeForm, Validation,
 };
 
 use crate::kinds::tabular::{check_dataset, derived, lambda_grid, DataCache, DataNeed};
@@ -421,22 +422,27 @@ impl ClassifyRunner {
             given.push(("sigma", RawValue::from(self.sigma(sp.xtr.ncols()))));
         }
         let params = spec.params_from(&given).map_err(CellError::Fatal)?;
-        let (r, feature_s) = timed(|| -> Result<_, rfx_core::RfxError> {
-            let map = spec.fit(m, &params, FitData::Rows(sp.xtr.view()), rng)?;
-            Ok((map.transform(sp.xtr.view())?, map.transform(sp.xte.view())?))
-        });
-        let (ztr, zte) = match r {
-            Ok(z) => z,
+        let skip = |e: rfx_core::RfxError| match e {
             // a budget the method cannot meet for this input (e.g. Grad-RF below d + 1) is not a bug
-            Err(rfx_core::RfxError::InvalidParameter { name, .. }) if name == "dim" => {
-                return Err(CellError::Skipped(format!(
+            rfx_core::RfxError::InvalidParameter { name, .. } if name == "dim" => {
+                CellError::Skipped(format!(
                     "{} cannot use m = {m} features on {}-dimensional inputs",
                     choice.name,
                     sp.xtr.ncols()
-                )))
+                ))
             }
-            Err(e) => return Err(CellError::Fatal(e.to_string())),
+            e => CellError::Fatal(e.to_string()),
         };
+        let (map, fit_s) = timed(|| spec.fit(m, &params, FitData::Rows(sp.xtr.view()), rng));
+        let map = map.map_err(skip)?;
+        let (ntr, dim) = (sp.xtr.nrows(), map.dim());
+        if dim <= ntr && sp.fit.len() + sp.valid.len() < ntr {
+            return self.fit_streamed(map.as_ref(), sp, fit_s);
+        }
+        let (r, transform_s) = timed(|| -> Result<_, rfx_core::RfxError> {
+            Ok((map.transform(sp.xtr.view())?, map.transform(sp.xte.view())?))
+        });
+        let (ztr, zte) = r.map_err(skip)?;
         let (r, solve_s) = timed(|| -> Result<_, rfx_core::RfxError> {
             let y = one_hot(&sp.ltr, sp.classes, true)?;
             let (model, cv) =
@@ -450,9 +456,56 @@ impl ClassifyRunner {
         Ok(Fitted {
             pred,
             lambda,
-            dim: ztr.ncols(),
-            feature_s,
+            dim,
+            feature_s: fit_s + transform_s,
             solve_s,
+        })
+    }
+
+    /// The primal fit with the features made block by block ([`fit_ridge_cv_streamed`]): the λ search on
+    /// the features of its fitting and validation rows, the refit's $Z^\top Z$ accumulated over row blocks,
+    /// the test rows predicted block by block — the training features are never held whole (MNIST's
+    /// 60,000 × 16,384 would be 7.9 GB). Used where the search leaves training rows out, where
+    /// [`fit_ridge_cv`] takes the same non-shared path on the whole matrix (same numbers, bit for bit).
+    fn fit_streamed(
+        &self,
+        map: &dyn rfx_core::FeatureMap,
+        sp: &Split,
+        fit_s: f64,
+    ) -> Result<Fitted, CellError> {
+        let fatal = |e: rfx_core::RfxError| CellError::Fatal(e.to_string());
+        let mut feature_s = fit_s;
+        let (r, total_s) = timed(|| -> Result<_, rfx_core::RfxError> {
+            let y = one_hot(&sp.ltr, sp.classes, true)?;
+            let mut features = |x: &Array2<f64>, rows: &[usize]| {
+                let (z, t) = timed(|| map.transform(x.select(Axis(0), rows).view()));
+                feature_s += t;
+                z
+            };
+            let (model, cv) = fit_ridge_cv_streamed(
+                sp.xtr.nrows(),
+                map.dim(),
+                y.view(),
+                &self.search(sp),
+                DEFAULT_MEMORY_CAP,
+                |rows| features(&sp.xtr, rows),
+            )?;
+            let nte = sp.xte.nrows();
+            let mut pred = Vec::with_capacity(nte);
+            for start in (0..nte).step_by(DEFAULT_ROW_BLOCK) {
+                let rows: Vec<usize> = (start..(start + DEFAULT_ROW_BLOCK).min(nte)).collect();
+                let z = features(&sp.xte, &rows)?;
+                pred.extend(argmax_rows(model.predict(z.view())?.view()));
+            }
+            Ok((pred, cv.best_lambda))
+        });
+        let (pred, lambda) = r.map_err(fatal)?;
+        Ok(Fitted {
+            pred,
+            lambda,
+            dim: map.dim(),
+            feature_s,
+            solve_s: total_s - (feature_s - fit_s),
         })
     }
 

@@ -277,6 +277,24 @@ impl CnnClassifier {
         Ok(z)
     }
 
+    /// The penultimate layer, $\mathrm{GAP}(h^{(K)}(x))$ of every row ($n \times w$): the network's embedding
+    /// of its inputs, of which the logits are the linear read-out $z = V^\top \mathrm{GAP}(h^{(K)})$ (module
+    /// docs). A network trained on one data set embeds another: the stand-in for pretrained embeddings in the
+    /// ternary features paper's Figs. 13 and 15.
+    pub fn embed(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        self.net.check_input(x)?;
+        let rows: Vec<Array1<f64>> = x
+            .axis_iter(Axis(0))
+            .into_par_iter()
+            .map(|r| self.net.forward(r).pooled)
+            .collect();
+        let mut e = Array2::zeros((x.nrows(), self.head.nrows()));
+        for (mut o, r) in e.axis_iter_mut(Axis(0)).zip(&rows) {
+            o.assign(r);
+        }
+        Ok(e)
+    }
+
     /// The predicted class of every row (argmax of the logits; ties: the lowest class).
     pub fn predict(&self, x: ArrayView2<'_, f64>) -> Result<Vec<usize>> {
         Ok(self.logits(x)?.axis_iter(Axis(0)).map(argmax).collect())
@@ -402,6 +420,25 @@ mod tests {
             CnnGradRf::params().shape(4, 4, 1).layers(2).width(4),
             classes,
         )
+    }
+
+    #[test]
+    fn the_logits_are_the_head_applied_to_the_embedding() {
+        let model = params(3)
+            .init(&mut rng_stream(3, "cnn-train-embed"))
+            .unwrap();
+        let mut rng = rng_stream(4, "cnn-train-embed-x");
+        let x = Array2::from_shape_simple_fn((5, 16), || rng.gen::<f64>() * 2.0 - 1.0);
+        let e = model.embed(x.view()).unwrap();
+        assert_eq!(e.dim(), (5, 4));
+        // GAP of ReLU activations: nonnegative; the read-out V^T e is the logits to rounding
+        assert!(e.iter().all(|&v| v >= 0.0));
+        let z = model.logits(x.view()).unwrap();
+        let diff = (&e.dot(&model.head) - &z)
+            .iter()
+            .fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(diff <= 1e-12 * (1.0 + z.iter().fold(0.0f64, |m, v| m.max(v.abs()))));
+        assert!(model.embed(Array2::zeros((2, 15)).view()).is_err());
     }
 
     #[test]

@@ -77,21 +77,25 @@ impl<T: Send + Sync> SharedCache<T> {
     }
 }
 
-/// A data set loaded once per runner. A slot holds the first set loaded into it and returns it whatever name
-/// is asked for later: a runner that reads several sets keeps one slot per set.
-pub type DataSlot = OnceLock<Result<Arc<TrainTest>, String>>;
+/// The image sets of a runner, each loaded once and kept under its name (so one slot serves a runner that
+/// reads several sets: the set returned is always the one asked for).
+#[derive(Default)]
+pub struct DataSlot(SharedCache<TrainTest>);
+
+impl DataSlot {
+    /// An empty slot.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
 
 /// Loads an IDX data set (`mnist`, `fashion-mnist`) from the cache, fetching it from `RFX_DATA_MIRROR`
-/// (or its public source) first, once per slot.
+/// (or its public source) first, once per slot and name.
 pub fn idx_data(slot: &DataSlot, name: &str) -> Result<Arc<TrainTest>, CellError> {
-    slot.get_or_init(|| {
+    slot.0.get(name, || {
         fetch_from_env(name).map_err(|e| format!("fetching `{name}`: {e}"))?;
-        load_idx_set(name, &cache_dir_from_env())
-            .map(Arc::new)
-            .map_err(|e| format!("loading `{name}`: {e}"))
+        load_idx_set(name, &cache_dir_from_env()).map_err(|e| format!("loading `{name}`: {e}"))
     })
-    .clone()
-    .map_err(CellError::Fatal)
 }
 
 /// The cell key without the parameters `drop` (the group key of a shared computation).

@@ -197,8 +197,8 @@ struct ClassifyRunner {
     s: Settings,
     /// [`Settings::grid`], computed once.
     grid: Vec<f64>,
-    /// One slot per image set of [`IMAGE_SETS`] (a slot holds the first set loaded into it).
-    images: [DataSlot; 2],
+    /// The image sets of [`IMAGE_SETS`], each loaded once.
+    images: DataSlot,
     tables: DataCache,
     splits: SharedCache<Vec<Split>>,
 }
@@ -250,7 +250,7 @@ impl Kind for RidgeClassify {
         Ok(Box::new(ClassifyRunner {
             s,
             grid,
-            images: [DataSlot::new(), DataSlot::new()],
+            images: DataSlot::new(),
             tables: DataCache::default(),
             splits: SharedCache::default(),
         }))
@@ -276,12 +276,13 @@ struct Fitted {
 impl ClassifyRunner {
     fn image_split(&self, name: &str, experiment_seed: u64, seed: &str) -> Result<Split, String> {
         let s = &self.s;
-        let slot = IMAGE_SETS
-            .iter()
-            .position(|&n| n == name)
-            .map(|i| &self.images[i])
-            .ok_or_else(|| format!("{name} is not an image set ({})", IMAGE_SETS.join(", ")))?;
-        let tt = idx_data(slot, name).map_err(cell_message)?;
+        if !IMAGE_SETS.contains(&name) {
+            return Err(format!(
+                "{name} is not an image set ({})",
+                IMAGE_SETS.join(", ")
+            ));
+        }
+        let tt = idx_data(&self.images, name).map_err(cell_message)?;
         let mut rng = rng_stream(experiment_seed, &format!("data;seed={seed}"));
         let (ntr_all, nte_all) = (tt.train.x.nrows(), tt.test.x.nrows());
         if s.n_train > ntr_all || s.n_test > nte_all {

@@ -22,6 +22,9 @@
 //! (a two-class problem, as the paper's sets are). The draw of a seed is
 //! `rng_stream(stream_seed, "data;seed=..")`, shared by every method and $m$. Then the rows are scaled so that
 //! the training $\hat\tau = \frac1n\sum_i\Vert\mathbf x_i\Vert^2$ equals `tau`.
+//! **Embeddings** (`embed_net`, the stand-in for the pretrained embeddings of Figs. 13 and 15): a network is
+//! trained once on `embed_net`'s training images (`SvmRunner::embed_net`), and the image rows drawn above are
+//! replaced by its penultimate layer ([`rfx_ntk::CnnClassifier::embed`]) before the centring and scaling.
 //! **Learner.** One-vs-rest linear SVM, squared hinge, $C$ = `c` (sklearn `LinearSVC()` defaults: $C = 1$),
 //! by dual coordinate descent. **Time** = features (train + test) + training, the paper's running time.
 
@@ -29,10 +32,13 @@ use crate::kinds::tabular::DataCache;
 use crate::kinds::trf_common::{idx_data, random_rows, scale_to_tau, timed, DataSlot, SharedCache};
 use ndarray::{Array2, Axis};
 use rfx_core::{rng_stream, FeatureMap, FitData, RfxRng};
+use rfx_data::normalize_rows;
 use rfx_harness::config::{choice_in, float_in, int_in, ConfigError, Invalid, Section, Value};
 use rfx_harness::kind::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
+use rfx_ntk::{CnnClassifier, TrainChoice};
 use rfx_registry::{MethodSpec, Params, RawValue};
 use rfx_solvers::classify::{LinearSvm, SvmParams};
+use std::sync::Arc;
 
 /// The kind.
 pub struct TrfSvm;
@@ -95,6 +101,12 @@ struct Settings {
     c: f64,
     stream_seed: u64,
     positive: Option<Vec<String>>,
+    /// Image sets: the image set whose training images train the embedding network (`None`: raw pixels).
+    embed_net: Option<String>,
+    embed_width: usize,
+    embed_layers: usize,
+    embed_train: usize,
+    embed_epochs: usize,
 }
 
 impl Default for Settings {
@@ -107,6 +119,11 @@ impl Default for Settings {
             c: 1.0,
             stream_seed: 0,
             positive: None,
+            embed_net: None,
+            embed_width: 256,
+            embed_layers: 2,
+            embed_train: 10_000,
+            embed_epochs: 10,
         }
     }
 }
@@ -133,6 +150,14 @@ impl rfx_harness::config::Settings for Settings {
             "positive",
             "a non-empty list of class names of a table (those classes become class 1, the others class 0)",
         ),
+        (
+            "embed_net",
+            "fashion-mnist, mnist: train a network on this set's training images and use its penultimate layer",
+        ),
+        ("embed_width", "integers from 1 to 4096"),
+        ("embed_layers", "integers from 1 to 8"),
+        ("embed_train", "integers from 100 to 58000"),
+        ("embed_epochs", "integers from 1 to 1000"),
     ];
     fn check(&self) -> Result<(), Invalid> {
         let table = rfx_data::dataset(&self.dataset)
@@ -157,6 +182,23 @@ impl rfx_harness::config::Settings for Settings {
                 });
             }
         }
+        if let Some(net) = &self.embed_net {
+            choice_in("embed_net", net, &DATASETS)?;
+            if !self.is_image_set() {
+                return Err(Invalid {
+                    key: "embed_net",
+                    message: format!(
+                        "embeds images: dataset must be an image set ({}), found \"{}\"",
+                        DATASETS.join(", "),
+                        self.dataset
+                    ),
+                });
+            }
+        }
+        int_in("embed_width", self.embed_width as i128, 1, 4096)?;
+        int_in("embed_layers", self.embed_layers as i128, 1, 8)?;
+        int_in("embed_train", self.embed_train as i128, 100, 58_000)?;
+        int_in("embed_epochs", self.embed_epochs as i128, 1, 1000)?;
         int_in("n_train", self.n_train as i128, 10, 60_000)?;
         int_in("n_test", self.n_test as i128, 10, 100_000)?;
         float_in("tau", self.tau, 1e-3, 100.0)?;
@@ -178,7 +220,14 @@ struct SvmRunner {
     data: DataSlot,
     tables: DataCache,
     splits: SharedCache<Split>,
+    /// The embedding network of `embed_net`, trained once.
+    nets: SharedCache<(CnnClassifier, TrainChoice)>,
 }
+
+/// Validation images of the embedding network (drawn after its `embed_train` training images).
+const EMBED_VALID: usize = 2000;
+/// Learning rates of the embedding network, chosen with its epoch on the validation images.
+const EMBED_RATES: [f64; 3] = [0.3, 1.0, 3.0];
 
 impl Kind for TrfSvm {
     fn name(&self) -> &'static str {
@@ -208,6 +257,7 @@ impl Kind for TrfSvm {
             data: DataSlot::new(),
             tables: DataCache::default(),
             splits: SharedCache::default(),
+            nets: SharedCache::default(),
         }))
     }
 }
@@ -278,6 +328,18 @@ impl SvmRunner {
         let ite = pick(tt.test.x.nrows(), s.n_test)?;
         let mut xtr = tt.train.x.select(Axis(0), &itr);
         let mut xte = tt.test.x.select(Axis(0), &ite);
+        if s.embed_net.is_some() {
+            // the network's embedding of the unit-norm images, as it was trained on them
+            let net = self.embed_net()?;
+            let embed = |x: &mut Array2<f64>| {
+                normalize_rows(x);
+                net.0
+                    .embed(x.view())
+                    .map_err(|e| CellError::Fatal(format!("embedding {}: {e}", s.dataset)))
+            };
+            xtr = embed(&mut xtr)?;
+            xte = embed(&mut xte)?;
+        }
         let mean = xtr.mean_axis(Axis(0)).unwrap_or_default();
         xtr -= &mean;
         xte -= &mean;
@@ -298,9 +360,49 @@ impl SvmRunner {
     }
 }
 
+impl SvmRunner {
+    /// The embedding network: a fully connected ReLU network (`embed_layers` hidden layers of width
+    /// `embed_width`, the NTK parameterisation of [`rfx_ntk::CnnClassifier`] on $1 \times 1$ "images" with 784
+    /// channels) trained with SGD on `embed_train` unit-norm training images of `embed_net`, its learning rate
+    /// and epoch (≤ `embed_epochs`) chosen on [`EMBED_VALID`] others (early stopping); drawn from
+    /// `rng_stream(stream_seed, "embed-net")`. Trained once per run, whatever the cell.
+    fn embed_net(&self) -> Result<Arc<(CnnClassifier, TrainChoice)>, CellError> {
+        let s = &self.s;
+        let name = s.embed_net.clone().unwrap_or_default();
+        self.nets.get("net", || {
+            let tt = idx_data(&self.data, &name).map_err(|e| match e {
+                CellError::Fatal(m) | CellError::Skipped(m) => m,
+            })?;
+            let mut rng = rng_stream(s.stream_seed, "embed-net");
+            let n = s.embed_train + EMBED_VALID;
+            let rows = random_rows(&name, tt.train.x.nrows(), n, &mut rng)?;
+            let mut x = tt.train.x.select(Axis(0), &rows);
+            normalize_rows(&mut x);
+            let labels: Vec<usize> = rows.iter().map(|&i| tt.train.labels[i]).collect();
+            let classes = tt.train.labels.iter().max().map_or(0, |&k| k + 1);
+            let fit: Vec<usize> = (0..s.embed_train).collect();
+            let valid: Vec<usize> = (s.embed_train..n).collect();
+            let net = rfx_ntk::CnnGradRf::params()
+                .shape(1, 1, x.ncols())
+                .filter(1)
+                .layers(s.embed_layers)
+                .width(s.embed_width);
+            rfx_ntk::CnnClassifierParams::new(net, classes)
+                .epochs(s.embed_epochs)
+                .rates(&EMBED_RATES)
+                .fit_early_stopped(x.view(), &labels, &fit, &valid, &mut rng)
+                .map_err(|e| format!("training the embedding network on {name}: {e}"))
+        })
+    }
+}
+
 impl Runner for SvmRunner {
     fn metrics(&self) -> Vec<String> {
-        vec!["accuracy".into(), "time_total_s".into()]
+        let mut m = vec!["accuracy".into(), "time_total_s".into()];
+        if self.s.embed_net.is_some() {
+            m.push("net_valid_accuracy".into());
+        }
+        m
     }
     fn timings(&self) -> Vec<String> {
         vec!["time_features_s".into(), "time_fit_s".into()]
@@ -315,6 +417,16 @@ impl Runner for SvmRunner {
             .as_ref()
             .map(|p| format!(";positive={}", p.join(",")))
             .unwrap_or_default()
+            + &s
+                .embed_net
+                .as_ref()
+                .map(|n| {
+                    format!(
+                        ";embed_net={n};embed_width={};embed_layers={};embed_train={};embed_epochs={}",
+                        s.embed_width, s.embed_layers, s.embed_train, s.embed_epochs
+                    )
+                })
+                .unwrap_or_default()
     }
     fn run_cell(&self, cell: &Cell, rng: &mut RfxRng) -> Result<CellOutput, CellError> {
         let (spec, params) = registry_choice(cell.str("method")?)
@@ -354,9 +466,13 @@ impl Runner for SvmRunner {
             .map_err(|e| CellError::Fatal(err(e)))?;
         let correct = pred.iter().zip(&d.lte).filter(|(a, b)| a == b).count();
         let acc = correct as f64 / d.lte.len().max(1) as f64;
+        let mut metrics = vec![acc, time_features + time_fit];
+        if self.s.embed_net.is_some() {
+            metrics.push(self.embed_net()?.1.valid_accuracy);
+        }
         Ok(CellOutput {
             items: Vec::new(),
-            metrics: vec![acc, time_features + time_fit],
+            metrics,
             timings: vec![time_features, time_fit],
         })
     }
@@ -389,6 +505,16 @@ mod tests {
                 e.message
             );
         }
+        // `embed_net` names an image set and embeds an image set
+        let embed = |dataset: &str, net: &str| Settings {
+            embed_net: Some(net.into()),
+            ..with(dataset, None)
+        };
+        assert!(embed("fashion-mnist", "mnist").check().is_ok());
+        for (dataset, net) in [("keel/magic", "mnist"), ("fashion-mnist", "cifar10")] {
+            let e = embed(dataset, net).check().unwrap_err();
+            assert_eq!(e.key, "embed_net", "{dataset}, {net}");
+        }
         // `positive` needs a table and at least one class
         for (dataset, positive) in [("mnist", vec!["1"]), ("keel/magic", vec![])] {
             let e = with(dataset, Some(positive)).check().unwrap_err();
@@ -406,6 +532,7 @@ mod tests {
             data: DataSlot::new(),
             tables: DataCache::default(),
             splits: SharedCache::default(),
+            nets: SharedCache::default(),
         };
         assert_eq!(
             runner(None).settings(),
@@ -414,6 +541,16 @@ mod tests {
         assert!(runner(Some(vec!["g".into(), "h".into()]))
             .settings()
             .ends_with(";stream_seed=0;positive=g,h"));
+        // the embedding network's settings enter it only with `embed_net`
+        let mut r = runner(None);
+        r.s.embed_net = Some("mnist".into());
+        assert!(r.settings().ends_with(
+            ";stream_seed=0;embed_net=mnist;embed_width=256;embed_layers=2;embed_train=10000;embed_epochs=10"
+        ));
+        assert_eq!(
+            r.metrics().last().map(String::as_str),
+            Some("net_valid_accuracy")
+        );
     }
 
     #[test]

@@ -38,6 +38,7 @@
 use ndarray::linalg::general_mat_mul;
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rand::seq::SliceRandom;
+use rayon::prelude::*;
 use rfx_core::{rng_stream, Kernel, Result, RfxError};
 use rfx_linalg::{
     add_diag, check_finite, check_memory, eigh, f64_bytes, gram_cols, gram_cols_f32_upper,
@@ -574,15 +575,34 @@ pub fn select_lambda(
     select_lambda_splits(z, y, search, &splits)
 }
 
-/// [`select_lambda`] on given (checked) inputs and splits.
+/// [`select_lambda`] on given (checked) inputs and splits; folds in parallel as [`fold_totals`] allows.
 fn select_lambda_splits(
     z: ArrayView2<'_, f64>,
     y: ArrayView2<'_, f64>,
     search: &LambdaSearch,
     splits: &[(Vec<usize>, Vec<usize>)],
 ) -> Result<CvResult> {
-    let mut totals = vec![0.0; search.grid.len()];
-    for (train, valid) in splits {
+    let (m, k, g) = (
+        z.ncols() as u128,
+        y.ncols() as u128,
+        search.grid.len() as u128,
+    );
+    // a fold's buffers: its rows of Z and Y, the Gram, the band reduction and the λ path's solutions
+    let per_fold = splits
+        .iter()
+        .map(|(t, v)| {
+            let (f, h) = (t.len() as u128, v.len() as u128);
+            let side = if m <= f { m } else { f };
+            (f + h) * (m + k)
+                + side * side
+                + BandReduction::memory_f64s(side as usize)
+                + (g + 2) * side * k
+                + if m <= f { 0 } else { h * f }
+        })
+        .max()
+        .unwrap_or(0);
+    let totals = fold_totals(splits.len(), search.grid.len(), per_fold, |j| {
+        let (train, valid) = &splits[j];
         let ztr = z.select(Axis(0), train);
         let ytr = y.select(Axis(0), train);
         let zva = z.select(Axis(0), valid);
@@ -590,20 +610,56 @@ fn select_lambda_splits(
         let ntr = train.len();
         // predictions P (A + λI)⁻¹ B
         let lams = effective_grid(search, ntr);
+        let mut scores = vec![0.0; search.grid.len()];
         if z.ncols() <= ntr {
             let path = FoldPath::new(gram_cols(ztr.view())?, ztr.t().dot(&ytr), &lams)?;
-            path.add_scores(zva.view(), yva.view(), search.score, &mut totals);
+            path.add_scores(zva.view(), yva.view(), search.score, &mut scores);
         } else {
             let path = FoldPath::new(gram_rows(ztr.view())?, ytr, &lams)?;
             path.add_scores(
                 zva.dot(&ztr.t()).view(),
                 yva.view(),
                 search.score,
-                &mut totals,
+                &mut scores,
             );
         }
-    }
+        Ok(scores)
+    })?;
     Ok(cv_result(search, totals, splits.len()))
+}
+
+/// The held-out scores of every fold, summed per λ in fold order: `fold_scores(j)` is fold $j$'s score for
+/// every λ. Folds run in parallel on the rayon pool, as many at once as there are threads and as
+/// `per_fold_f64s` doubles of buffers per fold fit in [`DEFAULT_MEMORY_CAP`] (checked before they are taken:
+/// else fewer, down to one at a time). Under one OpenBLAS thread (a run's guard,
+/// [`rfx_linalg::SingleBlasThread`]) a fold's work is sequential BLAS/LAPACK or fixed-tile parallel, so its
+/// scores do not depend on what runs beside it, and the sums are formed in fold order: the totals are those
+/// of one fold after another, bit for bit, for any thread count. On 2 cores this
+/// halves the time of a 2-fold search whose LAPACK reductions would otherwise use one core.
+fn fold_totals<F>(
+    n_folds: usize,
+    grid_len: usize,
+    per_fold_f64s: u128,
+    fold_scores: F,
+) -> Result<Vec<f64>>
+where
+    F: Fn(usize) -> Result<Vec<f64>> + Sync,
+{
+    let mut at_once = rayon::current_num_threads().clamp(1, n_folds.max(1));
+    while at_once > 1 && f64_bytes(at_once as u128 * per_fold_f64s) > DEFAULT_MEMORY_CAP {
+        at_once -= 1;
+    }
+    let mut totals = vec![0.0; grid_len];
+    let folds: Vec<usize> = (0..n_folds).collect();
+    for group in folds.chunks(at_once) {
+        let parts: Vec<Result<Vec<f64>>> = group.par_iter().map(|&j| fold_scores(j)).collect();
+        for part in parts {
+            for (t, s) in totals.iter_mut().zip(part?) {
+                *t += s;
+            }
+        }
+    }
+    Ok(totals)
 }
 
 /// The grid's effective λ for a fit on `ntr` rows.
@@ -731,9 +787,10 @@ pub fn select_lambda_gram(
             y.dim()
         )));
     }
-    let mut totals = vec![0.0; search.grid.len()];
     let splits = folds(n, &search.validation)?;
-    for (train, valid) in &splits {
+    let per_fold = fold_peak_f64s(n, y.ncols(), search.grid.len(), &splits);
+    let totals = fold_totals(splits.len(), search.grid.len(), per_fold, |j| {
+        let (train, valid) = &splits[j];
         // K_FF is reduced (and dropped) before the held-out rows K_VF are cut out
         let kf = k.select(Axis(0), train).select(Axis(1), train);
         let path = FoldPath::new(
@@ -742,13 +799,15 @@ pub fn select_lambda_gram(
             &effective_grid(search, train.len()),
         )?;
         let kvf = k.select(Axis(0), valid).select(Axis(1), train);
+        let mut scores = vec![0.0; search.grid.len()];
         path.add_scores(
             kvf.view(),
             y.select(Axis(0), valid).view(),
             search.score,
-            &mut totals,
+            &mut scores,
         );
-    }
+        Ok(scores)
+    })?;
     Ok(cv_result(search, totals, splits.len()))
 }
 
@@ -771,14 +830,22 @@ pub fn select_lambda_gram(
 /// the given index sets).
 pub fn select_lambda_gram_memory_bytes(n: usize, k: usize, search: &LambdaSearch) -> u64 {
     // the fold sizes of the search itself (a scheme it would reject needs no memory: the search fails first)
-    let sizes: Vec<(usize, usize)> = folds(n, &search.validation)
-        .map(|s| s.iter().map(|(f, v)| (f.len(), v.len())).collect())
-        .unwrap_or_default();
-    let (n, k, g) = (n as u128, k as u128, search.grid.len() as u128);
-    let peak = sizes
+    let splits = folds(n, &search.validation).unwrap_or_default();
+    f64_bytes(fold_peak_f64s(n, k, search.grid.len(), &splits))
+}
+
+/// The largest fold's peak of [`select_lambda_gram`] in doubles ([`select_lambda_gram_memory_bytes`]).
+fn fold_peak_f64s(
+    n: usize,
+    k: usize,
+    grid_len: usize,
+    splits: &[(Vec<usize>, Vec<usize>)],
+) -> u128 {
+    let (n, k, g) = (n as u128, k as u128, grid_len as u128);
+    splits
         .iter()
-        .map(|&(f, v)| {
-            let (f, v) = (f as u128, v as u128);
+        .map(|(f, v)| {
+            let (f, v) = (f.len() as u128, v.len() as u128);
             let select = f * n + f * f;
             let reduce = f * f + BandReduction::memory_f64s(f as usize) + g * f * k + 2 * f * k;
             let fallback = 5 * f * f + 12 * f + 4;
@@ -786,8 +853,7 @@ pub fn select_lambda_gram_memory_bytes(n: usize, k: usize, search: &LambdaSearch
             select.max(reduce).max(fallback).max(predict) + 3 * (f + v) * k
         })
         .max()
-        .unwrap_or(0);
-    f64_bytes(peak)
+        .unwrap_or(0)
 }
 
 /// Selects λ by [`select_lambda`] and refits on all rows with it (same [`LambdaScale`], so with
@@ -992,18 +1058,32 @@ fn fit_ridge_cv_shared(
         }
         (g, b)
     };
-    let mut totals = vec![0.0; search.grid.len()];
-    for (j, (train, valid)) in splits.iter().enumerate() {
+    // a fold's sum of chunk Grams, the band reduction, the λ path's solutions and its held-out rows
+    let g_len = search.grid.len() as u128;
+    let (m128, k128) = (m as u128, k as u128);
+    let per_fold = m128 * m128
+        + BandReduction::memory_f64s(m)
+        + (g_len + 3) * m128 * k128
+        + splits
+            .iter()
+            .map(|(_, v)| v.len() as u128)
+            .max()
+            .unwrap_or(0)
+            * (m128 + k128);
+    let totals = fold_totals(splits.len(), search.grid.len(), per_fold, |j| {
         // chunk j is fold j's held-out rows
+        let (train, valid) = &splits[j];
         let (g, b) = sum_except(Some(j));
         let path = FoldPath::new(g, b, &effective_grid(search, train.len()))?;
+        let mut scores = vec![0.0; search.grid.len()];
         path.add_scores(
             z.select(Axis(0), valid).view(),
             y.select(Axis(0), valid).view(),
             search.score,
-            &mut totals,
+            &mut scores,
         );
-    }
+        Ok(scores)
+    })?;
     let cv = cv_result(search, totals, splits.len());
     let (g, b) = sum_except(None);
     drop(grams);
@@ -1732,6 +1812,64 @@ mod tests {
             assert_eq!(model.weights(), whole.weights());
             assert_eq!(model.lambda_eff(), whole.lambda_eff());
         }
+    }
+
+    #[test]
+    fn folds_in_parallel_give_the_sequential_scores_bit_for_bit() {
+        // primal and dual paths, the shared-Gram path, and the exact-kernel search, on pools of 1, 2 and 3
+        // threads (3 folds: one group of 3, or a group of 2 and one of 1)
+        let (z, y) = (randn(120, 30, 51), randn(120, 2, 52));
+        let gram = z.dot(&z.t());
+        // under one OpenBLAS thread, as in a run (rfx_linalg::SingleBlasThread: ndarray's products call
+        // OpenBLAS, whose multi-threaded GEMM rounds with its thread count)
+        let _pin = rfx_linalg::SingleBlasThread::new();
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let mut out = Vec::new();
+                for (cols, validation) in [
+                    (30, Validation::KFold { folds: 3, seed: 7 }),
+                    (30, Validation::KFold { folds: 2, seed: 8 }),
+                    (
+                        30,
+                        Validation::Holdout {
+                            fraction: 0.25,
+                            seed: 9,
+                        },
+                    ),
+                ] {
+                    let search = LambdaSearch {
+                        grid: log10_grid(-7.0, 1.0, 9).unwrap(),
+                        scale: LambdaScale::TimesN,
+                        validation,
+                        score: CvScore::Mse,
+                    };
+                    // primal (30 columns < 80 rows), dual (the 120 × 120 Gram's rows as features)
+                    let zc = z.slice(s![.., ..cols]);
+                    out.push(select_lambda(zc, y.view(), &search).unwrap().scores);
+                    out.push(
+                        select_lambda(gram.view(), y.view(), &search)
+                            .unwrap()
+                            .scores,
+                    );
+                    let (model, cv) = fit_ridge_cv(zc, y.view(), &search, RidgeForm::Auto).unwrap();
+                    out.push(cv.scores);
+                    out.push(model.weights().iter().copied().collect());
+                    out.push(
+                        select_lambda_gram(gram.view(), y.view(), &search)
+                            .unwrap()
+                            .scores,
+                    );
+                }
+                out
+            })
+        };
+        let one = run(1);
+        assert_eq!(one, run(2));
+        assert_eq!(one, run(3));
     }
 
     #[test]

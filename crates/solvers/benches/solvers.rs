@@ -130,12 +130,27 @@ fn benches(c: &mut Criterion) {
         validation: Validation::KFold { folds: 2, seed: 1 },
         score: CvScore::Mse,
     };
+    // one OpenBLAS thread, as in a run; the folds one after another (a 1-thread pool) and in parallel (the
+    // default pool: as many folds at once as threads), same scores bit for bit
+    let _pin = rfx_linalg::SingleBlasThread::new();
+    let pool1 = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let t1 = best_of(1, || {
+        pool1.install(|| select_lambda(z.view(), y.view(), &search).unwrap())
+    });
     let t = best_of(1, || select_lambda(z.view(), y.view(), &search).unwrap());
     println!(
-        "[rfx-solvers bench] 2-fold λ search, 10 λ, n = {} m = {m}: {:.2} s",
+        "[rfx-solvers bench] 2-fold λ search, 10 λ, n = {} m = {m}, one OpenBLAS thread: folds in sequence {:.2} s, \
+         in parallel on {} threads {:.2} s ({:.2}x)",
         2 * m,
-        t.as_secs_f64()
+        t1.as_secs_f64(),
+        rayon::current_num_threads(),
+        t.as_secs_f64(),
+        t1.as_secs_f64() / t.as_secs_f64()
     );
+    drop(_pin);
     drop((z, a));
 
     // exact KRR, n = 5000: K = X Xᵀ / d + I (PSD, well conditioned)

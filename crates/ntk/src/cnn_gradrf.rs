@@ -137,6 +137,17 @@ pub struct CnnGradRf {
 /// $A B$ with plain loops (deterministic, no BLAS threads).
 fn matmul(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Array2<f64> {
     let mut c = Array2::zeros((a.nrows(), b.ncols()));
+    matmul_into(a, b, c.view_mut());
+    c
+}
+
+/// $C = A B$ into `c` (overwritten), the loops of [`matmul`]: the same numbers without allocating.
+fn matmul_into(
+    a: ArrayView2<'_, f64>,
+    b: ArrayView2<'_, f64>,
+    mut c: ndarray::ArrayViewMut2<'_, f64>,
+) {
+    c.fill(0.0);
     for (i, mut crow) in c.axis_iter_mut(Axis(0)).enumerate() {
         for (k, &av) in a.row(i).iter().enumerate() {
             if av != 0.0 {
@@ -144,7 +155,6 @@ fn matmul(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Array2<f64> {
             }
         }
     }
-    c
 }
 
 impl CnnGradRf {
@@ -264,11 +274,13 @@ impl CnnGradRf {
                     0.0
                 }
             });
-            let gw = matmul(fw.cols[l].t(), delta.view());
-            out.slice_mut(s![offsets[l]..offsets[l] + gw.len()])
-                .iter_mut()
-                .zip(gw.iter())
-                .for_each(|(o, &v)| *o = v);
+            // ∂/∂W⁽ˡ⁾ = A⁽ˡ⁻¹⁾ᵀ δ, written in place (row-major, as the weights)
+            let dims = self.weights[l].dim();
+            let gw = out
+                .slice_mut(s![offsets[l]..offsets[l] + dims.0 * dims.1])
+                .into_shape_with_order(dims)
+                .expect("a contiguous slice of the gradient");
+            matmul_into(fw.cols[l].t(), delta.view(), gw);
             if l > 0 {
                 let ga = matmul(delta.view(), self.weights[l].t());
                 g = self.col2im(ga.view(), self.weights[l - 1].ncols());

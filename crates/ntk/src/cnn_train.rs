@@ -134,26 +134,16 @@ impl CnnClassifierParams {
     ) -> Result<(CnnClassifier, TrainChoice)> {
         let (start, shuffle_seed, choice, _) = self.search(x, labels, fit, valid, rng)?;
         let all: Vec<usize> = fit.iter().chain(valid).copied().collect();
-        let mut model = start;
-        let mut velocity = model.zeros_like();
+        let mut run = Training::new(start, choice.rate, shuffle_seed);
         for epoch in 1..=choice.epochs {
-            if !model.epoch(
-                x,
-                labels,
-                &all,
-                choice.rate,
-                self,
-                &mut velocity,
-                shuffle_seed,
-                epoch,
-            ) {
+            if !run.epoch(x, labels, &all, self, epoch) {
                 return Err(RfxError::Numerical(format!(
                     "the CNN diverged on all rows at learning rate {} (epoch {epoch})",
                     choice.rate
                 )));
             }
         }
-        Ok((model, choice))
+        Ok((run.model, choice))
     }
 
     /// Trains on the rows `fit` only and returns the network of the rate and epoch with the best accuracy on
@@ -207,29 +197,19 @@ impl CnnClassifierParams {
         let shuffle_seed: u64 = rng.gen();
         let mut best: Option<(TrainChoice, CnnClassifier)> = None;
         for &rate in &self.rates {
-            let mut model = start.clone();
-            let mut velocity = model.zeros_like();
+            let mut run = Training::new(start.clone(), rate, shuffle_seed);
             for epoch in 1..=self.epochs {
-                if !model.epoch(
-                    x,
-                    labels,
-                    fit,
-                    rate,
-                    self,
-                    &mut velocity,
-                    shuffle_seed,
-                    epoch,
-                ) {
+                if !run.epoch(x, labels, fit, self, epoch) {
                     break; // diverged: later epochs of this rate are not candidates
                 }
-                let acc = model.accuracy(x, labels, valid);
+                let acc = run.model.accuracy(x, labels, valid);
                 if best.as_ref().is_none_or(|(b, _)| acc > b.valid_accuracy) {
                     let choice = TrainChoice {
                         rate,
                         epochs: epoch,
                         valid_accuracy: acc,
                     };
-                    best = Some((choice, model.clone()));
+                    best = Some((choice, run.model.clone()));
                 }
             }
         }
@@ -311,8 +291,8 @@ impl CnnClassifier {
         hits as f64 / rows.len() as f64
     }
 
-    /// Loss and gradient of one image.
-    fn image_grad(&self, x: ArrayView1<'_, f64>, y: usize) -> (f64, Grad) {
+    /// Loss of one image; its gradient into `g` (overwritten).
+    fn image_grad(&self, x: ArrayView1<'_, f64>, y: usize, g: &mut Grad) -> f64 {
         let fw = self.net.forward(x);
         let z = self.head.t().dot(&fw.pooled);
         let zmax = z.fold(f64::NEG_INFINITY, |a, &b| a.max(b));
@@ -322,25 +302,34 @@ impl CnnClassifier {
         let mut dz = e / sum;
         dz[y] -= 1.0;
         let head_vec = self.head.dot(&dz);
-        let mut conv = Array1::zeros(self.net.conv_len());
-        self.net.backward(&fw, head_vec.view(), conv.view_mut());
-        let head = fw
-            .pooled
-            .view()
-            .insert_axis(Axis(1))
-            .dot(&dz.view().insert_axis(Axis(0)));
-        (loss, Grad { conv, head })
+        self.net.backward(&fw, head_vec.view(), g.conv.view_mut());
+        // ∂L/∂V = GAP(h⁽ᴷ⁾) (p − e_y)ᵀ
+        for (mut row, &h) in g.head.axis_iter_mut(Axis(0)).zip(fw.pooled.iter()) {
+            row.zip_mut_with(&dz, |o, &d| *o = h * d);
+        }
+        loss
     }
 
-    /// Mean loss and its gradient over `rows` (images in parallel, summed in the rows' order).
-    fn batch_grad(&self, x: ArrayView2<'_, f64>, labels: &[usize], rows: &[usize]) -> (f64, Grad) {
-        let parts: Vec<(f64, Grad)> = rows
-            .par_iter()
-            .map(|&i| self.image_grad(x.row(i), labels[i]))
+    /// Mean loss and its gradient over `rows` (images in parallel, each into its own buffer of `scratch`,
+    /// grown as needed and reused by the caller; summed in the rows' order).
+    fn batch_grad(
+        &self,
+        x: ArrayView2<'_, f64>,
+        labels: &[usize],
+        rows: &[usize],
+        scratch: &mut Vec<Grad>,
+    ) -> (f64, Grad) {
+        while scratch.len() < rows.len() {
+            scratch.push(self.zeros_like());
+        }
+        let losses: Vec<f64> = scratch[..rows.len()]
+            .par_iter_mut()
+            .zip(rows.par_iter())
+            .map(|(g, &i)| self.image_grad(x.row(i), labels[i], g))
             .collect();
         let mut total = self.zeros_like();
         let mut loss = 0.0;
-        for (l, g) in &parts {
+        for (l, g) in losses.iter().zip(scratch.iter()) {
             loss += l;
             total.conv += &g.conv;
             total.head += &g.head;
@@ -353,27 +342,49 @@ impl CnnClassifier {
 
     /// Mean cross-entropy over `rows`.
     pub fn loss(&self, x: ArrayView2<'_, f64>, labels: &[usize], rows: &[usize]) -> f64 {
-        self.batch_grad(x, labels, rows).0
+        self.batch_grad(x, labels, rows, &mut Vec::new()).0
+    }
+}
+
+/// One training run: the network, its momentum buffer $u$, the learning rate $\eta$ and the seed of the
+/// epochs' shuffles.
+struct Training {
+    model: CnnClassifier,
+    velocity: Grad,
+    rate: f64,
+    seed: u64,
+    /// Per-image gradient buffers of a batch, reused from step to step.
+    scratch: Vec<Grad>,
+}
+
+impl Training {
+    /// A run from `model` with $u = 0$.
+    fn new(model: CnnClassifier, rate: f64, seed: u64) -> Self {
+        Training {
+            velocity: model.zeros_like(),
+            model,
+            rate,
+            seed,
+            scratch: Vec::new(),
+        }
     }
 
     /// One epoch of SGD with momentum over `rows` in the order of stream `(seed, "epoch <e>")`; false when a
     /// loss or parameter is not finite (divergence).
-    #[allow(clippy::too_many_arguments)]
     fn epoch(
         &mut self,
         x: ArrayView2<'_, f64>,
         labels: &[usize],
         rows: &[usize],
-        rate: f64,
         p: &CnnClassifierParams,
-        velocity: &mut Grad,
-        seed: u64,
         epoch: usize,
     ) -> bool {
+        let (model, velocity, rate) = (&mut self.model, &mut self.velocity, self.rate);
+        let scratch = &mut self.scratch;
         let mut order = rows.to_vec();
-        order.shuffle(&mut rng_stream(seed, &format!("epoch {epoch}")));
+        order.shuffle(&mut rng_stream(self.seed, &format!("epoch {epoch}")));
         for batch in order.chunks(p.batch) {
-            let (loss, g) = self.batch_grad(x, labels, batch);
+            let (loss, g) = model.batch_grad(x, labels, batch, scratch);
             if !loss.is_finite() {
                 return false;
             }
@@ -382,7 +393,7 @@ impl CnnClassifier {
             velocity.head *= p.momentum;
             velocity.head += &g.head;
             let mut off = 0;
-            for w in self.net.weights.iter_mut() {
+            for w in model.net.weights.iter_mut() {
                 let len = w.len();
                 let u = velocity.conv.slice(s![off..off + len]);
                 w.iter_mut()
@@ -390,10 +401,10 @@ impl CnnClassifier {
                     .for_each(|(a, &b)| *a -= rate * b);
                 off += len;
             }
-            self.head.scaled_add(-rate, &velocity.head);
+            model.head.scaled_add(-rate, &velocity.head);
         }
-        self.head.iter().all(|v| v.is_finite())
-            && self
+        model.head.iter().all(|v| v.is_finite())
+            && model
                 .net
                 .weights
                 .iter()
@@ -448,7 +459,7 @@ mod tests {
         let x = Array2::from_shape_simple_fn((3, 16), || rng.gen::<f64>() * 2.0 - 1.0);
         let labels = [0, 2, 1];
         let rows = [0, 1, 2];
-        let (_, g) = model.batch_grad(x.view(), &labels, &rows);
+        let (_, g) = model.batch_grad(x.view(), &labels, &rows, &mut Vec::new());
         let eps = 1e-6;
         let check = |fd: f64, an: f64, what: &str| {
             // L is smooth away from ReLU kinks: central differences are exact to O(eps²) and round-off
@@ -549,24 +560,15 @@ mod tests {
             choice.valid_accuracy
         );
         let mut rng2 = rng_stream(7, "es");
-        let mut again = p.init(&mut rng2).unwrap();
+        let start = p.init(&mut rng2).unwrap();
         let seed: u64 = rng2.gen();
-        let mut velocity = again.zeros_like();
+        let mut again = Training::new(start, choice.rate, seed);
         for e in 1..=choice.epochs {
-            assert!(again.epoch(
-                x.view(),
-                &labels,
-                &fit,
-                choice.rate,
-                &p,
-                &mut velocity,
-                seed,
-                e
-            ));
+            assert!(again.epoch(x.view(), &labels, &fit, &p, e));
         }
         assert_eq!(
             model.logits(x.view()).unwrap(),
-            again.logits(x.view()).unwrap()
+            again.model.logits(x.view()).unwrap()
         );
     }
 

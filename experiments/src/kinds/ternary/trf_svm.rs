@@ -428,6 +428,10 @@ impl Runner for SvmRunner {
                 })
                 .unwrap_or_default()
     }
+    fn shared_group(&self, _cell: &Cell) -> Option<String> {
+        // every cell embeds its images with the one network of the run (minutes to train)
+        self.s.embed_net.as_ref().map(|n| format!("embed_net={n}"))
+    }
     fn run_cell(&self, cell: &Cell, rng: &mut RfxRng) -> Result<CellOutput, CellError> {
         let (spec, params) = registry_choice(cell.str("method")?)
             .map_err(|e| CellError::Fatal(format!("cell {}: {e}", cell.key())))?;
@@ -551,6 +555,14 @@ mod tests {
             r.metrics().last().map(String::as_str),
             Some("net_valid_accuracy")
         );
+        // and all its cells share that network's computation (rfx verify, --shard)
+        let cell = Cell {
+            index: 0,
+            params: vec![("method".into(), Value::Str("relu".into()))],
+            experiment_seed: 1,
+        };
+        assert_eq!(r.shared_group(&cell).as_deref(), Some("embed_net=mnist"));
+        assert_eq!(runner(None).shared_group(&cell), None);
     }
 
     #[test]

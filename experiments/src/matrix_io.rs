@@ -602,6 +602,38 @@ impl std::fmt::Debug for MatrixWriter {
     }
 }
 
+/// A value [`MatrixWriter::write_block`] takes: `f64` or `f32`, written as either [`Dtype`] (widening is
+/// exact, narrowing rounds once).
+pub trait Element: Copy + std::fmt::Display {
+    /// The type the value was computed in, for error messages ("float64", or "float32 (write it with
+    /// --dtype f64 to compute in float64)").
+    const COMPUTED_IN: &'static str;
+    /// The value as `f64`.
+    fn to_f64(self) -> f64;
+    /// The value as `f32` (rounded to nearest; ±∞ beyond float32's range).
+    fn to_f32(self) -> f32;
+}
+
+impl Element for f64 {
+    const COMPUTED_IN: &'static str = "float64";
+    fn to_f64(self) -> f64 {
+        self
+    }
+    fn to_f32(self) -> f32 {
+        self as f32
+    }
+}
+
+impl Element for f32 {
+    const COMPUTED_IN: &'static str = "float32 (run with --dtype f64 to compute in float64)";
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+    fn to_f32(self) -> f32 {
+        self
+    }
+}
+
 /// The `.npy` (version 1.0) header for a float32 or float64 C-order matrix, its shape field padded so that
 /// every row count up to `u64::MAX` gives the same header length (the header is rewritten once the count is
 /// known).
@@ -653,29 +685,31 @@ impl MatrixWriter {
         })
     }
 
-    /// Appends rows; a NaN or infinite value is refused (exit 2: the result of these inputs is not
-    /// representable in float64), as is, for float32 output, a finite value beyond float32's range; the
-    /// unfinished file is removed when the writer is dropped.
-    pub fn write_block(&mut self, a: ArrayView2<'_, f64>) -> Result<(), AppError> {
+    /// Appends rows computed in float64 or float32 (`T`); a NaN or infinite value is refused (exit 2: the
+    /// result of these inputs is not representable in the type it was computed in), as is, for float32
+    /// output, a finite value beyond float32's range; the unfinished file is removed when the writer is
+    /// dropped.
+    pub fn write_block<T: Element>(&mut self, a: ArrayView2<'_, T>) -> Result<(), AppError> {
         // the cheap pass first; the indexed search only to name a bad value's place
         let f32_out = self.dtype == Dtype::F32;
         if a.iter().any(|v| {
             !(if f32_out {
-                (*v as f32).is_finite()
+                v.to_f32().is_finite()
             } else {
-                v.is_finite()
+                v.to_f64().is_finite()
             })
         }) {
-            if let Some((idx, v)) = a.indexed_iter().find(|(_, v)| !v.is_finite()) {
+            if let Some((idx, v)) = a.indexed_iter().find(|(_, v)| !v.to_f64().is_finite()) {
                 return Err(AppError::usage(format!(
                     "{}: row {}, column {} of the result is {v}, not a finite number: the inputs are too \
-                     large (or too small) for this method in float64; nothing written",
+                     large (or too small) for this method in {}; nothing written",
                     self.path.display(),
                     self.rows + idx.0 + 1,
-                    idx.1 + 1
+                    idx.1 + 1,
+                    T::COMPUTED_IN,
                 )));
             }
-            if let Some((idx, v)) = a.indexed_iter().find(|(_, v)| !(**v as f32).is_finite()) {
+            if let Some((idx, v)) = a.indexed_iter().find(|(_, v)| !v.to_f32().is_finite()) {
                 return Err(AppError::usage(format!(
                     "{}: row {}, column {} of the result is {v}, beyond float32's range (±3.4e38); write it \
                      with --dtype f64; nothing written",
@@ -708,10 +742,10 @@ impl MatrixWriter {
                     match dtype {
                         Dtype::F64 => row
                             .iter()
-                            .for_each(|v| bytes.extend_from_slice(&v.to_le_bytes())),
+                            .for_each(|v| bytes.extend_from_slice(&v.to_f64().to_le_bytes())),
                         Dtype::F32 => row
                             .iter()
-                            .for_each(|v| bytes.extend_from_slice(&(*v as f32).to_le_bytes())),
+                            .for_each(|v| bytes.extend_from_slice(&v.to_f32().to_le_bytes())),
                     }
                     out.write_all(&bytes).map_err(err)?;
                 }
@@ -725,8 +759,8 @@ impl MatrixWriter {
                             line.push(',');
                         }
                         match dtype {
-                            Dtype::F64 => line.push_str(&v.to_string()),
-                            Dtype::F32 => line.push_str(&(*v as f32).to_string()),
+                            Dtype::F64 => line.push_str(&v.to_f64().to_string()),
+                            Dtype::F32 => line.push_str(&v.to_f32().to_string()),
                         }
                     }
                     line.push('\n');

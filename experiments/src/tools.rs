@@ -31,8 +31,8 @@ use crate::matrix_io::{
 use rfx_core::FitData;
 use rfx_harness::error::AppError;
 use rfx_registry::{
-    self as methods, feature_stream, gram_rows, gram_self_rows, transform_rows, MethodSpec,
-    ParamDoc, FEATURE_CHUNK, GRAM_CHUNK,
+    self as methods, feature_stream, gram_rows, gram_self_rows, transform_rows, transform_rows_f32,
+    MethodSpec, ParamDoc, FEATURE_CHUNK, GRAM_CHUNK,
 };
 
 /// Largest block of rows a command holds at once, whatever `--block-rows` says (blocks only bound memory:
@@ -170,6 +170,8 @@ pub fn features(a: &FeaturesArgs) -> Result<(usize, usize), AppError> {
         None
     };
     // the map, one block of input rows and of features (all its chunks), and each worker's temporaries
+    // (float32 output: also the block's float32 copy, counted as float64s)
+    let dtype = a.dtype.resolve(&a.input);
     let block_rows = round_block(a.block_rows, FEATURE_CHUNK) as u128;
     let out = (spec.out_dim)(a.dim, fit_x.as_ref().map_or(usize::MAX, |x| x.nrows()), &p) as u128;
     let w = out.max(a.dim as u128);
@@ -177,7 +179,11 @@ pub fn features(a: &FeaturesArgs) -> Result<(usize, usize), AppError> {
         .memory_f64s(a.dim, d, fit_x.as_ref().map_or(0, |x| x.nrows()), &p)
         .saturating_add(fit_x.as_ref().map_or(0, |x| x.len() as u128))
         .saturating_add(
-            block_rows.saturating_mul((d as u128).saturating_add(out.saturating_mul(2))),
+            block_rows.saturating_mul(
+                (d as u128)
+                    .saturating_mul(if dtype == Dtype::F32 { 2 } else { 1 })
+                    .saturating_add(out.saturating_mul(2)),
+            ),
         )
         .saturating_add(
             workers()
@@ -204,10 +210,12 @@ pub fn features(a: &FeaturesArgs) -> Result<(usize, usize), AppError> {
         fit_x.as_ref().map(|x| (fit_path.as_path(), x.view())),
     )?;
     drop(fit_x);
-    let mut out = MatrixWriter::create(&a.output, map.dim(), a.dtype.resolve(&a.input))?;
+    // float32 output: the rows in float32 (exact for a float32 input) and the map's float32 path (an f32
+    // GEMM where the map has one, `FeatureMap::native_f32`; the float64 features rounded otherwise)
+    let mut out = MatrixWriter::create(&a.output, map.dim(), dtype)?;
     let mut first_row = 1;
     while let Some(block) = input.next_block(round_block(a.block_rows, FEATURE_CHUNK))? {
-        let z = transform_rows(map.as_ref(), block.view()).map_err(|e| {
+        let context = |e| {
             crate_error(
                 &format!(
                     "method {} on rows {}..{} of {}",
@@ -218,9 +226,30 @@ pub fn features(a: &FeaturesArgs) -> Result<(usize, usize), AppError> {
                 ),
                 e,
             )
-        })?;
+        };
+        match dtype {
+            Dtype::F64 => {
+                let z = transform_rows(map.as_ref(), block.view()).map_err(context)?;
+                out.write_block(z.view())?;
+            }
+            Dtype::F32 => {
+                if let Some(((r, c), v)) = block
+                    .indexed_iter()
+                    .find(|(_, v)| !(**v as f32).is_finite())
+                {
+                    return Err(AppError::usage(format!(
+                        "{}: row {}, column {}: {v} is beyond float32's range (±3.4e38); run with --dtype f64",
+                        a.input.display(),
+                        first_row + r,
+                        c + 1
+                    )));
+                }
+                let x32 = block.mapv(|v| v as f32);
+                let z = transform_rows_f32(map.as_ref(), x32.view()).map_err(context)?;
+                out.write_block(z.view())?;
+            }
+        }
         first_row += block.nrows();
-        out.write_block(z.view())?;
     }
     let shape = out.finish()?;
     println!(

@@ -573,10 +573,11 @@ fn npy_float32_float64_c_and_fortran_order_give_the_same_features() {
     assert_eq!(outs[0], outs[2], "csv vs f32 Fortran-order npy");
 }
 
-/// `--dtype`: a float32 `.npy` input gives float32 output by default (as scikit-learn's transformers do), equal
-/// to the float64 output rounded to float32 (so within 2^-24 relative: far below any map's approximation
-/// error); `--dtype f64` and `--dtype f32` override it, for `features` and `gram`, `.npy` and CSV; a value
-/// beyond float32's range is refused with the row, the column and the way out.
+/// `--dtype`: a float32 `.npy` input gives float32 output by default (as scikit-learn's transformers do):
+/// for `features`, the library's float32 path on the same chunks (`rfx_registry::transform_rows_f32`: an f32
+/// GEMM for RFF, whose forward error bound `rfx-sampling` tests), within 1e-5 of the float64 features' largest
+/// value; for `gram`, the float64 output rounded to float32. `--dtype f64` and `--dtype f32` override it, for
+/// `.npy` and CSV; a value beyond float32's range is refused with the row, the column and the way out.
 #[test]
 fn output_dtype_follows_the_input_or_the_flag() {
     let dir = tempfile::tempdir().unwrap();
@@ -605,10 +606,35 @@ fn output_dtype_follows_the_input_or_the_flag() {
             .unwrap();
         let auto32 = run(&x32, "b.npy", None);
         let z32 = Array2::<f32>::read_npy(std::fs::File::open(&auto32).unwrap()).unwrap();
+        let expected32 = if cmd[0] == "features" {
+            let spec = rfx_registry::method("rff").unwrap();
+            let params = spec.params_from::<&str>(&[]).unwrap();
+            let map = spec
+                .fit(
+                    16,
+                    &params,
+                    rfx_core::FitData::Dim(4),
+                    &mut rfx_registry::feature_stream(0, "rff"),
+                )
+                .unwrap();
+            let e = rfx_registry::transform_rows_f32(map.as_ref(), x.mapv(|v| v as f32).view())
+                .unwrap();
+            let top = z64.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+            let diff = e
+                .iter()
+                .zip(z64.iter())
+                .fold(0.0f64, |a, (p, q)| a.max((f64::from(*p) - q).abs()));
+            assert!(
+                diff <= 1e-5 * top,
+                "f32 features {diff:e} from f64 ({top:e})"
+            );
+            e
+        } else {
+            z64.mapv(|v| v as f32)
+        };
         assert_eq!(
-            z32,
-            z64.mapv(|v| v as f32),
-            "{}: f32 output is the f64 one rounded",
+            z32, expected32,
+            "{}: f32 output is the library's f32 path",
             cmd[0]
         );
         let forced = run(&x32, "c.npy", Some("f64"));
@@ -629,7 +655,7 @@ fn output_dtype_follows_the_input_or_the_flag() {
             .unwrap()
             .parse()
             .unwrap();
-        assert_eq!(first, z64[[0, 0]] as f32, "{}: CSV in float32", cmd[0]);
+        assert_eq!(first, expected32[[0, 0]], "{}: CSV in float32", cmd[0]);
     }
     // beyond float32's range: refused, nothing written
     let big = dir.path().join("big.csv");
@@ -650,6 +676,28 @@ fn output_dtype_follows_the_input_or_the_flag() {
     ]);
     assert!(
         e.contains("beyond float32's range") && e.contains("--dtype f64"),
+        "{e}"
+    );
+    assert!(!out.exists());
+    // features in float32 of an input beyond float32's range: refused naming the input's row and column
+    std::fs::write(&big, "1,1\n2,1e39\n").unwrap();
+    let e = fails(&[
+        "features",
+        "--method",
+        "rff",
+        "--dim",
+        "4",
+        "--input",
+        p(&big),
+        "--output",
+        p(&out),
+        "--dtype",
+        "f32",
+    ]);
+    assert!(
+        e.contains("row 2, column 2")
+            && e.contains("beyond float32's range")
+            && e.contains("--dtype f64"),
         "{e}"
     );
     assert!(!out.exists());

@@ -91,6 +91,23 @@ impl<F: FeatureMap> FeatureMap for WithBias<F> {
         self.inner.transform(append_bias(x, self.beta).view())
     }
 
+    /// With an inner map that computes in `f32`, the rows $[x, \beta]$ in `f32` ($\beta$ rounded once);
+    /// otherwise by way of `f64` ([`crate::transform_f32_via_f64`]).
+    fn transform_f32(&self, x: ArrayView2<'_, f32>) -> Result<Array2<f32>> {
+        if !self.inner.native_f32() {
+            return crate::transform_f32_via_f64(self, x);
+        }
+        self.check_input_cols(x.ncols())?;
+        let (n, d) = x.dim();
+        let mut ax = Array2::from_elem((n, d + 1), self.beta as f32);
+        ax.slice_mut(s![.., ..d]).assign(&x);
+        self.inner.transform_f32(ax.view())
+    }
+
+    fn native_f32(&self) -> bool {
+        self.inner.native_f32()
+    }
+
     fn bits_per_feature(&self) -> f64 {
         self.inner.bits_per_feature()
     }

@@ -85,4 +85,6 @@ pub use error::{Result, RfxError};
 pub use fit::{Fit, FitData};
 pub use norm_scaled::NormScaled;
 pub use rng::{rng_stream, stream_seed, RfxRng};
-pub use traits::{check_gram_columns, FeatureMap, Kernel};
+pub use traits::{
+    check_gram_columns, f32_product_bound, transform_f32_via_f64, FeatureMap, Kernel,
+};

@@ -27,6 +27,7 @@ use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis};
 use rfx_core::{FeatureMap, Result, RfxError, RfxRng};
 use rfx_sampling::leverage::{leverage_exact, leverage_gibbs};
 use rfx_sampling::random::gaussian_matrix;
+use std::sync::OnceLock;
 
 use rfx_kernels::ArcCosineOrder;
 
@@ -75,6 +76,8 @@ pub(crate) struct RandomLayer {
     pub(crate) w: Array2<f64>,
     pub(crate) scale: f64,
     pub(crate) act: Act,
+    /// `w` rounded to `f32`, made on the first [`RandomLayer::apply_f32`] call.
+    w32: OnceLock<Array2<f32>>,
 }
 
 impl RandomLayer {
@@ -103,6 +106,7 @@ impl RandomLayer {
                     .to_owned(),
                 scale: base,
                 act,
+                w32: OnceLock::new(),
             }),
             Sampler::LeverageGibbs { .. } | Sampler::LeverageExact => {
                 if act != Act::Relu {
@@ -129,6 +133,7 @@ impl RandomLayer {
                     w: v.reversed_axes().as_standard_layout().to_owned(),
                     scale: base * (din as f64).sqrt(),
                     act,
+                    w32: OnceLock::new(),
                 })
             }
         }
@@ -154,6 +159,31 @@ impl RandomLayer {
     pub(crate) fn apply_into(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) {
         general_mat_mul(1.0, &x, &self.w, 0.0, &mut out);
         self.activate(out);
+    }
+
+    /// [`RandomLayer::apply`] in `f32`: one `f32` GEMM $XW$ ($W$ rounded once), then $c\thinspace\sigma(t)$
+    /// of each entry evaluated in `f64` and rounded once. With $S = |X|\thinspace|W|$, a ReLU entry differs from
+    /// the `f64` one by at most $c\thinspace(\beta_d S_{ij} + u\thinspace|t_{ij}|)$, $u = 2^{-24}$, $\beta_d$ the product's
+    /// forward-error bound ([`rfx_core::f32_product_bound`]; ReLU is 1-Lipschitz); a Step entry is the same
+    /// value ($c$ rounded, or 0) unless $|t_{ij}| \le \beta_d S_{ij}$, where the sign may flip.
+    pub(crate) fn apply_f32(&self, x: ArrayView2<'_, f32>) -> Array2<f32> {
+        let w32 = self.w32.get_or_init(|| self.w.mapv(|v| v as f32));
+        let mut z = x.dot(w32);
+        let c = self.scale;
+        match self.act {
+            Act::Step => {
+                let c32 = c as f32;
+                z.par_mapv_inplace(|t| if t > 0.0 { c32 } else { 0.0 })
+            }
+            Act::Relu => z.par_mapv_inplace(|t| {
+                if t > 0.0 {
+                    (c * f64::from(t)) as f32
+                } else {
+                    0.0
+                }
+            }),
+        }
+        z
     }
 
     /// $z \mapsto c\thinspace\sigma(z)$ in place, in parallel.
@@ -255,5 +285,97 @@ impl FeatureMap for ArcCosineFeatures {
     fn transform(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
         self.check_input(x)?;
         Ok(self.layer.apply(x))
+    }
+
+    /// One `f32` GEMM and the activation (`RandomLayer::apply_f32`; its error bound is tested).
+    fn transform_f32(&self, x: ArrayView2<'_, f32>) -> Result<Array2<f32>> {
+        self.check_input_cols(x.ncols())?;
+        Ok(self.layer.apply_f32(x))
+    }
+
+    fn native_f32(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rfx_core::rng_stream;
+    use rfx_core::Kernel as _;
+    use rfx_kernels::ArcCosineKernel;
+
+    /// `transform_f32` against `transform` for both orders and the Gaussian and exact-leverage weights:
+    /// ReLU entries within the product's forward error bound (`RandomLayer::apply_f32`), Step entries equal
+    /// wherever $|t| > \beta_d S$, and the `f32` features' Gram far closer to the `f64` features' Gram
+    /// than that is to the exact kernel.
+    #[test]
+    fn f32_features_are_within_the_product_error_bound_and_far_below_the_approximation_error() {
+        let u = f64::from(f32::EPSILON) / 2.0;
+        let mut rng = rng_stream(0, "arccos-f32");
+        let (n, d, m) = (40, 30, 512);
+        let x32 = gaussian_matrix(n, d, &mut rng).mapv(|v| v as f32);
+        let x = x32.mapv(f64::from);
+        for (order, sampler) in [
+            (ArcCosineOrder::Zero, Sampler::Gaussian),
+            (ArcCosineOrder::One, Sampler::Gaussian),
+            (ArcCosineOrder::One, Sampler::LeverageExact),
+        ] {
+            let map = ArcCosineFeatures::params()
+                .order(order)
+                .dim(m)
+                .sampler(sampler)
+                .fit(d, &mut rng)
+                .unwrap();
+            assert!(map.native_f32());
+            let z = map.transform(x.view()).unwrap();
+            let z32 = map.transform_f32(x32.view()).unwrap();
+            assert_eq!(z32.dim(), (n, m));
+            let (w, c) = map.weights();
+            let t = x.dot(&w);
+            let sabs = x.mapv(f64::abs).dot(&w.mapv(f64::abs));
+            let g = rfx_core::f32_product_bound(d);
+            let mut flips = 0;
+            for i in 0..n {
+                for j in 0..m {
+                    let (a, b) = (f64::from(z32[[i, j]]), z[[i, j]]);
+                    match order {
+                        ArcCosineOrder::One => {
+                            let bound = c * (g * sabs[[i, j]] + u * t[[i, j]].abs())
+                                + 4.0 * f64::EPSILON * c * t[[i, j]].abs();
+                            assert!(
+                                (a - b).abs() <= bound,
+                                "{sampler:?} ({i}, {j}): |f32 - f64| = {:e} > bound {bound:e}",
+                                (a - b).abs()
+                            );
+                        }
+                        ArcCosineOrder::Zero => {
+                            if t[[i, j]].abs() > g * sabs[[i, j]] {
+                                assert_eq!(z32[[i, j]], b as f32, "Step ({i}, {j})");
+                            } else {
+                                flips += 1;
+                            }
+                        }
+                    }
+                }
+            }
+            // a sign within the rounding band of a Gaussian projection is a rare event
+            assert!(flips <= 2, "{flips} Step entries in the rounding band");
+            let z32w = z32.mapv(f64::from);
+            let (gz, gz32) = (z.dot(&z.t()), z32w.dot(&z32w.t()));
+            let exact = ArcCosineKernel::new(order)
+                .gram(x.view(), x.view())
+                .unwrap();
+            let max_abs = |a: &Array2<f64>, b: &Array2<f64>| {
+                a.iter()
+                    .zip(b.iter())
+                    .fold(0.0f64, |acc, (p, q)| acc.max((p - q).abs()))
+            };
+            let (approx, rounding) = (max_abs(&gz, &exact), max_abs(&gz32, &gz));
+            assert!(
+                rounding < 1e-3 * approx,
+                "{order:?} {sampler:?}: f32 moves the Gram by {rounding:e}, approximation error {approx:e}"
+            );
+        }
     }
 }

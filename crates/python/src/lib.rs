@@ -10,7 +10,8 @@
 //! * `fit(method, n_components, params, seed, x)`: a fitted map (`FittedMap`) drawn from the stream
 //!   [`rfx_registry::feature_stream`] of `seed`, the stream of `rfx features --seed`; data-dependent
 //!   methods are fitted on the rows `x`, the others on its width only, as the command does;
-//! * `FittedMap.transform(x)` and `gram(kernel, x, y, params)`: [`rfx_registry::transform_rows`] and
+//! * `FittedMap.transform(x)` and `gram(kernel, x, y, params)`: [`rfx_registry::transform_rows`] (for a
+//!   float32 `x`, [`rfx_registry::transform_rows_f32`], float32 out) and
 //!   [`rfx_registry::gram_rows`] (and [`rfx_registry::gram_self_rows`] for K(X, X)), the fixed row chunks of `rfx features` and `rfx gram`, so the outputs
 //!   are bit-identical to the command's;
 //! * `set_num_threads(n)`, `get_num_threads()`: the rayon pool the chunks run on.
@@ -36,8 +37,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString, PyTuple};
 use rfx_core::{FitData, RfxError};
 use rfx_registry::{
-    feature_stream, gram_rows, gram_self_rows, transform_rows, BoxedMap, ParamDoc, ParamKind,
-    Params, RawValue,
+    feature_stream, gram_rows, gram_self_rows, transform_rows, transform_rows_f32, BoxedMap,
+    ParamDoc, ParamKind, Params, RawValue,
 };
 
 /// The pool set by `set_num_threads` (`None`: rayon's global pool, one thread per core).
@@ -180,8 +181,12 @@ fn rows<'py>(x: &Bound<'py, PyAny>, what: &str) -> PyResult<Rows<'py>> {
 }
 
 /// The first value that is not finite, as an error naming its row and column (0-based).
-fn check_finite(x: ArrayView2<'_, f64>, what: &str) -> Result<(), Failure> {
-    match x.indexed_iter().find(|(_, v)| !v.is_finite()) {
+fn check_finite<T: Copy + Into<f64>>(x: ArrayView2<'_, T>, what: &str) -> Result<(), Failure> {
+    match x
+        .indexed_iter()
+        .map(|(i, v)| (i, (*v).into()))
+        .find(|(_, v): &(_, f64)| !v.is_finite())
+    {
         None => Ok(()),
         Some(((i, j), v)) => Err(Failure::Value(format!(
             "{what} contains {v} at row {i}, column {j}; every value must be finite (no NaN or infinity)"
@@ -245,39 +250,70 @@ struct FittedMap {
     method: &'static str,
 }
 
-#[pymethods]
 impl FittedMap {
-    /// The features of the rows of `x` (n x d, float64 or float32): an n x `n_features_out` float64 array.
-    fn transform<'py>(
-        &self,
-        py: Python<'py>,
-        x: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let input = rows(x, "X")?;
-        let v = input.view();
+    /// The input's width against the map's, and the memory of the output and its chunks before they are
+    /// stacked (plus a C-ordered copy of the input when `copy`), checked before anything is allocated.
+    fn check_transform(&self, n: usize, ncols: usize, copy: bool) -> PyResult<()> {
         let d = self.map.input_dim();
-        if v.ncols() != d {
+        if ncols != d {
             return Err(PyValueError::new_err(format!(
-                "X has {} columns, but the {} map was fitted on {d} columns",
-                v.ncols(),
+                "X has {ncols} columns, but the {} map was fitted on {d} columns",
                 self.method
             )));
         }
-        // the output and its chunks before they are stacked, checked before anything is allocated
-        let need = (v.nrows() as u128)
+        let need = (n as u128)
             .saturating_mul(self.map.dim() as u128)
-            .saturating_mul(2);
+            .saturating_mul(2)
+            .saturating_add(if copy { (n as u128) * (d as u128) } else { 0 });
         rfx_linalg::check_memory(
             &format!(
-                "method {} ({} rows x {} features)",
+                "method {} ({n} rows x {} features)",
                 self.method,
-                v.nrows(),
                 self.map.dim()
             ),
             rfx_linalg::f64_bytes(need),
             MEMORY_CAP,
         )
-        .map_err(|e| PyValueError::new_err(format!("{e}; transform fewer rows at a time")))?;
+        .map_err(|e| PyValueError::new_err(format!("{e}; transform fewer rows at a time")))
+    }
+}
+
+#[pymethods]
+impl FittedMap {
+    /// The features of the rows of `x` (n x d, float64 or float32): an n x `n_features_out` array of the
+    /// input's type, as scikit-learn's transformers do. A float32 input is computed in float32
+    /// ([`rfx_registry::transform_rows_f32`]: an f32 GEMM for the maps that have one), bit-identical to
+    /// `rfx features` on a float32 `.npy`.
+    fn transform<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if let Ok(a) = x.cast::<PyArray2<f32>>() {
+            let ro = a
+                .try_readonly()
+                .map_err(|e| PyValueError::new_err(format!("X: the array cannot be read: {e}")))?;
+            let v = ro.as_array();
+            self.check_transform(v.nrows(), v.ncols(), !v.is_standard_layout())?;
+            let owned;
+            let v = if v.is_standard_layout() {
+                v
+            } else {
+                owned = v.as_standard_layout().into_owned();
+                owned.view()
+            };
+            let map = &self.map;
+            let method = self.method;
+            let z = compute(py, move || {
+                check_finite(v, "X")?;
+                transform_rows_f32(map.as_ref(), v)
+                    .map_err(|e| crate_failure(&format!("method {method}"), e))
+            })?;
+            return Ok(PyArray2::from_owned_array(py, z).into_any());
+        }
+        let input = rows(x, "X")?;
+        let v = input.view();
+        self.check_transform(v.nrows(), v.ncols(), false)?;
         let map = &self.map;
         let method = self.method;
         let z = compute(py, move || {
@@ -285,7 +321,7 @@ impl FittedMap {
             transform_rows(map.as_ref(), v)
                 .map_err(|e| crate_failure(&format!("method {method}"), e))
         })?;
-        Ok(PyArray2::from_owned_array(py, z))
+        Ok(PyArray2::from_owned_array(py, z).into_any())
     }
 
     /// The input width d the map was fitted for.

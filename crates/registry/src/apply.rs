@@ -43,6 +43,23 @@ pub fn transform_rows(
     stack(&parts)
 }
 
+/// [`transform_rows`] for `f32` rows: [`FeatureMap::transform_f32`] on the same fixed chunks (an `f32`
+/// GEMM for the maps with [`FeatureMap::native_f32`], the `f64` features rounded once for the others).
+pub fn transform_rows_f32(
+    map: &dyn FeatureMap,
+    x: ArrayView2<'_, f32>,
+) -> rfx_core::Result<Array2<f32>> {
+    let chunks: Vec<ArrayView2<'_, f32>> = x.axis_chunks_iter(Axis(0), FEATURE_CHUNK).collect();
+    if chunks.len() <= 1 {
+        return map.transform_f32(x);
+    }
+    let parts = chunks
+        .par_iter()
+        .map(|c| map.transform_f32(*c))
+        .collect::<rfx_core::Result<Vec<_>>>()?;
+    stack(&parts)
+}
+
 /// The Gram matrix $K_{ij} = k(x_i, y_j)$, computed in chunks of [`GRAM_CHUNK`] rows of `x` in parallel
 /// and stacked in row order.
 pub fn gram_rows(
@@ -126,7 +143,7 @@ pub fn gram_self_rows(
     Ok(out)
 }
 
-fn stack(parts: &[Array2<f64>]) -> rfx_core::Result<Array2<f64>> {
+fn stack<T: Clone>(parts: &[Array2<T>]) -> rfx_core::Result<Array2<T>> {
     let views: Vec<_> = parts.iter().map(|p| p.view()).collect();
     concatenate(Axis(0), &views)
         .map_err(|e| RfxError::DimensionMismatch(format!("row chunks: {e}")))
@@ -160,6 +177,53 @@ mod tests {
             let part = map.transform(c).unwrap();
             let s0 = i * FEATURE_CHUNK;
             assert_eq!(z.slice(s![s0..s0 + c.nrows(), ..]), part);
+        }
+    }
+
+    /// `transform_rows_f32` on the same chunks: the maps that compute in `f32` (dense Fourier frequencies,
+    /// arc-cosine features) within $10^{-5}$ of the largest feature of the `f64` path (their own tests hold
+    /// the exact forward error bounds), every other map exactly the `f64` features rounded once.
+    #[test]
+    fn transform_rows_f32_is_the_f32_path_or_the_rounded_f64_features() {
+        let x = rows(2 * FEATURE_CHUNK + 37, 5).mapv(|v| v as f32);
+        let xw = x.mapv(f64::from);
+        for (name, params, native) in [
+            ("rff", vec![], true),
+            ("rff", vec![("phase", "random")], true),
+            ("orf", vec![], true),
+            ("qmc", vec![], true),
+            ("arccos", vec![], true),
+            ("arccos", vec![("order", "0")], true),
+            ("sorf", vec![], false),
+            ("fastfood", vec![], false),
+            ("maclaurin", vec![], false),
+            ("ntk-sketch", vec![], false),
+        ] {
+            let spec = crate::method(name).unwrap();
+            let given: Vec<_> = params
+                .iter()
+                .map(|&(k, v)| (k, crate::RawValue::from(v)))
+                .collect();
+            let p = spec.params_from(&given).unwrap();
+            let map = spec
+                .fit(64, &p, FitData::Dim(5), &mut feature_stream(1, name))
+                .unwrap();
+            assert_eq!(map.native_f32(), native, "{name} {params:?}");
+            let z32 = transform_rows_f32(map.as_ref(), x.view()).unwrap();
+            let z = transform_rows(map.as_ref(), xw.view()).unwrap();
+            assert_eq!(z32.dim(), z.dim());
+            if native {
+                let top = z.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+                let diff = z32
+                    .iter()
+                    .zip(z.iter())
+                    .fold(0.0f64, |a, (p, q)| a.max((f64::from(*p) - q).abs()));
+                // Step features (arc-cosine order 0) may flip where a projection rounds across 0:
+                // none do on these rows
+                assert!(diff <= 1e-5 * top, "{name} {params:?}: {diff:e} vs {top:e}");
+            } else {
+                assert_eq!(z32, z.mapv(|v| v as f32), "{name} {params:?}");
+            }
         }
     }
 

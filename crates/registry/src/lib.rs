@@ -61,7 +61,8 @@ pub mod params;
 pub mod targets;
 
 pub use apply::{
-    feature_stream, gram_rows, gram_self_rows, transform_rows, FEATURE_CHUNK, GRAM_CHUNK,
+    feature_stream, gram_rows, gram_self_rows, transform_rows, transform_rows_f32, FEATURE_CHUNK,
+    GRAM_CHUNK,
 };
 pub use kernels::{kernel, kernels, with_bias, KernelSpec};
 pub use methods::{

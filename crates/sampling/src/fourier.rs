@@ -36,9 +36,10 @@ use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis, Zip};
 use rand::seq::SliceRandom;
 use rand::Rng;
 use rayon::prelude::*;
-use rfx_core::{FeatureMap, Result, RfxError, RfxRng};
+use rfx_core::{transform_f32_via_f64, FeatureMap, Result, RfxError, RfxRng};
 use rfx_kernels::GaussianKernel;
 use statrs::distribution::{ContinuousCDF, Normal};
+use std::sync::OnceLock;
 
 /// Bandwidth of the Gaussian kernel: $k = \exp(-\Vert x-y\Vert^2/(2\sigma^2)) = \exp(-\gamma\Vert x-y\Vert^2)$.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -290,6 +291,7 @@ impl GaussianFeatureParams {
             bandwidth: self.bandwidth,
             freq,
             phase,
+            w32: OnceLock::new(),
         })
     }
 }
@@ -328,6 +330,8 @@ pub struct GaussianFeatures {
     bandwidth: Bandwidth,
     freq: Freq,
     phase: Option<Array1<f64>>,
+    /// Dense frequencies rounded to `f32`, made on the first [`FeatureMap::transform_f32`] call.
+    w32: OnceLock<Array2<f32>>,
 }
 
 impl GaussianFeatures {
@@ -523,12 +527,80 @@ impl FeatureMap for GaussianFeatures {
         }
         Ok(out)
     }
+
+    /// Dense frequencies (RFF, ORF, QMC): one `f32` GEMM $XW^\top$ with $W$ rounded to `f32` once, then the
+    /// sine/cosine (or the phase-shifted cosine) of each projection evaluated in `f64` and rounded once.
+    /// With $S = |X|\thinspace|W|^\top$ (entrywise absolute values) and $c$ the feature scale, every entry
+    /// differs from [`FeatureMap::transform`] by at most $c\thinspace(\beta_d S_{ij} + 2^{-24})$ up to `f64` rounding
+    /// ($\beta_d$ the product's bound, [`rfx_core::f32_product_bound`]; sine and cosine are 1-Lipschitz);
+    /// tested. SORF and Fastfood go by way of `f64`.
+    fn transform_f32(&self, x: ArrayView2<'_, f32>) -> Result<Array2<f32>> {
+        let Freq::Dense(w) = &self.freq else {
+            return transform_f32_via_f64(self, x);
+        };
+        self.check_input_cols(x.ncols())?;
+        let w32 = self.w32.get_or_init(|| w.mapv(|v| v as f32));
+        let n = x.nrows();
+        let s_freq = self.s;
+        let mut out = Array2::<f32>::zeros((n, self.m));
+        ndarray::linalg::general_mat_mul(
+            1.0,
+            &x,
+            &w32.t(),
+            0.0,
+            &mut out.slice_mut(s![.., ..s_freq]),
+        );
+        match &self.phase {
+            None => {
+                let c = 1.0 / (s_freq as f64).sqrt();
+                out.axis_iter_mut(Axis(0)).into_par_iter().for_each_init(
+                    || vec![0.0f64; 2 * s_freq],
+                    |buf, mut row| {
+                        let r = row.as_slice_mut().expect("standard layout");
+                        let (cos_buf, sin_buf) = buf.split_at_mut(s_freq);
+                        cos_buf
+                            .iter_mut()
+                            .zip(&r[..s_freq])
+                            .for_each(|(b, &v)| *b = f64::from(v));
+                        scaled_sin_cos_in_place(cos_buf, sin_buf, c);
+                        let (cos_part, sin_part) = r.split_at_mut(s_freq);
+                        cos_part
+                            .iter_mut()
+                            .zip(cos_buf.iter())
+                            .for_each(|(o, &v)| *o = v as f32);
+                        sin_part
+                            .iter_mut()
+                            .zip(sin_buf.iter())
+                            .for_each(|(o, &v)| *o = v as f32);
+                    },
+                );
+            }
+            Some(b) => {
+                let c = (2.0 / self.m as f64).sqrt();
+                let b = b.as_slice().expect("phases are contiguous");
+                out.axis_iter_mut(Axis(0))
+                    .into_par_iter()
+                    .for_each(|mut row| {
+                        let r = row.as_slice_mut().expect("standard layout");
+                        r.iter_mut()
+                            .zip(b)
+                            .for_each(|(o, &bv)| *o = (c * (f64::from(*o) + bv).cos()) as f32);
+                    });
+            }
+        }
+        Ok(out)
+    }
+
+    fn native_f32(&self) -> bool {
+        matches!(self.freq, Freq::Dense(_))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use rfx_core::rng_stream;
+    use rfx_core::Kernel as _;
 
     #[test]
     fn params_validate() {
@@ -569,6 +641,66 @@ mod tests {
                 assert!((cs[j] - c * c0).abs() <= 4.0 * f64::EPSILON);
                 assert!((sn[j] - c * s0).abs() <= 4.0 * f64::EPSILON);
             }
+        }
+    }
+
+    /// `transform_f32` of the dense maps against `transform`: every entry within the forward error bound of
+    /// the `f32` product (the doc of `transform_f32`), and the `f32` features' Gram far closer to the `f64`
+    /// features' Gram than that is to the exact kernel.
+    #[test]
+    fn f32_features_are_within_the_product_error_bound_and_far_below_the_approximation_error() {
+        let u = f64::from(f32::EPSILON) / 2.0;
+        let mut rng = rng_stream(0, "f32");
+        let (n, d, m) = (40, 30, 256);
+        let x32 = gaussian_matrix(n, d, &mut rng).mapv(|v| v as f32);
+        let x = x32.mapv(f64::from);
+        for (method, output) in [
+            (FourierMethod::Rff, Output::Paired),
+            (FourierMethod::Orf, Output::Paired),
+            (FourierMethod::Qmc, Output::Paired),
+            (FourierMethod::Rff, Output::RandomPhase),
+        ] {
+            let map = GaussianFeatureParams::new(method)
+                .dim(m)
+                .sigma(3.0)
+                .output(output)
+                .fit(d, &mut rng)
+                .unwrap();
+            assert!(map.native_f32());
+            let z = map.transform(x.view()).unwrap();
+            let z32 = map.transform_f32(x32.view()).unwrap();
+            assert_eq!(z32.dim(), (n, m));
+            let s_freq = map.n_frequencies();
+            let c = match output {
+                Output::Paired => 1.0 / (s_freq as f64).sqrt(),
+                Output::RandomPhase => (2.0 / m as f64).sqrt(),
+            };
+            let sabs = x.mapv(f64::abs).dot(&map.frequencies().mapv(f64::abs).t());
+            for i in 0..n {
+                for j in 0..m {
+                    let sij = sabs[[i, j % s_freq]];
+                    let bound = c * (rfx_core::f32_product_bound(d) * sij + u + 8.0 * f64::EPSILON);
+                    let diff = (f64::from(z32[[i, j]]) - z[[i, j]]).abs();
+                    assert!(
+                        diff <= bound,
+                        "{method:?} {output:?} ({i}, {j}): |f32 - f64| = {diff:e} > bound {bound:e}"
+                    );
+                }
+            }
+            let z32w = z32.mapv(f64::from);
+            let g = z.dot(&z.t());
+            let g32 = z32w.dot(&z32w.t());
+            let exact = map.kernel().gram(x.view(), x.view()).unwrap();
+            let max_abs = |a: &Array2<f64>, b: &Array2<f64>| {
+                a.iter()
+                    .zip(b.iter())
+                    .fold(0.0f64, |acc, (p, q)| acc.max((p - q).abs()))
+            };
+            let (approx, rounding) = (max_abs(&g, &exact), max_abs(&g32, &g));
+            assert!(
+                rounding < 1e-3 * approx,
+                "{method:?} {output:?}: f32 moves the Gram by {rounding:e}, approximation error {approx:e}"
+            );
         }
     }
 

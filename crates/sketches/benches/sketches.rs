@@ -4,7 +4,9 @@
 //! Before the criterion runs, each map's `transform` is timed best-of-2 and printed as rows/s; the
 //! GEMM-shaped maps (RFF, ORF, QMC: X Wᵀ with W of 2048 × d; Random Maclaurin: X Rᵀ with R of ≈ 4096 × d)
 //! also print their achieved GFLOP/s, counting only the 2·n·d·rows GEMM flops (the cos/sin or products are
-//! extra work), as a fraction of the DGEMM rate measured here on 2000 × 2000 matrices.
+//! extra work), as a fraction of the DGEMM rate measured here on 2000 × 2000 matrices. The maps with an
+//! `f32` path (`FeatureMap::native_f32`: RFF, ORF, QMC) are also timed on the same rows in `f32`, their
+//! GEMM rate as a fraction of the SGEMM rate, and benchmarked by criterion as "<name> f32" (issue 26).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ndarray::Array2;
@@ -34,6 +36,13 @@ fn best_of<T>(reps: usize, mut f: impl FnMut() -> T) -> Duration {
 fn dgemm_rate() -> f64 {
     let a = uniform(2000, 2000, 1);
     let b = uniform(2000, 2000, 2);
+    let t = best_of(3, || a.dot(&b));
+    2.0 * 2000f64.powi(3) / t.as_secs_f64() / 1e9
+}
+
+fn sgemm_rate() -> f64 {
+    let a = uniform(2000, 2000, 1).mapv(|v| v as f32);
+    let b = uniform(2000, 2000, 2).mapv(|v| v as f32);
     let t = best_of(3, || a.dot(&b));
     2.0 * 2000f64.powi(3) / t.as_secs_f64() / 1e9
 }
@@ -178,11 +187,26 @@ fn benches(c: &mut Criterion) {
         .and_then(|s| s.parse().ok())
         .unwrap_or(10_000);
     let dgemm = dgemm_rate();
-    println!("[rfx-sketches bench] DGEMM 2000x2000: {dgemm:.1} GFLOP/s; n = {n}, m = 4096");
+    let sgemm = sgemm_rate();
+    println!(
+        "[rfx-sketches bench] DGEMM 2000x2000: {dgemm:.1} GFLOP/s, SGEMM {sgemm:.1} GFLOP/s; n = {n}, m = 4096"
+    );
     for d in [64usize, 784] {
         let x = uniform(n, d, 3 + d as u64);
+        let x32 = x.mapv(|v| v as f32);
         let cs = cases(d);
         for case in &cs {
+            if let (true, Some(r)) = (case.map.native_f32(), case.gemm_rows) {
+                let t = best_of(2, || case.map.transform_f32(x32.view()).unwrap());
+                let g = 2.0 * (n * d * r) as f64 / t.as_secs_f64() / 1e9;
+                println!(
+                    "[rfx-sketches bench] d={d:4} {:38} {:8.3} s {:10.0} rows/s  GEMM {g:5.1} GFLOP/s ({:3.0}% of SGEMM)",
+                    format!("{} f32", case.name),
+                    t.as_secs_f64(),
+                    n as f64 / t.as_secs_f64(),
+                    100.0 * g / sgemm
+                );
+            }
             let t = best_of(2, || case.map.transform(x.view()).unwrap());
             let rows_s = n as f64 / t.as_secs_f64();
             match case.gemm_rows {
@@ -211,6 +235,11 @@ fn benches(c: &mut Criterion) {
             g.bench_function(case.name.as_str(), |b| {
                 b.iter(|| case.map.transform(x.view()).unwrap())
             });
+            if case.map.native_f32() {
+                g.bench_function(format!("{} f32", case.name), |b| {
+                    b.iter(|| case.map.transform_f32(x32.view()).unwrap())
+                });
+            }
         }
         g.finish();
     }

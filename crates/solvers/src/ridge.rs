@@ -1595,12 +1595,7 @@ mod tests {
                 valid: (40..60).collect(),
             },
         ] {
-            let s = LambdaSearch {
-                grid: log10_grid(-3.0, 2.0, 6).unwrap(),
-                scale: LambdaScale::TimesN,
-                validation,
-                score: CvScore::Mse,
-            };
+            let s = times_n_search(-3.0, 2.0, 6, validation, CvScore::Mse);
             let a = select_lambda(z.view(), y.view(), &s).unwrap();
             let b = select_lambda_gram(k.view(), y.view(), &s).unwrap();
             for (x, w) in a.scores.iter().zip(&b.scores) {
@@ -1745,12 +1740,7 @@ mod tests {
                 seed: 5,
             },
         ] {
-            let search = LambdaSearch {
-                grid: log10_grid(-6.0, 1.0, 8).unwrap(),
-                scale: LambdaScale::TimesN,
-                validation,
-                score: CvScore::Mse,
-            };
+            let search = times_n_search(-6.0, 1.0, 8, validation, CvScore::Mse);
             let splits = folds(90, &search.validation).unwrap();
             assert!(shared_chunks(90, 14, &splits, RidgeForm::Auto).is_some());
             let (model, cv) = fit_ridge_cv(z.view(), y.view(), &search, RidgeForm::Auto).unwrap();
@@ -1785,12 +1775,7 @@ mod tests {
             Validation::Split { train: fit, valid },
             Validation::KFold { folds: 3, seed: 9 },
         ] {
-            let search = LambdaSearch {
-                grid: log10_grid(-6.0, 1.0, 8).unwrap(),
-                scale: LambdaScale::TimesN,
-                validation,
-                score: CvScore::ClassificationError,
-            };
+            let search = times_n_search(-6.0, 1.0, 8, validation, CvScore::ClassificationError);
             let mut asked = 0usize;
             let (model, cv) =
                 fit_ridge_cv_streamed(n, 12, y.view(), &search, DEFAULT_MEMORY_CAP, |rows| {
@@ -1841,12 +1826,7 @@ mod tests {
                         },
                     ),
                 ] {
-                    let search = LambdaSearch {
-                        grid: log10_grid(-7.0, 1.0, 9).unwrap(),
-                        scale: LambdaScale::TimesN,
-                        validation,
-                        score: CvScore::Mse,
-                    };
+                    let search = times_n_search(-7.0, 1.0, 9, validation, CvScore::Mse);
                     // primal (30 columns < 80 rows), dual (the 120 × 120 Gram's rows as features)
                     let zc = z.slice(s![.., ..cols]);
                     out.push(select_lambda(zc, y.view(), &search).unwrap().scores);
@@ -1899,6 +1879,22 @@ mod tests {
         // targets of another length
         let e = fit_ridge_cv_streamed(49, 4, y.view(), &search, DEFAULT_MEMORY_CAP, ok);
         assert!(e.is_err());
+    }
+
+    /// A λ search over `count` log-spaced values $10^{\rm lo} \dots 10^{\rm hi}$, λ per training row.
+    fn times_n_search(
+        lo: f64,
+        hi: f64,
+        count: usize,
+        validation: Validation,
+        score: CvScore,
+    ) -> LambdaSearch {
+        LambdaSearch {
+            grid: log10_grid(lo, hi, count).unwrap(),
+            scale: LambdaScale::TimesN,
+            validation,
+            score,
+        }
     }
 
     #[test]

@@ -116,10 +116,17 @@ class _RfxTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         return self
 
     def transform(self, X):
-        """The features of the rows of ``X`` (float64 or float32, C or Fortran order): float64."""
+        """The features of the rows of ``X`` (float64 or float32, C or Fortran order), of ``X``'s dtype: a
+        float32 ``X`` is computed in float32 (an f32 GEMM for the maps that have one), as ``rfx features``
+        does for a float32 ``.npy``."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
         return self._fitted_map.transform(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "_fitted_map")

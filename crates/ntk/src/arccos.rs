@@ -167,8 +167,15 @@ impl RandomLayer {
     /// forward-error bound ([`rfx_core::f32_product_bound`]; ReLU is 1-Lipschitz); a Step entry is the same
     /// value ($c$ rounded, or 0) unless $|t_{ij}| \le \beta_d S_{ij}$, where the sign may flip.
     pub(crate) fn apply_f32(&self, x: ArrayView2<'_, f32>) -> Array2<f32> {
+        let mut z = Array2::zeros((x.nrows(), self.dim()));
+        self.apply_into_f32(x, z.view_mut());
+        z
+    }
+
+    /// [`RandomLayer::apply_f32`] written into `out` (as [`RandomLayer::apply_into`]).
+    pub(crate) fn apply_into_f32(&self, x: ArrayView2<'_, f32>, mut z: ArrayViewMut2<'_, f32>) {
         let w32 = self.w32.get_or_init(|| self.w.mapv(|v| v as f32));
-        let mut z = x.dot(w32);
+        general_mat_mul(1.0, &x, w32, 0.0, &mut z);
         let c = self.scale;
         match self.act {
             Act::Step => {
@@ -183,7 +190,6 @@ impl RandomLayer {
                 }
             }),
         }
-        z
     }
 
     /// $z \mapsto c\thinspace\sigma(z)$ in place, in parallel.

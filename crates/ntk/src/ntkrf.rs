@@ -273,7 +273,50 @@ impl NtkRandomFeatures {
     }
 }
 
+impl NtkRandomFeatures {
+    /// [`NtkRandomFeatures::batch_into`] in `f32`: every layer's products in `f32`
+    /// ([`Layer::forward_into_f32`]).
+    fn batch_into_f32(&self, x: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>) -> Result<()> {
+        let (last, earlier) = self.layers.split_last().expect("depth >= 1 (validated)");
+        let mut phi = x.to_owned();
+        let mut psi_cols = x.ncols();
+        for layer in earlier {
+            let mut next = Array2::zeros((x.nrows(), self.dim()));
+            layer.forward_into_f32(phi.slice(s![.., ..psi_cols]), phi.view(), next.view_mut())?;
+            psi_cols = layer.relu.dim();
+            phi = next;
+        }
+        last.forward_into_f32(phi.slice(s![.., ..psi_cols]), phi.view(), out)
+    }
+}
+
 impl Layer {
+    /// [`Layer::forward_into`] with the two random layers' products in `f32` (`RandomLayer::apply_into_f32`,
+    /// each within its forward-error bound) and the degree-2 sketch of $\Lambda \otimes \Phi$ (FFTs or
+    /// Hadamard transforms, not a GEMM) computed in `f64` on the widened inputs, rounded once.
+    fn forward_into_f32(
+        &self,
+        psi: ArrayView2<'_, f32>,
+        phi: ArrayView2<'_, f32>,
+        mut out: ArrayViewMut2<'_, f32>,
+    ) -> Result<()> {
+        let (out_psi, mut out_gamma) = out.view_mut().split_at(Axis(1), self.relu.dim());
+        self.relu.apply_into_f32(psi, out_psi);
+        if let (Some(step), Some(sk)) = (&self.step, &self.sketch) {
+            let lam = step.apply_f32(psi).mapv(f64::from);
+            let phi = phi.mapv(f64::from);
+            let mut gamma = Array2::<f64>::zeros(out_gamma.raw_dim());
+            match sk {
+                Sketch2::Count(ts) => {
+                    ts.transform_tensor_into(&[lam.view(), phi.view()], gamma.view_mut())?
+                }
+                Sketch2::Srht(ts) => gamma.assign(&ts.transform_pair(lam.view(), phi.view())?),
+            }
+            out_gamma.zip_mut_with(&gamma, |o, &v| *o = v as f32);
+        }
+        Ok(())
+    }
+
     /// One layer of Algorithm 1 on a batch: $\Psi^{(\ell)} = \mathrm{ReLU}$ features of $\Psi^{(\ell-1)}$ into the
     /// first $m_1$ columns of `out`, and $\Gamma^{(\ell)} = S(\Lambda^{(\ell)} \otimes \Phi^{(\ell-1)})$ into the
     /// rest (GEMM and sketch write there directly).
@@ -319,5 +362,27 @@ impl FeatureMap for NtkRandomFeatures {
             )?;
         }
         Ok(out)
+    }
+
+    /// Every layer's ReLU and Step products in `f32` (the GEMMs, the bulk of the work at depth $\ge 2$), the
+    /// sketches in `f64` ([`Layer::forward_into_f32`]). The error is no longer a one-product bound (the layers
+    /// compound it, and a Step feature flips where a projection rounds across 0); tested at the Gram level:
+    /// the `f32` features move $\Phi\Phi^\top$ by far less than its distance to the exact NTK.
+    fn transform_f32(&self, x: ArrayView2<'_, f32>) -> Result<Array2<f32>> {
+        self.check_input_cols(x.ncols())?;
+        let n = x.nrows();
+        let mut out = Array2::zeros((n, self.dim()));
+        for start in (0..n).step_by(ROW_BATCH) {
+            let end = (start + ROW_BATCH).min(n);
+            self.batch_into_f32(
+                x.slice(s![start..end, ..]),
+                out.slice_mut(s![start..end, ..]),
+            )?;
+        }
+        Ok(out)
+    }
+
+    fn native_f32(&self) -> bool {
+        true
     }
 }

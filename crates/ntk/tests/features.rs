@@ -240,3 +240,42 @@ fn ntk_rf_dimensions_and_parameter_checks() {
         .transform(gaussian_matrix(3, 6, &mut rng_stream(0, "x")).view())
         .is_err());
 }
+
+/// NTK random features in `f32` (their layers' products in `f32`, the sketches in `f64`): at depths 1–3 and
+/// both sketches, the `f32` features move the Gram ΦΦᵀ by less than a thousandth of its distance to the
+/// exact NTK (the layers compound the products' rounding, and Step features may flip where a projection rounds
+/// across 0, so the bound is stated at the Gram, where the approximation error lives).
+#[test]
+fn f32_features_move_the_gram_far_less_than_the_approximation_error() {
+    let x = points(20, 5, 9).mapv(|v| f64::from(v as f32));
+    let x32 = x.mapv(|v| v as f32);
+    for (l, sketch) in [
+        (1, PairSketch::TensorSketch),
+        (2, PairSketch::TensorSketch),
+        (3, PairSketch::TensorSrht),
+    ] {
+        let k = ReluNtk::new(l).unwrap().gram(x.view(), x.view()).unwrap();
+        let map = NtkRandomFeatures::params()
+            .depth(l)
+            .m0(512)
+            .m1(512)
+            .mcs(512)
+            .sketch(sketch)
+            .fit(5, &mut rng_stream(l as u64, "f32"))
+            .unwrap();
+        assert!(map.native_f32());
+        let phi = map.transform(x.view()).unwrap();
+        let phi32 = map.transform_f32(x32.view()).unwrap().mapv(f64::from);
+        let (g, g32) = (phi.dot(&phi.t()), phi32.dot(&phi32.t()));
+        let max_abs = |a: &Array2<f64>, b: &Array2<f64>| {
+            a.iter()
+                .zip(b.iter())
+                .fold(0.0f64, |acc, (p, q)| acc.max((p - q).abs()))
+        };
+        let (approx, rounding) = (max_abs(&g, &k), max_abs(&g32, &g));
+        assert!(
+            rounding < 1e-3 * approx,
+            "depth {l} {sketch:?}: f32 moves the Gram by {rounding:e}, approximation error {approx:e}"
+        );
+    }
+}

@@ -365,7 +365,7 @@ impl FeatureMap for NtkRandomFeatures {
     }
 
     /// Every layer's ReLU and Step products in `f32` (the GEMMs, the bulk of the work at depth $\ge 2$), the
-    /// sketches in `f64` ([`Layer::forward_into_f32`]). The error is no longer a one-product bound (the layers
+    /// sketches in `f64` (`Layer::forward_into_f32`). The error is no longer a one-product bound (the layers
     /// compound it, and a Step feature flips where a projection rounds across 0); tested at the Gram level:
     /// the `f32` features move $\Phi\Phi^\top$ by far less than its distance to the exact NTK.
     fn transform_f32(&self, x: ArrayView2<'_, f32>) -> Result<Array2<f32>> {

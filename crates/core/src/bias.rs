@@ -17,8 +17,9 @@ use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2};
 
 use crate::{check_gram_columns, FeatureMap, Kernel, Result, RfxError};
 
-/// The rows of `x` with the constant column β appended ($n \times (d + 1)$).
-pub fn append_bias(x: ArrayView2<'_, f64>, beta: f64) -> Array2<f64> {
+/// The rows of `x` with the constant column β appended ($n \times (d + 1)$), in the rows' type (`f64`, or
+/// `f32` for [`FeatureMap::transform_f32`]).
+pub fn append_bias<T: Copy>(x: ArrayView2<'_, T>, beta: T) -> Array2<T> {
     let (n, d) = x.dim();
     let mut out = Array2::from_elem((n, d + 1), beta);
     out.slice_mut(s![.., ..d]).assign(&x);
@@ -98,10 +99,8 @@ impl<F: FeatureMap> FeatureMap for WithBias<F> {
             return crate::transform_f32_via_f64(self, x);
         }
         self.check_input_cols(x.ncols())?;
-        let (n, d) = x.dim();
-        let mut ax = Array2::from_elem((n, d + 1), self.beta as f32);
-        ax.slice_mut(s![.., ..d]).assign(&x);
-        self.inner.transform_f32(ax.view())
+        self.inner
+            .transform_f32(append_bias(x, self.beta as f32).view())
     }
 
     fn native_f32(&self) -> bool {

@@ -258,35 +258,57 @@ impl NtkRandomFeatures {
     /// [\Psi^{(\ell)}, \Gamma^{(\ell)}]$ into one array ([`Layer::forward_into`]), so $\Psi^{(\ell)}$, the next
     /// layer's other input, is its first $m_1$ columns ($\Psi^{(0)} = \Phi^{(0)} = x$); the last layer writes into
     /// `out`.
-    fn batch_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) -> Result<()> {
+    ///
+    /// `forward` is [`Layer::forward_into`] (`f64`) or [`Layer::forward_into_f32`] (`f32`).
+    fn batch_into<T: Clone + Default>(
+        &self,
+        x: ArrayView2<'_, T>,
+        out: ArrayViewMut2<'_, T>,
+        forward: impl Fn(
+            &Layer,
+            ArrayView2<'_, T>,
+            ArrayView2<'_, T>,
+            ArrayViewMut2<'_, T>,
+        ) -> Result<()>,
+    ) -> Result<()> {
         let (last, earlier) = self.layers.split_last().expect("depth >= 1 (validated)");
         let mut phi = x.to_owned();
         let mut psi_cols = x.ncols();
         for layer in earlier {
             // every layer's Φ has the output width m₁ + m_cs
-            let mut next = Array2::zeros((x.nrows(), self.dim()));
-            layer.forward_into(phi.slice(s![.., ..psi_cols]), phi.view(), next.view_mut())?;
+            let mut next = Array2::from_elem((x.nrows(), self.dim()), T::default());
+            forward(
+                layer,
+                phi.slice(s![.., ..psi_cols]),
+                phi.view(),
+                next.view_mut(),
+            )?;
             psi_cols = layer.relu.dim();
             phi = next;
         }
-        last.forward_into(phi.slice(s![.., ..psi_cols]), phi.view(), out)
+        forward(last, phi.slice(s![.., ..psi_cols]), phi.view(), out)
     }
-}
 
-impl NtkRandomFeatures {
-    /// [`NtkRandomFeatures::batch_into`] in `f32`: every layer's products in `f32`
-    /// ([`Layer::forward_into_f32`]).
-    fn batch_into_f32(&self, x: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>) -> Result<()> {
-        let (last, earlier) = self.layers.split_last().expect("depth >= 1 (validated)");
-        let mut phi = x.to_owned();
-        let mut psi_cols = x.ncols();
-        for layer in earlier {
-            let mut next = Array2::zeros((x.nrows(), self.dim()));
-            layer.forward_into_f32(phi.slice(s![.., ..psi_cols]), phi.view(), next.view_mut())?;
-            psi_cols = layer.relu.dim();
-            phi = next;
+    /// The features of `x` (after its width is checked), computed in batches of [`ROW_BATCH`] rows by
+    /// [`NtkRandomFeatures::batch_into`] with `forward`.
+    fn in_row_batches<T: Clone + Default>(
+        &self,
+        x: ArrayView2<'_, T>,
+        forward: impl Fn(&Layer, ArrayView2<'_, T>, ArrayView2<'_, T>, ArrayViewMut2<'_, T>) -> Result<()>
+            + Copy,
+    ) -> Result<Array2<T>> {
+        self.check_input_cols(x.ncols())?;
+        let n = x.nrows();
+        let mut out = Array2::from_elem((n, self.dim()), T::default());
+        for start in (0..n).step_by(ROW_BATCH) {
+            let end = (start + ROW_BATCH).min(n);
+            self.batch_into(
+                x.slice(s![start..end, ..]),
+                out.slice_mut(s![start..end, ..]),
+                forward,
+            )?;
         }
-        last.forward_into_f32(phi.slice(s![.., ..psi_cols]), phi.view(), out)
+        Ok(out)
     }
 }
 
@@ -351,17 +373,7 @@ impl FeatureMap for NtkRandomFeatures {
     }
 
     fn transform(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
-        self.check_input(x)?;
-        let n = x.nrows();
-        let mut out = Array2::zeros((n, self.dim()));
-        for start in (0..n).step_by(ROW_BATCH) {
-            let end = (start + ROW_BATCH).min(n);
-            self.batch_into(
-                x.slice(s![start..end, ..]),
-                out.slice_mut(s![start..end, ..]),
-            )?;
-        }
-        Ok(out)
+        self.in_row_batches(x, Layer::forward_into)
     }
 
     /// Every layer's ReLU and Step products in `f32` (the GEMMs, the bulk of the work at depth $\ge 2$), the
@@ -369,17 +381,7 @@ impl FeatureMap for NtkRandomFeatures {
     /// compound it, and a Step feature flips where a projection rounds across 0); tested at the Gram level:
     /// the `f32` features move $\Phi\Phi^\top$ by far less than its distance to the exact NTK.
     fn transform_f32(&self, x: ArrayView2<'_, f32>) -> Result<Array2<f32>> {
-        self.check_input_cols(x.ncols())?;
-        let n = x.nrows();
-        let mut out = Array2::zeros((n, self.dim()));
-        for start in (0..n).step_by(ROW_BATCH) {
-            let end = (start + ROW_BATCH).min(n);
-            self.batch_into_f32(
-                x.slice(s![start..end, ..]),
-                out.slice_mut(s![start..end, ..]),
-            )?;
-        }
-        Ok(out)
+        self.in_row_batches(x, Layer::forward_into_f32)
     }
 
     fn native_f32(&self) -> bool {

@@ -32,15 +32,7 @@ pub fn transform_rows(
     map: &dyn FeatureMap,
     x: ArrayView2<'_, f64>,
 ) -> rfx_core::Result<Array2<f64>> {
-    let chunks: Vec<ArrayView2<'_, f64>> = x.axis_chunks_iter(Axis(0), FEATURE_CHUNK).collect();
-    if chunks.len() <= 1 {
-        return map.transform(x);
-    }
-    let parts = chunks
-        .par_iter()
-        .map(|c| map.transform(*c))
-        .collect::<rfx_core::Result<Vec<_>>>()?;
-    stack(&parts)
+    in_feature_chunks(x, |c| map.transform(c))
 }
 
 /// [`transform_rows`] for `f32` rows: [`FeatureMap::transform_f32`] on the same fixed chunks (an `f32`
@@ -49,13 +41,25 @@ pub fn transform_rows_f32(
     map: &dyn FeatureMap,
     x: ArrayView2<'_, f32>,
 ) -> rfx_core::Result<Array2<f32>> {
-    let chunks: Vec<ArrayView2<'_, f32>> = x.axis_chunks_iter(Axis(0), FEATURE_CHUNK).collect();
+    in_feature_chunks(x, |c| map.transform_f32(c))
+}
+
+/// `transform` on the fixed chunks of [`FEATURE_CHUNK`] rows of `x`, in parallel, stacked in row order
+/// (one call when `x` is a single chunk).
+fn in_feature_chunks<T: Sync + Clone>(
+    x: ArrayView2<'_, T>,
+    transform: impl Fn(ArrayView2<'_, T>) -> rfx_core::Result<Array2<T>> + Sync,
+) -> rfx_core::Result<Array2<T>>
+where
+    Array2<T>: Send,
+{
+    let chunks: Vec<ArrayView2<'_, T>> = x.axis_chunks_iter(Axis(0), FEATURE_CHUNK).collect();
     if chunks.len() <= 1 {
-        return map.transform_f32(x);
+        return transform(x);
     }
     let parts = chunks
         .par_iter()
-        .map(|c| map.transform_f32(*c))
+        .map(|c| transform(*c))
         .collect::<rfx_core::Result<Vec<_>>>()?;
     stack(&parts)
 }

@@ -140,7 +140,9 @@ def main():
     load_start = loadavg()
 
     # 1. DGEMM rate (and the data files) -- rfx measures it in process
-    dg = run.rfx("dgemm")["dgemm"]
+    gemm_doc = run.rfx("dgemm")
+    dg = gemm_doc["dgemm"]
+    sgflops = gemm_doc["sgemm"]["gflops"]
     gflops = dg["gflops"]
     # numpy's own DGEMM on the same shape, for reference (numpy wheels bundle their own OpenBLAS)
     rng = np.random.default_rng(0)
@@ -149,8 +151,13 @@ def main():
     A @ B
     t_np, _ = median_time(args.reps, lambda: A @ B)
     np_gflops = 2 * args.gemm_n ** 3 / t_np / 1e9
+    A, B = A.astype(np.float32), B.astype(np.float32)
+    A @ B
+    t_np32, _ = median_time(args.reps, lambda: A @ B)
+    np_sgflops = 2 * args.gemm_n ** 3 / t_np32 / 1e9
     del A, B
-    print(f"DGEMM rfx {gflops:.1f} GFLOP/s, numpy {np_gflops:.1f} GFLOP/s (load {loadavg()})", flush=True)
+    print(f"DGEMM rfx {gflops:.1f} GFLOP/s, numpy {np_gflops:.1f} GFLOP/s; SGEMM rfx {sgflops:.1f}, "
+          f"numpy {np_sgflops:.1f} (load {loadavg()})", flush=True)
 
     X = run.npy("x.npy")
     y = run.npy("y.npy")
@@ -160,10 +167,11 @@ def main():
 
     # 2. GEMM-shaped maps: fraction of the DGEMM rate
     gemm_maps = []
-    for name in ["rff", "arccos1", "gegenbauer", "ntk-rf"]:
+    for name in ["rff", "arccos1", "gegenbauer", "ntk-rf", "rff-f32", "arccos1-f32", "ntk-rf-f32"]:
         r = run.rfx(name)["results"][0]
-        # fraction of the DGEMM rate measured at the start of this run
-        r["gemm_fraction_run"] = r["gemm_flops"] / r["seconds"] / (gflops * 1e9)
+        # fraction of the DGEMM (f64 maps) or SGEMM (f32 maps) rate measured at the start of this run
+        rate = sgflops if r.get("precision") == "f32" else gflops
+        r["gemm_fraction_run"] = r["gemm_flops"] / r["seconds"] / (rate * 1e9)
         gemm_maps.append(r)
 
     # 3. pairs
@@ -280,7 +288,8 @@ def main():
                     keep.append(t)
         crit = "\n".join(keep)
 
-    R = dict(env=environments(), gflops=gflops, np_gflops=np_gflops, gemm_n=args.gemm_n, gemm_load=load_start,
+    R = dict(env=environments(), gflops=gflops, np_gflops=np_gflops, sgflops=sgflops, np_sgflops=np_sgflops,
+             gemm_n=args.gemm_n, gemm_load=load_start,
                             gemm_maps=gemm_maps, pairs=pairs, trf=trf, others=others, manifests=manifests,
                             quick=quick, crit=crit, load_start=load_start, load_end=loadavg(),
                             wall=time.time() - t_start, krr_parts=krr_parts)
@@ -334,20 +343,27 @@ def write_report(args, R):
       "default settings unless a row says otherwise.\n".format(args.n, 2048, args.n_krr))
     w("## DGEMM rate of this machine\n")
     w(f"| | GFLOP/s | load |\n|---|---|---|")
-    w(f"| rfx (ndarray `.dot` → OpenBLAS, {R['gemm_n']}², all threads) | {R['gflops']:.1f} | {R['gemm_load']} |")
-    w(f"| numpy `A @ B` (same shape, numpy's bundled OpenBLAS, {env.get('python', '')}) | {R['np_gflops']:.1f} | |\n")
+    w(f"| rfx DGEMM (ndarray `.dot` → OpenBLAS, {R['gemm_n']}², all threads) | {R['gflops']:.1f} | {R['gemm_load']} |")
+    w(f"| numpy DGEMM `A @ B` (same shape, numpy's bundled OpenBLAS, {env.get('python', '')}) | {R['np_gflops']:.1f} | |")
+    if "sgflops" in R:
+        w(f"| rfx SGEMM (the same in float32) | {R['sgflops']:.1f} | |")
+        w(f"| numpy SGEMM (the same in float32) | {R['np_sgflops']:.1f} | |")
+    w("")
 
-    w(f"## GEMM-shaped feature maps at n = {args.n}, d = 784, m = 4096 (goal: ≥ 0.85 of rfx's own DGEMM rate, issue 26)\n")
+    w(f"## GEMM-shaped feature maps at n = {args.n}, d = 784, m = 4096 (goal: ≥ 0.85 of rfx's own GEMM rate, DGEMM for f64 and SGEMM for f32, issue 26)\n")
     w("Fraction = (flops of the map's projection GEMM) / (time of the whole fit + transform) / (the DGEMM "
       "rate above); the time includes everything else the map does (drawing W, the nonlinearity, allocation), "
       "so 1.0 would mean the map costs no more than its GEMM at the machine's DGEMM rate.\n")
-    w("| map | projection GEMM | time (s) | rows/s | GFLOP/s | fraction of DGEMM | goal met | load |")
-    w("|---|---|---|---|---|---|---|---|")
+    w("Rows marked f32 take float32 rows and return float32 features (`FeatureMap::transform_f32`: the "
+      "projection GEMM in f32); their fraction is of rfx's SGEMM rate.\n")
+    w("| map | precision | projection GEMM | time (s) | rows/s | GFLOP/s | fraction of DGEMM / SGEMM | goal met | load |")
+    w("|---|---|---|---|---|---|---|---|---|")
     shapes = {"rff": "n×d·d×m/2 (paired cos/sin)", "arccos1": "n×d·d×m", "gegenbauer": "n×d·d×m/4 (s = 4 radial terms)",
               "ntk-rf": "n×d·d×m (m₀ = m₁ = m/2 Step + ReLU, depth 1)"}
     for r in R["gemm_maps"]:
         f = r["gemm_fraction_run"]
-        w(f"| {r['name']} | {shapes.get(r['name'], '')} | {r['seconds']:.3f} | {r['rows_per_s']:.0f} | "
+        base = r["name"].removesuffix("-f32")
+        w(f"| {base} | {r.get('precision', 'f64')} | {shapes.get(base, '')} | {r['seconds']:.3f} | {r['rows_per_s']:.0f} | "
           f"{r['gemm_flops'] / r['seconds'] / 1e9:.1f} | {f:.2f} | {'yes' if f >= 0.85 else 'no'} | {r['load']} |")
     w("")
 
@@ -399,7 +415,7 @@ def write_report(args, R):
     w(f"| Gaussian Gram K(X, X), symmetric path (dsyrk, upper triangle, mirrored) | {kp['gram_syrk_s']:.3f} |")
     w(f"| Gaussian Gram K(X, X′) with X′ a copy (general path: GEMM) | {kp['gram_gemm_s']:.3f} |")
     w(f"| Cholesky dpotrf (f64) | {kp['dpotrf_s']:.3f} |")
-    w(f"| Cholesky spotrf (f32, with the f64 → f32 copy) | {kp['spotrf_s']:.3f} |")
+    w(f"| Cholesky in f32 (faer, one thread; with the f64 → f32 copy) | {kp['spotrf_s']:.3f} |")
     w(f"| one product K·y (each refinement step does one) | {kp['matvec_s']:.4f} |\n")
 
     w("## `make reproduce` wall time\n")

@@ -1,13 +1,19 @@
 //! Mixed precision: `f32` Gram and Cholesky factor with iterative refinement against the `f64` operator.
 
-use cblas_sys::{CBLAS_DIAG, CBLAS_LAYOUT, CBLAS_SIDE, CBLAS_TRANSPOSE, CBLAS_UPLO};
-use ndarray::{s, Array2, ArrayView2};
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt::factor::{
+    cholesky_in_place, cholesky_in_place_scratch, LltParams,
+};
+use faer::linalg::cholesky::llt::solve::{solve_in_place_scratch, solve_in_place_with_conj};
+use faer::linalg::matmul::matmul;
+use faer::{Accum, Conj, MatMut, MatRef, Par, Spec};
+use ndarray::{s, Array2, ArrayView2, Axis};
+use rayon::prelude::*;
 use rfx_core::{Result, RfxError};
-use std::os::raw::{c_char, c_int};
 
-use crate::dense::{ensure_standard, to_int};
+use crate::dense::ensure_standard;
+use crate::memory::{check_memory, DEFAULT_MEMORY_CAP};
 use crate::syrk::DEFAULT_ROW_BLOCK;
-use crate::threads::SingleBlasThread;
 
 /// Arithmetic of the $O(n^3)$ / $O(nm^2)$ parts of the ridge and KRR solvers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -22,53 +28,77 @@ pub enum Precision {
     MixedF32,
 }
 
-/// Row-major `cblas_ssyrk` into the upper triangle of `c`: $C \leftarrow A^\top A$ ($A$ is $k \times m$).
-fn ssyrk_cols_upper(a: ArrayView2<'_, f32>, c: &mut Array2<f32>, beta: f32) -> Result<()> {
-    let a = a.as_standard_layout();
-    let (r, k) = a.dim();
-    if k == 0 || r == 0 {
-        return Ok(());
-    }
-    let (ni, ki) = (to_int(k, "n")?, to_int(r, "k")?);
-    ensure_standard(c);
-    let cs = c.as_slice_mut().expect("standard layout");
-    let _pin = SingleBlasThread::new();
-    // SAFETY: A is contiguous row-major r x k (lda = k); C is contiguous k x k.
-    unsafe {
-        cblas_sys::cblas_ssyrk(
-            CBLAS_LAYOUT::CblasRowMajor,
-            CBLAS_UPLO::CblasUpper,
-            CBLAS_TRANSPOSE::CblasTrans,
-            ni,
-            ki,
-            1.0,
-            a.as_ptr(),
-            ni,
-            beta,
-            cs.as_mut_ptr(),
-            ni,
-        )
-    };
-    Ok(())
-}
+/// Rows of the output per task of [`gram_cols_f32_upper`]: fixed, so that every entry is computed by the same
+/// kernel call shape (and rounds the same way) whatever the number of threads.
+const F32_TILE: usize = 256;
 
-/// $Z^\top Z$ in `f32` ($m \times m$, upper triangle filled; the strict lower triangle is not referenced by
-/// [`CholeskyF32::factor_upper`]), accumulated over row blocks of an `f32` copy of each block of $Z$.
+/// $Z^\top Z$ in `f32` ($m \times m$, upper triangle filled; below the diagonal only the diagonal tiles' lower
+/// parts hold values, and [`CholeskyF32::factor_upper`] does not read them), accumulated over blocks of
+/// [`DEFAULT_ROW_BLOCK`] rows of an `f32` copy of $Z$.
+///
+/// Each block's product is split into fixed tiles of 256 output rows $I$ — $C_{I, J} \mathrel{+}= Z_{:,I}^\top
+/// Z_{:,J}$ for the columns $J \ge I$ — computed in parallel on the rayon pool, each by faer's single-threaded
+/// GEMM (`Par::Seq`; faer's f32 GEMM measured 1.9× the system OpenBLAS's on one core, `benches/backend.rs`):
+/// bit-for-bit the same for any thread count. About $n m^2$ flops.
 pub fn gram_cols_f32_upper(z: ArrayView2<'_, f64>) -> Result<Array2<f32>> {
-    let m = z.ncols();
+    let (n, m) = z.dim();
+    let rows = DEFAULT_ROW_BLOCK.min(n);
+    check_memory(
+        "f32 Gram",
+        4 * (m as u64 * m as u64 + rows as u64 * m as u64),
+        DEFAULT_MEMORY_CAP,
+    )?;
     let mut c = Array2::<f32>::zeros((m, m));
-    for (b, start) in (0..z.nrows()).step_by(DEFAULT_ROW_BLOCK).enumerate() {
-        let end = (start + DEFAULT_ROW_BLOCK).min(z.nrows());
-        let zb = z.slice(s![start..end, ..]).mapv(|v| v as f32);
-        ssyrk_cols_upper(zb.view(), &mut c, if b == 0 { 0.0 } else { 1.0 })?;
+    if n == 0 || m == 0 {
+        return Ok(c);
+    }
+    let mut block = Array2::<f32>::zeros((rows, m));
+    for (b, start) in (0..n).step_by(DEFAULT_ROW_BLOCK).enumerate() {
+        let end = (start + DEFAULT_ROW_BLOCK).min(n);
+        let nb = end - start;
+        block
+            .slice_mut(s![..nb, ..])
+            .axis_iter_mut(Axis(0))
+            .into_par_iter()
+            .zip(z.slice(s![start..end, ..]).axis_iter(Axis(0)))
+            .for_each(|(mut to, from)| to.zip_mut_with(&from, |t, &f| *t = f as f32));
+        let zb = block.slice(s![..nb, ..]);
+        let zf = MatRef::from_row_major_slice(
+            zb.to_slice().expect("leading rows of a standard array"),
+            nb,
+            m,
+        );
+        let accum = if b == 0 { Accum::Replace } else { Accum::Add };
+        c.axis_chunks_iter_mut(Axis(0), F32_TILE)
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(t, mut tile)| {
+                let i0 = t * F32_TILE;
+                let r = tile.nrows();
+                let out = MatMut::from_row_major_slice_mut(
+                    tile.as_slice_mut().expect("rows of a standard array"),
+                    r,
+                    m,
+                );
+                matmul(
+                    out.submatrix_mut(0, i0, r, m - i0),
+                    accum,
+                    zf.submatrix(0, i0, nb, r).transpose(),
+                    zf.submatrix(0, i0, nb, m - i0),
+                    1.0f32,
+                    Par::Seq,
+                );
+            });
     }
     Ok(c)
 }
 
-/// A Cholesky factor in `f32` (LAPACK `spotrf`), used as the preconditioner of [`solve_spd_refined`].
+/// A Cholesky factor in `f32` (faer's, one thread: 1.6× the system OpenBLAS's `spotrf` on one core in
+/// `benches/backend.rs`), used as the preconditioner of [`solve_spd_refined`].
 #[derive(Clone, Debug)]
 pub struct CholeskyF32 {
-    /// Row-major: the lower triangle holds $L$ (the upper triangle is garbage and never read).
+    /// Column-major (read as such by faer): the lower triangle holds $L$, $A = L L^\top$ (the strict upper
+    /// triangle is never read).
     l: Array2<f32>,
 }
 
@@ -84,19 +114,18 @@ impl CholeskyF32 {
         }
         ensure_standard(&mut a);
         if n > 0 {
-            let nn = to_int(n, "n")?;
-            let mut info: c_int = 0;
-            // Row-major upper triangle = column-major lower: factor 'L' there, which is row-major U = L^T.
-            let uplo = b'L' as c_char;
+            // The row-major upper triangle read column-major is the lower triangle, which faer factors.
             let buf = a.as_slice_mut().expect("standard layout");
-            let _pin = SingleBlasThread::new();
-            // SAFETY: buf holds n*n f32 in contiguous storage, lda = n.
-            unsafe { lapack_sys::spotrf_(&uplo, &nn, buf.as_mut_ptr(), &nn, &mut info) };
-            if info != 0 {
-                return Err(RfxError::Numerical(format!(
-                    "cholesky (f32): spotrf info {info} (n = {n})"
-                )));
-            }
+            let params: Spec<LltParams, f32> = Default::default();
+            let mut mem = MemBuffer::new(cholesky_in_place_scratch::<f32>(n, Par::Seq, params));
+            cholesky_in_place(
+                MatMut::from_column_major_slice_mut(buf, n, n),
+                Default::default(),
+                Par::Seq,
+                MemStack::new(&mut mem),
+                params,
+            )
+            .map_err(|e| RfxError::Numerical(format!("cholesky (f32): {e:?} (n = {n})")))?;
         }
         Ok(CholeskyF32 { l: a })
     }
@@ -119,29 +148,11 @@ impl CholeskyF32 {
             return Ok(Array2::zeros((rows, cols)));
         }
         let mut x = b.mapv(|v| v as f32);
-        let (ni, ki) = (to_int(n, "n")?, to_int(cols, "cols")?);
-        let xs = x.as_slice_mut().expect("standard layout");
-        let _pin = SingleBlasThread::new();
-        // The buffer holds row-major U (upper) with A = U^T U: solve U^T y = b, then U x = y.
-        for trans in [CBLAS_TRANSPOSE::CblasTrans, CBLAS_TRANSPOSE::CblasNoTrans] {
-            // SAFETY: row-major U (n x n, lda n) and X (n x cols, ldb cols), both contiguous.
-            unsafe {
-                cblas_sys::cblas_strsm(
-                    CBLAS_LAYOUT::CblasRowMajor,
-                    CBLAS_SIDE::CblasLeft,
-                    CBLAS_UPLO::CblasUpper,
-                    trans,
-                    CBLAS_DIAG::CblasNonUnit,
-                    ni,
-                    ki,
-                    1.0,
-                    self.l.as_ptr(),
-                    ni,
-                    xs.as_mut_ptr(),
-                    ki,
-                )
-            };
-        }
+        let l = MatRef::from_column_major_slice(self.l.as_slice().expect("standard layout"), n, n);
+        let rhs =
+            MatMut::from_row_major_slice_mut(x.as_slice_mut().expect("standard layout"), n, cols);
+        let mut mem = MemBuffer::new(solve_in_place_scratch::<f32>(n, cols, Par::Seq));
+        solve_in_place_with_conj(l, Conj::No, rhs, Par::Seq, MemStack::new(&mut mem));
         Ok(x.mapv(|v| v as f64))
     }
 }

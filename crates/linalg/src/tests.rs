@@ -230,3 +230,67 @@ fn scale_cols(a: &mut Array2<f64>, d: &Array1<f64>) {
         row.zip_mut_with(d, |x, s| *x *= s);
     }
 }
+
+/// $\gamma_k(u) = ku/(1 - ku)$ (Higham, Eq. 3.5).
+fn gamma(k: usize, u: f64) -> f64 {
+    k as f64 * u / (1.0 - k as f64 * u)
+}
+
+#[test]
+fn f32_gram_is_the_gram_to_the_f32_product_bound() {
+    // 9,000 rows: two row blocks of the accumulation; 300 columns: a ragged last tile of 256 rows
+    let (n, m) = (DEFAULT_ROW_BLOCK + 808, 300);
+    let z = randn(n, m, 11);
+    let exact = z.t().dot(&z);
+    let abs = z.mapv(f64::abs);
+    let scale = abs.t().dot(&abs);
+    // both factors rounded to f32 once, then an f32 product of inner length n (Higham, Lemma 3.1); the f64
+    // reference rounds too
+    let beta = gamma(n + 2, 2f64.powi(-24)) + gamma(n, 2f64.powi(-53));
+    let g = gram_cols_f32_upper(z.view()).unwrap();
+    let mut worst = 0.0f64;
+    for i in 0..m {
+        for j in i..m {
+            let err = (f64::from(g[[i, j]]) - exact[[i, j]]).abs();
+            worst = worst.max(err / (beta * scale[[i, j]]));
+        }
+    }
+    assert!(worst <= 1.0, "f32 Gram off by {worst} times its bound");
+    // and it is an f32 computation, not an f64 one rounded at the end
+    let diff = (0..m)
+        .map(|i| (f64::from(g[[i, i]]) - exact[[i, i]]).abs() / exact[[i, i]])
+        .fold(0.0, f64::max);
+    assert!(diff > 2f64.powi(-24) / 4.0, "{diff}");
+}
+
+#[test]
+fn f32_cholesky_solves_to_its_backward_error_bound() {
+    let n = 400;
+    let z = randn(n + 50, n, 12);
+    let mut a = gram_cols(z.view()).unwrap() / n as f64;
+    add_diag(&mut a, 0.1);
+    let b = randn(n, 3, 13);
+    let x = CholeskyF32::factor_f64(a.view())
+        .unwrap()
+        .solve(b.view())
+        .unwrap();
+    // Higham Thm 10.4: (A + ΔA) x̂ = b with |ΔA| ≤ γ_{3n+1}|Lᵀ||L| in f32, ‖|Lᵀ||L|‖₂ ≤ n‖A‖₂, plus the rounding
+    // of A and b to f32 (u‖A‖, u‖b‖); in the Frobenius norm, ‖A‖_F ≥ ‖A‖₂
+    let u = 2f64.powi(-24);
+    let fro = |m: &Array2<f64>| m.iter().map(|v| v * v).sum::<f64>().sqrt();
+    let residual = fro(&(&b - &a.dot(&x)));
+    let bound = (gamma(3 * n + 1, u) * n as f64 + u) * fro(&a) * fro(&x) + u * fro(&b);
+    assert!(residual <= bound, "residual {residual} > bound {bound}");
+    // an f32 solve: its residual is far above the f64 solve's
+    let x64 = Cholesky::factor_view(a.view())
+        .unwrap()
+        .solve(b.view())
+        .unwrap();
+    assert!(residual > 100.0 * fro(&(&b - &a.dot(&x64))));
+    // refinement with the f64 operator brings it to the f64 solution
+    let f = CholeskyF32::factor_f64(a.view()).unwrap();
+    let refined = solve_spd_refined(|v| Ok(a.dot(&v)), &f, b.view())
+        .unwrap()
+        .unwrap();
+    assert!(max_abs(&(&refined - &x64)) <= 1e-12 * max_abs(&x64));
+}

@@ -136,8 +136,9 @@ fn main() {
     let mut results: Vec<Value> = Vec::new();
     let load_start = loadavg();
 
-    // --- DGEMM rate of this machine, this run ---
+    // --- DGEMM and SGEMM rates of this machine, this run ---
     let (mut t_gemm, mut gemm_rate) = (f64::NAN, f64::NAN);
+    let (mut t_sgemm, mut sgemm_rate) = (f64::NAN, f64::NAN);
     if want("dgemm") {
         let ga = gaussian(a.d_gemm, a.d_gemm, "perf;gemm-a");
         let gb = gaussian(a.d_gemm, a.d_gemm, "perf;gemm-b");
@@ -149,6 +150,19 @@ fn main() {
             a.d_gemm,
             t_gemm,
             gemm_rate / 1e9,
+            loadavg()
+        );
+        // the anchor of the f32 maps: the same shape in f32 (ndarray `.dot` → OpenBLAS sgemm)
+        let (sa, sb) = (ga.mapv(|v| v as f32), gb.mapv(|v| v as f32));
+        drop((ga, gb));
+        let _ = sa.dot(&sb);
+        t_sgemm = time_median(a.reps, || sa.dot(&sb)).0;
+        sgemm_rate = 2.0 * (a.d_gemm as f64).powi(3) / t_sgemm;
+        eprintln!(
+            "SGEMM {0}x{0}: {1:.3} s, {2:.1} GFLOP/s (load {3})",
+            a.d_gemm,
+            t_sgemm,
+            sgemm_rate / 1e9,
             loadavg()
         );
     }
@@ -215,6 +229,49 @@ fn main() {
             2.0 * nf * df * a.m_nys as f64 + 2.0 * nf * (a.m_nys as f64).powi(2),
         ),
     ];
+    // the maps with a native f32 path (`FeatureMap::native_f32`), timed again on f32 rows as "<label>-f32":
+    // fit + `transform_f32`, the fraction against the SGEMM rate
+    let x32 = x.mapv(|v| v as f32);
+    for (label, method, params, mm, flops) in &maps {
+        let label32 = format!("{label}-f32");
+        if !want(&label32) {
+            continue;
+        }
+        let spec = methods::method(method).expect("registered method");
+        let given: Vec<(String, String)> = params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
+        let p = spec.parse_params(&given).expect("params");
+        let map = spec
+            .fit(
+                *mm,
+                &p,
+                FitData::Dim(d),
+                &mut rng_stream(0, &format!("perf;{label}")),
+            )
+            .expect("fit");
+        if !map.native_f32() {
+            continue; // its f32 output is the f64 one rounded: nothing of its own to time
+        }
+        let (t, dim) = time_median(a.reps, || {
+            let mut rng = rng_stream(0, &format!("perf;{label}"));
+            let map = spec.fit(*mm, &p, FitData::Dim(d), &mut rng).expect("fit");
+            map.transform_f32(x32.view()).expect("transform").ncols()
+        });
+        let load = loadavg();
+        eprintln!(
+            "{label32}: m = {mm} -> {dim}, {t:.3} s, {:.0} rows/s, SGEMM fraction {:.2} (load {load})",
+            nf / t,
+            flops / t / sgemm_rate
+        );
+        results.push(json!({
+            "name": label32, "kind": "map", "precision": "f32", "n": n, "d": d, "m": mm,
+            "out_dim": dim, "seconds": t, "rows_per_s": nf / t, "gemm_flops": flops,
+            "gemm_fraction": flops / t / sgemm_rate, "load": load,
+        }));
+    }
+    drop(x32);
     for (label, method, params, mm, flops) in &maps {
         if !want(label) {
             continue;
@@ -434,7 +491,7 @@ fn main() {
         let load = loadavg();
         eprintln!(
             "krr parts, n = {nk}: gram (syrk, symmetric) {t_sym:.3} s, gram (GEMM, general) {t_gen:.3} s, \
-             dpotrf {t_f64:.3} s, spotrf (incl. f32 copy) {t_f32:.3} s, one K*y {t_mv:.4} s (load {load})"
+             dpotrf {t_f64:.3} s, f32 Cholesky (faer, incl. f32 copy) {t_f32:.3} s, one K*y {t_mv:.4} s (load {load})"
         );
         results.push(json!({
             "name": "krr-parts", "kind": "profile", "n": nk, "gram_syrk_s": t_sym, "gram_gemm_s": t_gen,
@@ -472,6 +529,7 @@ fn main() {
 
     let doc = json!({
         "dgemm": {"n": a.d_gemm, "seconds": t_gemm, "gflops": gemm_rate / 1e9},
+        "sgemm": {"n": a.d_gemm, "seconds": t_sgemm, "gflops": sgemm_rate / 1e9},
         "load_start": load_start, "load_end": loadavg(),
         "reps": a.reps, "seeds": a.seeds, "n_err": a.n_err,
         "results": results,

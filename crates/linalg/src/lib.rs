@@ -60,6 +60,7 @@ mod band;
 mod cholesky;
 mod dense;
 mod eigen;
+mod gemm;
 mod memory;
 mod mixed;
 mod syrk;
@@ -69,6 +70,7 @@ pub use band::{BandReduction, BAND_WIDTH};
 pub use cholesky::Cholesky;
 pub use dense::{add_diag, center, check_finite, fro_norm, symmetrize, symmetrize_from_upper};
 pub use eigen::{eigh, eigvalsh, SymEig};
+pub use gemm::matmul_abt;
 pub use memory::{check_memory, f64_bytes, DEFAULT_MEMORY_CAP};
 pub use mixed::{gram_cols_f32_upper, solve_spd_refined, CholeskyF32, Precision};
 pub use syrk::{

@@ -294,3 +294,31 @@ fn f32_cholesky_solves_to_its_backward_error_bound() {
         .unwrap();
     assert!(max_abs(&(&refined - &x64)) <= 1e-12 * max_abs(&x64));
 }
+
+#[test]
+fn matmul_abt_is_the_product_on_any_strides() {
+    // A: every other row of a larger matrix; B: a transposed view (column-major); C: an inner block
+    let big = randn(40, 300, 21);
+    let a = big.slice(s![..;2, ..]);
+    let bt = randn(300, 13, 22);
+    let b = bt.t();
+    let mut out = Array2::from_elem((25, 20), 7.0);
+    matmul_abt(a, b, out.slice_mut(s![2..22, 3..16])).unwrap();
+    let (abs_a, abs_b) = (a.mapv(f64::abs), b.mapv(f64::abs));
+    let scale = abs_a.dot(&abs_b.t());
+    for i in 0..25 {
+        for j in 0..20 {
+            let v = out[[i, j]];
+            if (2..22).contains(&i) && (3..16).contains(&j) {
+                let (r, c) = (i - 2, j - 3);
+                // the naive sum, and any summation order is within γ_k of it (Higham, Lemma 3.1), both sides
+                let naive: f64 = (0..300).map(|t| a[[r, t]] * b[[c, t]]).sum();
+                let bound = 2.0 * gamma(300, 2f64.powi(-53)) * scale[[r, c]];
+                assert!((v - naive).abs() <= bound, "({r}, {c}): {v} vs {naive}");
+            } else {
+                assert_eq!(v, 7.0, "outside the block at ({i}, {j})");
+            }
+        }
+    }
+    assert!(matmul_abt(a, b, out.slice_mut(s![..3, ..3])).is_err());
+}

@@ -23,7 +23,7 @@
 
 use ndarray::{s, Array2, ArrayView2};
 use rfx_core::{FeatureMap, Result, RfxError};
-use rfx_linalg::{gram_rows_add_upper, symmetrize_from_upper};
+use rfx_linalg::{gram_rows_add_upper, matmul_abt, symmetrize_from_upper};
 
 /// Rows per side of the tiles [`feature_gram_error`] forms (8 MiB of doubles, cache-sized).
 const ERROR_TILE: usize = 1024;
@@ -129,7 +129,8 @@ pub fn feature_gram<M: FeatureMap + ?Sized>(
 
 /// $\big(\Vert\Phi\Phi^\top - K\Vert_F^2,\ \Vert K\Vert_F^2\big)$ for the features $\Phi$ of a fitted map on the rows of `x`
 /// and a symmetric $K$ ($n \times n$), without forming $\Phi\Phi^\top$: row panels as in [`feature_gram`]
-/// (within `memory_budget` bytes), tiles of at most $1024 \times 1024$ by GEMM, each compared with $K$ at once;
+/// (within `memory_budget` bytes), tiles of at most $1024 \times 1024$ by GEMM (faer's, one thread:
+/// [`rfx_linalg::matmul_abt`]), each compared with $K$ at once;
 /// only tiles on or above the diagonal are formed and those strictly above count twice (both sums use the
 /// upper triangle of $K$ only). The tiles are visited in a fixed order, so the sums are deterministic.
 pub fn feature_gram_error<M: FeatureMap + ?Sized>(
@@ -149,7 +150,7 @@ pub fn feature_gram_error<M: FeatureMap + ?Sized>(
     let (mut err, mut norm) = (0.0, 0.0);
     let mut tile = Array2::<f64>::zeros((ERROR_TILE.min(n.max(1)), ERROR_TILE.min(n.max(1))));
     // adds the tile Fa[r] Fb[c]ᵀ against K at rows a0 + r, columns b0 + c (upper triangle only)
-    let mut compare = |fa: &Array2<f64>, a0: usize, fb: &Array2<f64>, b0: usize| {
+    let mut compare = |fa: &Array2<f64>, a0: usize, fb: &Array2<f64>, b0: usize| -> Result<()> {
         for r0 in (0..fa.nrows()).step_by(ERROR_TILE) {
             let r1 = (r0 + ERROR_TILE).min(fa.nrows());
             for c0 in (0..fb.nrows()).step_by(ERROR_TILE) {
@@ -158,13 +159,11 @@ pub fn feature_gram_error<M: FeatureMap + ?Sized>(
                     continue; // entirely below the diagonal
                 }
                 let mut t = tile.slice_mut(s![..r1 - r0, ..c1 - c0]);
-                ndarray::linalg::general_mat_mul(
-                    1.0,
-                    &fa.slice(s![r0..r1, ..]),
-                    &fb.slice(s![c0..c1, ..]).t(),
-                    0.0,
-                    &mut t,
-                );
+                matmul_abt(
+                    fa.slice(s![r0..r1, ..]),
+                    fb.slice(s![c0..c1, ..]),
+                    t.view_mut(),
+                )?;
                 for (i, row) in t.outer_iter().enumerate() {
                     let gi = a0 + r0 + i;
                     for (j, &v) in row.iter().enumerate() {
@@ -180,11 +179,9 @@ pub fn feature_gram_error<M: FeatureMap + ?Sized>(
                 }
             }
         }
-    };
-    for_each_panel_pair(map, x, memory_budget, |fa, a, fb, b| {
-        compare(fa, a, fb, b);
         Ok(())
-    })?;
+    };
+    for_each_panel_pair(map, x, memory_budget, |fa, a, fb, b| compare(fa, a, fb, b))?;
     Ok((err, norm))
 }
 

@@ -15,6 +15,8 @@
 //!   each tile of $\Phi\Phi^\top$ (at most $1024 \times 1024$, by GEMM) compared with $K$ as soon as it is
 //!   formed: the same $n^2 m$ flops as [`feature_gram`] without its $n \times n$ output, its symmetrisation
 //!   and a second pass over $n^2$ entries (which dominate for small $m$).
+//! * [`kernel_gram_error`]: the same sums for a map's kernel-level Gram ([`FeatureMap::feature_gram`]) on
+//!   pairs of row blocks, never holding an $n \times n$ matrix.
 //! * [`chunked_gram`]: $\frac1C\sum_{c=1}^C \Phi_c\Phi_c^\top$ for $C$ independently fitted maps (each a
 //!   $1/\sqrt C$-scaled chunk of a map of $C$ times their dimension). For arc-cosine features this is exactly a
 //!   map of dimension $\sum_c m_c$; for Algorithm 1 with $L = 1$ it is unbiased with variance of the same
@@ -164,24 +166,68 @@ pub fn feature_gram_error<M: FeatureMap + ?Sized>(
                     fb.slice(s![c0..c1, ..]),
                     t.view_mut(),
                 )?;
-                for (i, row) in t.outer_iter().enumerate() {
-                    let gi = a0 + r0 + i;
-                    for (j, &v) in row.iter().enumerate() {
-                        let gj = b0 + c0 + j;
-                        if gj < gi {
-                            continue;
-                        }
-                        let e = k[[gi, gj]];
-                        let w = if gj == gi { 1.0 } else { 2.0 };
-                        err += w * (v - e) * (v - e);
-                        norm += w * e * e;
-                    }
-                }
+                add_tile_errors(t.view(), k, a0 + r0, b0 + c0, &mut err, &mut norm);
             }
         }
         Ok(())
     };
     for_each_panel_pair(map, x, memory_budget, |fa, a, fb, b| compare(fa, a, fb, b))?;
+    Ok((err, norm))
+}
+
+/// Adds the tile $T$ of $\hat K$ at rows $i_0 + r$, columns $j_0 + c$ against $K$ to the sums of
+/// $\Vert\hat K - K\Vert_F^2$ and $\Vert K\Vert_F^2$: entries on or above the diagonal of the whole matrix only, those
+/// strictly above counted twice, in row-major order.
+fn add_tile_errors(
+    t: ArrayView2<'_, f64>,
+    k: ArrayView2<'_, f64>,
+    i0: usize,
+    j0: usize,
+    err: &mut f64,
+    norm: &mut f64,
+) {
+    for (i, row) in t.outer_iter().enumerate() {
+        let gi = i0 + i;
+        for (j, &v) in row.iter().enumerate() {
+            let gj = j0 + j;
+            if gj < gi {
+                continue;
+            }
+            let e = k[[gi, gj]];
+            let w = if gj == gi { 1.0 } else { 2.0 };
+            *err += w * (v - e) * (v - e);
+            *norm += w * e * e;
+        }
+    }
+}
+
+/// $\big(\Vert\hat K - K\Vert_F^2,\ \Vert K\Vert_F^2\big)$ for the Gram $\hat K$ that a map computes at the kernel
+/// level ([`FeatureMap::feature_gram`], e.g. Naive-RF and Grad-RF, whose features are too wide to form) and a
+/// symmetric $K$ ($n \times n$), without holding $\hat K$: `feature_gram` of row blocks of at most 1024 rows,
+/// for the block pairs on and above the diagonal, each compared with $K$ at once (the convention of
+/// [`feature_gram_error`]). Each block's share of the map's work is redone once per block pair (about
+/// $n/2048$ times the whole in all), and no $n \times n$ intermediate of the map is ever formed.
+pub fn kernel_gram_error<M: FeatureMap + ?Sized>(
+    map: &M,
+    x: ArrayView2<'_, f64>,
+    k: ArrayView2<'_, f64>,
+) -> Result<(f64, f64)> {
+    let n = x.nrows();
+    if k.dim() != (n, n) {
+        return Err(RfxError::DimensionMismatch(format!(
+            "kernel_gram_error: {n} rows, reference Gram {:?}",
+            k.dim()
+        )));
+    }
+    let (mut err, mut norm) = (0.0, 0.0);
+    for a in (0..n).step_by(ERROR_TILE) {
+        let xa = x.slice(s![a..(a + ERROR_TILE).min(n), ..]);
+        for b in (a..n).step_by(ERROR_TILE) {
+            let xb = x.slice(s![b..(b + ERROR_TILE).min(n), ..]);
+            let t = map.feature_gram(xa, xb)?;
+            add_tile_errors(t.view(), k, a, b, &mut err, &mut norm);
+        }
+    }
     Ok((err, norm))
 }
 

@@ -52,7 +52,9 @@ pub use cnn_gradrf::{CnnGradRf, CnnGradRfParams};
 pub use cnn_train::{CnnClassifier, CnnClassifierParams, TrainChoice};
 pub use cntk::{Cntk, Duals, ReluDuals};
 pub use cntksketch::{CntkPolynomials, CntkSketch, CntkSketchParams, PolynomialCntk};
-pub use gram::{chunked_gram, feature_gram, feature_gram_error, GramAccumulator};
+pub use gram::{
+    chunked_gram, feature_gram, feature_gram_error, kernel_gram_error, GramAccumulator,
+};
 pub use ntkrf::{NtkRandomFeatures, NtkRfParams, PairSketch};
 pub use ntksketch::{
     fit_ntk_polynomial, NtkPolynomial, NtkSketch, NtkSketchParams, MAX_POLY_DEGREE,

@@ -4,8 +4,8 @@ use ndarray::{s, Array2};
 use rfx_core::{rng_stream, FeatureMap, Kernel};
 use rfx_kernels::ReluNtk;
 use rfx_ntk::{
-    chunked_gram, feature_gram, feature_gram_error, ArcCosineFeatures, GradRf, GramAccumulator,
-    NaiveRf, NtkRfParams,
+    chunked_gram, feature_gram, feature_gram_error, kernel_gram_error, ArcCosineFeatures, GradRf,
+    GramAccumulator, NaiveRf, NtkRfParams,
 };
 use rfx_sampling::random::gaussian_matrix;
 
@@ -239,4 +239,41 @@ fn grad_rf_widest_within_the_budget() {
     assert_eq!(GradRf::widest_within(16_384, 784, 1), Some(20)); // 785 * 20 = 15,700
     assert_eq!(GradRf::widest_within(784, 784, 1), None);
     assert_eq!(GradRf::widest_within(100, 10, 2), Some(5)); // 10w + w^2 + w: 80 at w = 5, 102 at w = 6
+}
+
+#[test]
+fn kernel_gram_error_equals_the_direct_sums_across_blocks() {
+    // 1,100 rows: two row blocks of 1024, so off-diagonal block pairs and a ragged block
+    let n = 1100;
+    let x = gaussian_matrix(n, 5, &mut rng_stream(12, "x"));
+    let naive = NaiveRf::params()
+        .depth(2)
+        .m0(3)
+        .m1(4)
+        .fit(5, &mut rng_stream(12, "naive"))
+        .unwrap();
+    let grad = GradRf::params()
+        .depth(2)
+        .width(6)
+        .fit(5, &mut rng_stream(12, "grad"))
+        .unwrap();
+    let maps: [&dyn FeatureMap; 2] = [&naive, &grad];
+    for map in maps {
+        let g = map.feature_gram(x.view(), x.view()).unwrap();
+        let k = Array2::from_shape_fn((n, n), |(i, j)| g[[i, j]] + 1e-2 * ((i + j) as f64).sin());
+        let (mut want_err, mut want_norm) = (0.0, 0.0);
+        for (a, b) in g.iter().zip(k.iter()) {
+            want_err += (a - b) * (a - b);
+            want_norm += b * b;
+        }
+        let (err, norm) = kernel_gram_error(map, x.view(), k.view()).unwrap();
+        // the same terms summed in another order (and the block Grams' own rounding, relative 1e-16 of
+        // entries of size 1 against differences of size 1e-2): far below 1e-9
+        assert!(
+            (err - want_err).abs() <= 1e-9 * want_err,
+            "{err} vs {want_err}"
+        );
+        assert!((norm - want_norm).abs() <= 1e-12 * want_norm);
+        assert!(kernel_gram_error(map, x.view(), k.slice(s![..10, ..10])).is_err());
+    }
 }

@@ -894,9 +894,10 @@ pub fn fit_ridge_cv(
 /// ([`NormalEquations`], `ntk-random-features.md` §3.9) and solves $(G + \lambda_{\rm eff} I)W = B$ by
 /// Cholesky. Same blocks, same search and same refit as [`fit_ridge_cv`] on the whole matrix when that
 /// takes its non-shared path ([`select_lambda`] then the primal [`Ridge::fit`]), so with a `features` that
-/// computes each row independently the two agree bit for bit. Memory: the search rows' features, one block,
-/// and $m^2 + 2mk$ doubles for the normal equations, checked against `memory_cap` before any feature is
-/// made.
+/// computes each row independently the two agree bit for bit. Every row's features are asked for once: the
+/// refit reuses those of the search rows. Memory: the search rows' features (held through the refit), one
+/// block, and $m^2 + 2mk$ doubles for the normal equations, checked against `memory_cap` before any feature
+/// is made.
 pub fn fit_ridge_cv_streamed<F>(
     n: usize,
     m: usize,
@@ -955,12 +956,24 @@ where
         .collect();
     let zs = checked_block(&mut features, &used, m)?;
     let cv = select_lambda_splits(zs.view(), y.select(Axis(0), &used).view(), search, &local)?;
-    drop(zs);
+    // the refit's blocks: the search rows' features are taken from `zs`, only the others are made
     let mut ne = NormalEquations::new(m, y.ncols())?;
     for start in (0..n).step_by(DEFAULT_ROW_BLOCK) {
         let end = (start + DEFAULT_ROW_BLOCK).min(n);
-        let rows: Vec<usize> = (start..end).collect();
-        let zb = checked_block(&mut features, &rows, m)?;
+        let missing: Vec<usize> = (start..end).filter(|&i| at[i] == usize::MAX).collect();
+        let made = if missing.is_empty() {
+            Array2::zeros((0, m))
+        } else {
+            checked_block(&mut features, &missing, m)?
+        };
+        let mut zb = Array2::<f64>::zeros((end - start, m));
+        let mut next = made.rows().into_iter();
+        for (mut row, i) in zb.rows_mut().into_iter().zip(start..end) {
+            match at[i] {
+                usize::MAX => row.assign(&next.next().expect("one made row per missing row")),
+                j => row.assign(&zs.row(j)),
+            }
+        }
         ne.push(zb.view(), y.slice(s![start..end, ..]))?;
     }
     let params = RidgeParams::new(cv.best_lambda).scale(search.scale);
@@ -1783,12 +1796,8 @@ mod tests {
                     Ok(z.select(Axis(0), rows))
                 })
                 .unwrap();
-            // the search's rows once, then every row once
-            let search_rows = match &search.validation {
-                Validation::Split { train, valid } => train.len() + valid.len(),
-                _ => n,
-            };
-            assert_eq!(asked, search_rows + n);
+            // every row once: the search's rows, then in the refit only the others
+            assert_eq!(asked, n);
             // the same search and the same blocked refit as on the whole matrix
             let direct = select_lambda(z.view(), y.view(), &search).unwrap();
             assert_eq!(cv, direct);

@@ -1,6 +1,9 @@
 //! The linear-algebra backend chosen by measurement (issue 26): every operation rfx uses, in `f64` and
-//! `f32`, through the system OpenBLAS (the `rfx-linalg` wrappers, one OpenBLAS thread as the project runs
-//! them) against faer (pure Rust, runtime CPU dispatch, `Par::Seq`, one thread as well).
+//! `f32`, as `rfx-linalg` runs it (the system OpenBLAS on one thread, or, where this measurement chose faer —
+//! the `f32` Gram and Cholesky of `Precision::MixedF32` — faer; the row's label says which) against faer
+//! (pure Rust, runtime CPU dispatch, `Par::Seq`, one thread). The `f32` rows compared OpenBLAS's `ssyrk`
+//! and `spotrf` with faer before the switch: faer 1.8× and 1.6× faster (`results/performance.md` of
+//! 2026-11-27 02:05, commit 40baa72).
 //!
 //! Before the criterion runs, each operation is timed best-of-3 at n = 2048 (`RFX_BENCH_N` to change it) and
 //! printed as a table row with GFLOP/s (nominal flop counts) and the faer/OpenBLAS time ratio, so one run
@@ -173,7 +176,7 @@ fn ops(x: &Inputs) -> Vec<Op<'_>> {
             }),
         ),
         (
-            "syrk ZᵀZ f32 (OpenBLAS: from f64)",
+            "syrk ZᵀZ f32 (rfx: from f64, faer tiles on rayon)",
             n3,
             Box::new(move || {
                 black_box(gram_cols_f32_upper(x.z.view()).unwrap());
@@ -206,7 +209,7 @@ fn ops(x: &Inputs) -> Vec<Op<'_>> {
             }),
         ),
         (
-            "cholesky f32",
+            "cholesky f32 (rfx: faer, from f64)",
             n3 / 3.0,
             Box::new(move || {
                 black_box(CholeskyF32::factor_f64(x.a.view()).unwrap());
@@ -253,10 +256,10 @@ fn ops(x: &Inputs) -> Vec<Op<'_>> {
 
 fn table(n: usize) {
     let x = Inputs::new(n);
-    println!("[rfx-linalg backend] n = {n}, best of 3, one thread each; ratio = faer time / OpenBLAS time");
+    println!("[rfx-linalg backend] n = {n}, best of 3, one thread each (rayon tiles: the pool); ratio = faer time / rfx time");
     println!(
         "[rfx-linalg backend] {:<50} {:>10} {:>10} {:>10} {:>10} {:>7}",
-        "operation", "OpenBLAS s", "GFLOP/s", "faer s", "GFLOP/s", "ratio"
+        "operation", "rfx s", "GFLOP/s", "faer s", "GFLOP/s", "ratio"
     );
     for (name, flops, mut blas, mut faer) in ops(&x) {
         let tb = best_of(3, &mut blas).as_secs_f64();

@@ -229,51 +229,13 @@ fn main() {
             2.0 * nf * df * a.m_nys as f64 + 2.0 * nf * (a.m_nys as f64).powi(2),
         ),
     ];
-    // the maps with a native f32 path (`FeatureMap::native_f32`), timed again on f32 rows as "<label>-f32":
-    // fit + `transform_f32`, the fraction against the SGEMM rate
+    // each map timed on f64 rows (fit + `transform`, fraction of the DGEMM rate) and, if it has a native f32
+    // path (`FeatureMap::native_f32`), again on f32 rows as "<label>-f32" (fit + `transform_f32`, fraction
+    // of the SGEMM rate)
     let x32 = x.mapv(|v| v as f32);
     for (label, method, params, mm, flops) in &maps {
         let label32 = format!("{label}-f32");
-        if !want(&label32) {
-            continue;
-        }
-        let spec = methods::method(method).expect("registered method");
-        let given: Vec<(String, String)> = params
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect();
-        let p = spec.parse_params(&given).expect("params");
-        let map = spec
-            .fit(
-                *mm,
-                &p,
-                FitData::Dim(d),
-                &mut rng_stream(0, &format!("perf;{label}")),
-            )
-            .expect("fit");
-        if !map.native_f32() {
-            continue; // its f32 output is the f64 one rounded: nothing of its own to time
-        }
-        let (t, dim) = time_median(a.reps, || {
-            let mut rng = rng_stream(0, &format!("perf;{label}"));
-            let map = spec.fit(*mm, &p, FitData::Dim(d), &mut rng).expect("fit");
-            map.transform_f32(x32.view()).expect("transform").ncols()
-        });
-        let load = loadavg();
-        eprintln!(
-            "{label32}: m = {mm} -> {dim}, {t:.3} s, {:.0} rows/s, SGEMM fraction {:.2} (load {load})",
-            nf / t,
-            flops / t / sgemm_rate
-        );
-        results.push(json!({
-            "name": label32, "kind": "map", "precision": "f32", "n": n, "d": d, "m": mm,
-            "out_dim": dim, "seconds": t, "rows_per_s": nf / t, "gemm_flops": flops,
-            "gemm_fraction": flops / t / sgemm_rate, "load": load,
-        }));
-    }
-    drop(x32);
-    for (label, method, params, mm, flops) in &maps {
-        if !want(label) {
+        if !want(label) && !want(&label32) {
             continue;
         }
         let spec = methods::method(method).expect("registered method");
@@ -283,25 +245,43 @@ fn main() {
             .collect();
         let p = spec.parse_params(&given).expect("params");
         let fit_rows = spec.data_dependent.then_some(x.view());
-        let (t, dim) = time_median(a.reps, || {
+        let fit = || {
             let mut rng = rng_stream(0, &format!("perf;{label}"));
             let data = fit_rows.map_or(FitData::Dim(d), FitData::Rows);
-            let map = spec.fit(*mm, &p, data, &mut rng).expect("fit");
-            let z = map.transform(x.view()).expect("transform");
-            z.ncols()
-        });
-        let load = loadavg();
-        eprintln!(
-            "{label}: m = {mm} -> {dim}, {t:.3} s, {:.0} rows/s, DGEMM fraction {:.2} (load {load})",
-            nf / t,
-            flops / t / gemm_rate
-        );
-        results.push(json!({
-            "name": label, "kind": "map", "n": n, "d": d, "m": mm, "out_dim": dim,
-            "seconds": t, "rows_per_s": nf / t, "gemm_flops": flops,
-            "gemm_fraction": flops / t / gemm_rate, "load": load,
-        }));
+            spec.fit(*mm, &p, data, &mut rng).expect("fit")
+        };
+        for f32_rows in [false, true] {
+            let (name, precision, rate, anchor) = if f32_rows {
+                (label32.as_str(), "f32", sgemm_rate, "SGEMM")
+            } else {
+                (*label, "f64", gemm_rate, "DGEMM")
+            };
+            // an f32 output that is the f64 one rounded has nothing of its own to time
+            if !want(name) || (f32_rows && !fit().native_f32()) {
+                continue;
+            }
+            let (t, dim) = time_median(a.reps, || {
+                let map = fit();
+                if f32_rows {
+                    map.transform_f32(x32.view()).expect("transform").ncols()
+                } else {
+                    map.transform(x.view()).expect("transform").ncols()
+                }
+            });
+            let load = loadavg();
+            eprintln!(
+                "{name}: m = {mm} -> {dim}, {t:.3} s, {:.0} rows/s, {anchor} fraction {:.2} (load {load})",
+                nf / t,
+                flops / t / rate
+            );
+            results.push(json!({
+                "name": name, "kind": "map", "precision": precision, "n": n, "d": d, "m": mm,
+                "out_dim": dim, "seconds": t, "rows_per_s": nf / t, "gemm_flops": flops,
+                "gemm_fraction": flops / t / rate, "load": load,
+            }));
+        }
     }
+    drop(x32);
 
     // --- the three maps of the side-by-side comparison: Grams on the error rows, per seed ---
     let gamma = 1.0 / (2.0 * a.sigma * a.sigma);

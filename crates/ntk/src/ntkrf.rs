@@ -210,6 +210,24 @@ enum Sketch2 {
     Srht(TensorSrht),
 }
 
+impl Sketch2 {
+    /// $S(\Lambda \otimes \Phi)$ of each row pair into `out` (the TensorSketch writes there directly).
+    fn pair_into(
+        &self,
+        lam: ArrayView2<'_, f64>,
+        phi: ArrayView2<'_, f64>,
+        mut out: ArrayViewMut2<'_, f64>,
+    ) -> Result<()> {
+        match self {
+            Sketch2::Count(ts) => ts.transform_tensor_into(&[lam.view(), phi.view()], out),
+            Sketch2::Srht(ts) => {
+                out.assign(&ts.transform_pair(lam, phi)?);
+                Ok(())
+            }
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 struct Layer {
     step: Option<RandomLayer>,
@@ -328,12 +346,7 @@ impl Layer {
             let lam = step.apply_f32(psi).mapv(f64::from);
             let phi = phi.mapv(f64::from);
             let mut gamma = Array2::<f64>::zeros(out_gamma.raw_dim());
-            match sk {
-                Sketch2::Count(ts) => {
-                    ts.transform_tensor_into(&[lam.view(), phi.view()], gamma.view_mut())?
-                }
-                Sketch2::Srht(ts) => gamma.assign(&ts.transform_pair(lam.view(), phi.view())?),
-            }
+            sk.pair_into(lam.view(), phi.view(), gamma.view_mut())?;
             out_gamma.zip_mut_with(&gamma, |o, &v| *o = v as f32);
         }
         Ok(())
@@ -348,16 +361,10 @@ impl Layer {
         phi: ArrayView2<'_, f64>,
         mut out: ArrayViewMut2<'_, f64>,
     ) -> Result<()> {
-        let (out_psi, mut out_gamma) = out.view_mut().split_at(Axis(1), self.relu.dim());
+        let (out_psi, out_gamma) = out.view_mut().split_at(Axis(1), self.relu.dim());
         self.relu.apply_into(psi, out_psi);
         if let (Some(step), Some(sk)) = (&self.step, &self.sketch) {
-            let lam = step.apply(psi);
-            match sk {
-                Sketch2::Count(ts) => {
-                    ts.transform_tensor_into(&[lam.view(), phi.view()], out_gamma)?
-                }
-                Sketch2::Srht(ts) => out_gamma.assign(&ts.transform_pair(lam.view(), phi)?),
-            }
+            sk.pair_into(step.apply(psi).view(), phi, out_gamma)?;
         }
         Ok(())
     }

@@ -115,6 +115,27 @@ fn time_median<T>(reps: usize, mut f: impl FnMut() -> T) -> (f64, T) {
     (times[times.len() / 2], last.expect("at least one run"))
 }
 
+/// The median time of the square product `a.dot(b)` after one warm-up call (thread pool start, page faults)
+/// and its rate in flop/s, printed with the load average under `name`.
+fn gemm_time_and_rate<T: ndarray::LinalgScalar>(
+    name: &str,
+    a: &Array2<T>,
+    b: &Array2<T>,
+    reps: usize,
+) -> (f64, f64) {
+    let _ = a.dot(b);
+    let t = time_median(reps, || a.dot(b)).0;
+    let n = a.nrows() as f64;
+    let rate = 2.0 * n * n * a.ncols() as f64 / t;
+    eprintln!(
+        "{name} {0}x{0}: {t:.3} s, {1:.1} GFLOP/s (load {2})",
+        a.nrows(),
+        rate / 1e9,
+        loadavg()
+    );
+    (t, rate)
+}
+
 fn gaussian(n: usize, p: usize, key: &str) -> Array2<f64> {
     gaussian_matrix(n, p, &mut rng_stream(0, key))
 }
@@ -142,29 +163,11 @@ fn main() {
     if want("dgemm") {
         let ga = gaussian(a.d_gemm, a.d_gemm, "perf;gemm-a");
         let gb = gaussian(a.d_gemm, a.d_gemm, "perf;gemm-b");
-        let _ = ga.dot(&gb); // warm-up (thread pool start, page faults)
-        t_gemm = time_median(a.reps, || ga.dot(&gb)).0;
-        gemm_rate = 2.0 * (a.d_gemm as f64).powi(3) / t_gemm;
-        eprintln!(
-            "DGEMM {0}x{0}: {1:.3} s, {2:.1} GFLOP/s (load {3})",
-            a.d_gemm,
-            t_gemm,
-            gemm_rate / 1e9,
-            loadavg()
-        );
+        (t_gemm, gemm_rate) = gemm_time_and_rate("DGEMM", &ga, &gb, a.reps);
         // the anchor of the f32 maps: the same shape in f32 (ndarray `.dot` → OpenBLAS sgemm)
         let (sa, sb) = (ga.mapv(|v| v as f32), gb.mapv(|v| v as f32));
         drop((ga, gb));
-        let _ = sa.dot(&sb);
-        t_sgemm = time_median(a.reps, || sa.dot(&sb)).0;
-        sgemm_rate = 2.0 * (a.d_gemm as f64).powi(3) / t_sgemm;
-        eprintln!(
-            "SGEMM {0}x{0}: {1:.3} s, {2:.1} GFLOP/s (load {3})",
-            a.d_gemm,
-            t_sgemm,
-            sgemm_rate / 1e9,
-            loadavg()
-        );
+        (t_sgemm, sgemm_rate) = gemm_time_and_rate("SGEMM", &sa, &sb, a.reps);
     }
 
     // --- data (MNIST, scaled to [0, 1]) ---

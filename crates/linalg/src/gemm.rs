@@ -40,11 +40,10 @@ pub fn matmul_abt(
             c.dim()
         )));
     }
-    let (rows, cols) = c.dim();
-    let s = c.strides().to_vec();
+    let ((rows, cols), (rs, cs)) = (c.dim(), (c.strides()[0], c.strides()[1]));
     // SAFETY: the mutable view addresses `rows × cols` valid elements at these strides, exclusively borrowed
     // for this call; an ndarray view never aliases its own elements.
-    let out = unsafe { MatMut::from_raw_parts_mut(c.as_mut_ptr(), rows, cols, s[0], s[1]) };
+    let out = unsafe { MatMut::from_raw_parts_mut(c.as_mut_ptr(), rows, cols, rs, cs) };
     matmul(
         out,
         Accum::Replace,

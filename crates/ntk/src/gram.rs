@@ -141,14 +141,7 @@ pub fn feature_gram_error<M: FeatureMap + ?Sized>(
     k: ArrayView2<'_, f64>,
     memory_budget: u64,
 ) -> Result<(f64, f64)> {
-    let n = x.nrows();
-    if k.dim() != (n, n) {
-        return Err(RfxError::DimensionMismatch(format!(
-            "feature_gram_error: {} rows, reference Gram {:?}",
-            n,
-            k.dim()
-        )));
-    }
+    let n = check_reference("feature_gram_error", x, k)?;
     let (mut err, mut norm) = (0.0, 0.0);
     let mut tile = Array2::<f64>::zeros((ERROR_TILE.min(n.max(1)), ERROR_TILE.min(n.max(1))));
     // adds the tile Fa[r] Fb[c]ᵀ against K at rows a0 + r, columns b0 + c (upper triangle only)
@@ -173,6 +166,18 @@ pub fn feature_gram_error<M: FeatureMap + ?Sized>(
     };
     for_each_panel_pair(map, x, memory_budget, |fa, a, fb, b| compare(fa, a, fb, b))?;
     Ok((err, norm))
+}
+
+/// The number of rows $n$ of `x`, after checking that the reference Gram `k` is $n \times n$.
+fn check_reference(what: &str, x: ArrayView2<'_, f64>, k: ArrayView2<'_, f64>) -> Result<usize> {
+    let n = x.nrows();
+    if k.dim() != (n, n) {
+        return Err(RfxError::DimensionMismatch(format!(
+            "{what}: {n} rows, reference Gram {:?}",
+            k.dim()
+        )));
+    }
+    Ok(n)
 }
 
 /// Adds the tile $T$ of $\hat K$ at rows $i_0 + r$, columns $j_0 + c$ against $K$ to the sums of
@@ -212,13 +217,7 @@ pub fn kernel_gram_error<M: FeatureMap + ?Sized>(
     x: ArrayView2<'_, f64>,
     k: ArrayView2<'_, f64>,
 ) -> Result<(f64, f64)> {
-    let n = x.nrows();
-    if k.dim() != (n, n) {
-        return Err(RfxError::DimensionMismatch(format!(
-            "kernel_gram_error: {n} rows, reference Gram {:?}",
-            k.dim()
-        )));
-    }
+    let n = check_reference("kernel_gram_error", x, k)?;
     let (mut err, mut norm) = (0.0, 0.0);
     for a in (0..n).step_by(ERROR_TILE) {
         let xa = x.slice(s![a..(a + ERROR_TILE).min(n), ..]);

@@ -21,6 +21,8 @@
 //! * [`Precision::MixedF32`]: `f32` Gram and Cholesky factor ([`gram_cols_f32_upper`], [`CholeskyF32`]) with
 //!   iterative refinement against the `f64` operator ([`solve_spd_refined`]): `f64` accuracy at `f32` speed
 //!   for well-enough conditioned systems (issue 10);
+//! * [`dot`], [`sq_dist`] and [`axpy`]: level-1 kernels on slices in a fixed order of operations (no BLAS call), for
+//!   sequential inner loops such as coordinate descent and k-means' distances;
 //! * [`check_memory`]: a memory estimate compared against a cap before large allocations, returning
 //!   [`rfx_core::RfxError::OutOfMemory`] (reported as "(-)" by the experiments, as the papers do).
 //!
@@ -65,6 +67,7 @@ mod memory;
 mod mixed;
 mod syrk;
 mod threads;
+mod vector;
 
 pub use band::{BandReduction, BAND_WIDTH};
 pub use cholesky::Cholesky;
@@ -78,6 +81,7 @@ pub use syrk::{
     DEFAULT_ROW_BLOCK,
 };
 pub use threads::{blas_threads, set_blas_threads, SingleBlasThread};
+pub use vector::{axpy, dot, sq_dist};
 
 #[cfg(test)]
 mod tests;

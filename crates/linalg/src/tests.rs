@@ -322,3 +322,48 @@ fn matmul_abt_is_the_product_on_any_strides() {
     }
     assert!(matmul_abt(a, b, out.slice_mut(s![..3, ..3])).is_err());
 }
+
+#[test]
+fn dot_sq_dist_and_axpy_are_the_sums_to_their_rounding_bounds_and_cpu_independent() {
+    let data = randn(2, 1003, 31);
+    for n in [0usize, 1, 15, 16, 17, 33, 1003] {
+        let (x, y) = (
+            data.row(0).slice(s![..n]).to_vec(),
+            data.row(1).slice(s![..n]).to_vec(),
+        );
+        let d = dot(&x, &y);
+        // the portable copy (no AVX2) gives the same bits: no FMA, same order
+        assert_eq!(
+            d.to_bits(),
+            crate::vector::dot_portable(&x, &y).to_bits(),
+            "n = {n}"
+        );
+        // within γ of the depth of each summation tree of the naive (index-order) sum
+        let naive: f64 = x.iter().zip(&y).map(|(a, b)| a * b).sum();
+        let abs: f64 = x.iter().zip(&y).map(|(a, b)| (a * b).abs()).sum();
+        let u = 2f64.powi(-53);
+        let bound = (gamma(n / 16 + 5, u) + gamma(n.max(1), u)) * abs;
+        assert!((d - naive).abs() <= bound, "n = {n}: {d} vs {naive}");
+        // ‖x − y‖²: each term fl(fl(x_i − y_i)²) is within (1 + u)³ of (x_i − y_i)², then the sum as dot's
+        let sd = sq_dist(&x, &y);
+        assert_eq!(
+            sd.to_bits(),
+            crate::vector::sq_dist_portable(&x, &y).to_bits()
+        );
+        let exact_terms: f64 = x.iter().zip(&y).map(|(a, b)| (a - b) * (a - b)).sum();
+        let sd_bound = (gamma(n / 16 + 5, u) + gamma(n.max(1), u)) * exact_terms;
+        assert!(
+            (sd - exact_terms).abs() <= sd_bound,
+            "n = {n}: {sd} vs {exact_terms}"
+        );
+        let mut z = y.clone();
+        axpy(-0.75, &x, &mut z);
+        let mut z_portable = y.clone();
+        crate::vector::axpy_portable(-0.75, &x, &mut z_portable);
+        for i in 0..n {
+            // one rounding of the product, one of the sum: exactly the expression below
+            assert_eq!(z[i].to_bits(), (y[i] + -0.75 * x[i]).to_bits());
+            assert_eq!(z[i].to_bits(), z_portable[i].to_bits());
+        }
+    }
+}

@@ -10,7 +10,8 @@
 use linfa::traits::Fit;
 use linfa::DatasetBase;
 use linfa_clustering::{KMeans, KMeansInit};
-use ndarray::{Array2, ArrayView2};
+use linfa_nn::distance::Distance;
+use ndarray::{Array2, ArrayView, ArrayView2, Dimension};
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256Plus;
 use rayon::prelude::*;
@@ -117,7 +118,45 @@ pub fn assign(z: ArrayView2<'_, f64>, centroids: ArrayView2<'_, f64>) -> Result<
     Ok((labels, total / z.nrows() as f64))
 }
 
-/// k-means on the rows of $Z$ ($n \times m$): k-means++ seeding, Lloyd iterations, `n_runs` restarts (linfa).
+/// The Euclidean distance of linfa's k-means (its `L2Dist`), with the reduced distance
+/// $\Vert a - b\Vert^2$ by [`rfx_linalg::sq_dist`]: 16 partial sums in AVX2 instead of ndarray-stats'
+/// sequential sum, where linfa's k-means spent 90 % of its time (perf, 10,992 × 512 features, k = 10).
+/// Every view is summed in its logical order, so the result does not depend on the memory layout.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SqEuclidean;
+
+impl Distance<f64> for SqEuclidean {
+    fn distance<D: Dimension>(&self, a: ArrayView<f64, D>, b: ArrayView<f64, D>) -> f64 {
+        self.rdistance(a, b).sqrt()
+    }
+
+    fn rdistance<D: Dimension>(&self, a: ArrayView<f64, D>, b: ArrayView<f64, D>) -> f64 {
+        assert_eq!(
+            a.shape(),
+            b.shape(),
+            "distance between arrays of different shapes"
+        );
+        match (a.as_slice(), b.as_slice()) {
+            (Some(x), Some(y)) => rfx_linalg::sq_dist(x, y),
+            _ => {
+                let (x, y): (Vec<f64>, Vec<f64>) =
+                    (a.iter().copied().collect(), b.iter().copied().collect());
+                rfx_linalg::sq_dist(&x, &y)
+            }
+        }
+    }
+
+    fn rdist_to_dist(&self, rdist: f64) -> f64 {
+        rdist.sqrt()
+    }
+
+    fn dist_to_rdist(&self, dist: f64) -> f64 {
+        dist * dist
+    }
+}
+
+/// k-means on the rows of $Z$ ($n \times m$): k-means++ seeding, Lloyd iterations, `n_runs` restarts (linfa,
+/// with the distance [`SqEuclidean`]).
 pub fn kmeans(z: ArrayView2<'_, f64>, params: &KMeansParams) -> Result<KMeansResult> {
     params.validate()?;
     if z.nrows() < params.k {
@@ -132,7 +171,7 @@ pub fn kmeans(z: ArrayView2<'_, f64>, params: &KMeansParams) -> Result<KMeansRes
     }
     let rng = Xoshiro256Plus::seed_from_u64(stream_seed(params.seed, "kmeans"));
     let ds = DatasetBase::from(z.to_owned());
-    let model = KMeans::params_with_rng(params.k, rng)
+    let model = KMeans::params_with(params.k, rng, SqEuclidean)
         .n_runs(params.n_runs)
         .max_n_iterations(params.max_iter)
         .tolerance(params.tolerance)
@@ -224,6 +263,43 @@ pub fn kernel_kmeans_objective_of<K: Kernel + ?Sized>(
 mod tests {
     use super::*;
     use crate::testutil::randn;
+
+    #[test]
+    fn sq_euclidean_is_linfa_l2_distance_to_rounding_on_any_layout() {
+        use linfa_nn::distance::L2Dist;
+        let a = crate::testutil::randn(7, 37, 3);
+        let b = crate::testutil::randn(7, 37, 4);
+        let u = 2f64.powi(-53);
+        for i in 0..7 {
+            let (x, y) = (a.row(i), b.row(i));
+            let ours = SqEuclidean.rdistance(x, y);
+            let linfa = L2Dist.rdistance(x, y);
+            // both sum the same rounded terms fl(fl(x−y)²) in different orders: within 2γ_m of each other
+            let bound = 2.0 * 37.0 * u / (1.0 - 37.0 * u) * linfa;
+            assert!((ours - linfa).abs() <= bound, "row {i}: {ours} vs {linfa}");
+            assert_eq!(
+                SqEuclidean.dist_to_rdist(SqEuclidean.distance(x, y)).sqrt(),
+                ours.sqrt()
+            );
+        }
+        // a 2-D distance (linfa's convergence test) and a transposed (non-contiguous) view: summed in the
+        // logical order, so the transpose of both gives the sum of the same terms
+        let whole = SqEuclidean.rdistance(a.view(), b.view());
+        let linfa = L2Dist.rdistance(a.view(), b.view());
+        assert!((whole - linfa).abs() <= 2.0 * 259.0 * u / (1.0 - 259.0 * u) * linfa);
+        let (at, bt) = (a.t(), b.t());
+        let transposed = SqEuclidean.rdistance(at, bt);
+        assert!((transposed - whole).abs() <= 2.0 * 259.0 * u / (1.0 - 259.0 * u) * whole);
+        assert_eq!(
+            transposed.to_bits(),
+            SqEuclidean
+                .rdistance(
+                    at.as_standard_layout().view(),
+                    bt.as_standard_layout().view()
+                )
+                .to_bits()
+        );
+    }
 
     #[test]
     fn recovers_separated_blobs_and_objectives_agree() {

@@ -484,13 +484,15 @@ pub struct SvmParams {
 }
 
 impl SvmParams {
-    /// $C$ with squared hinge, bias 1, tolerance $10^{-3}$, 1000 passes, shrinking (LIBLINEAR's defaults).
+    /// $C$ with LIBLINEAR's defaults for `-s 1`: squared hinge, bias 1, tolerance $\epsilon = 0.1$ on the
+    /// projected-gradient spread, at most 1000 passes, shrinking. (scikit-learn's `LinearSVC` passes its own
+    /// `tol = 1e-4` to the same solver.)
     pub fn new(c: f64, seed: u64) -> Self {
         SvmParams {
             c,
             loss: SvmLoss::L2,
             bias: 1.0,
-            tol: 1e-3,
+            tol: 0.1,
             max_iter: 1000,
             seed,
             shrinking: true,

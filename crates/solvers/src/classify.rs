@@ -572,19 +572,15 @@ fn dcd(x: &ArrayView2<'_, f64>, y: &[f64], p: &SvmParams, stream: &str) -> Binar
             let i = order[s];
             let xi = row(i);
             let g = y[i] * dot(&w, xi) - 1.0 + dii * alpha[i];
-            let pg = if alpha[i] == 0.0 {
-                if p.shrinking && g > pg_max_old {
-                    active -= 1;
-                    order.swap(s, active);
-                    continue;
-                }
+            let (at_lower, at_upper) = (alpha[i] == 0.0, alpha[i] == upper);
+            if p.shrinking && ((at_lower && g > pg_max_old) || (at_upper && g < pg_min_old)) {
+                active -= 1;
+                order.swap(s, active);
+                continue;
+            }
+            let pg = if at_lower {
                 g.min(0.0)
-            } else if alpha[i] == upper {
-                if p.shrinking && g < pg_min_old {
-                    active -= 1;
-                    order.swap(s, active);
-                    continue;
-                }
+            } else if at_upper {
                 g.max(0.0)
             } else {
                 g

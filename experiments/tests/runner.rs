@@ -645,14 +645,22 @@ fn cells_record_the_commit_that_computed_them() {
         .ok()
         .filter(|o| o.status.success())
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
-    let o = run(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let o = run(&[
+        "run",
+        f.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--threads",
+        "1",
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(out.join("st/cells.csv")).unwrap();
     let mut lines = text.lines();
     assert!(lines.next().unwrap().ends_with(",commit,load"));
     for line in lines {
         let mut fields = line.rsplit(',');
-        // The load field: 1-minute load average at the cell's start and end, and the CPUs (Linux).
+        // The load field: 1-minute load average at the cell's start and end, the CPUs and the run's worker
+        // threads (Linux).
         let load: Vec<f64> = fields
             .next()
             .unwrap()
@@ -660,7 +668,7 @@ fn cells_record_the_commit_that_computed_them() {
             .map(|x| x.parse().unwrap())
             .collect();
         assert!(
-            load.len() == 3 && load[2] >= 1.0 && load[0] >= 0.0 && load[1] >= 0.0,
+            load.len() == 4 && load[2] >= 1.0 && load[3] == 1.0 && load[0] >= 0.0 && load[1] >= 0.0,
             "{line}"
         );
         let commit = fields.next().unwrap();

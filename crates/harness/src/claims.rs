@@ -213,7 +213,7 @@ pub struct Point {
     pub value: f64,
     /// The equal-budget metric (NaN without one).
     pub at: f64,
-    /// Whether the load average was below the CPU count at the cell's start and end (`None`: not recorded).
+    /// Whether the cell was timed on a quiet machine ([`crate::results::Row::quiet`]; `None`: not recorded).
     pub quiet: Option<bool>,
     /// The cell's per-item outcomes in the claim's item column (empty without one).
     pub items: Vec<bool>,
@@ -702,7 +702,8 @@ pub fn evaluate(claim: &ClaimSpec, points: &[Point]) -> ClaimVerdict {
         selected.retain(|p| p.quiet != Some(false));
         if busy > 0 {
             remarks.push(format!(
-                "{busy} of {n} cells were timed with the load average at or above the CPU count and are left out."
+                "{busy} of {n} cells were timed on a busy machine (load average at or above the CPU count, or above \
+                 the run's own threads plus one) and are left out."
             ));
         }
         if unknown > 0 {

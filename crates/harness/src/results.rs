@@ -14,7 +14,7 @@ use crate::spec::Spec;
 /// The name of the provenance column, the last of `cells.csv`.
 pub const COMMIT_COLUMN: &str = "commit";
 
-/// The provenance column with the machine's load around the cell: `start/end/cpus` (see [`Row::load`]).
+/// The provenance column with the machine's load around the cell: `start/end/cpus/threads` (see [`Row::load`]).
 pub const LOAD_COLUMN: &str = "load";
 
 /// The load field for a cell starting or ending now: the 1-minute load average (`/proc/loadavg`; empty where
@@ -26,10 +26,15 @@ pub fn load_now() -> Option<(f64, usize)> {
     Some((load, cpus))
 }
 
-/// Formats the load field from the readings at a cell's start and end.
-pub fn load_field(start: Option<(f64, usize)>, end: Option<(f64, usize)>) -> String {
+/// Formats the load field from the readings at a cell's start and end and the run's worker threads (the
+/// load the run itself puts on the machine: its cells run on a pool of that many threads).
+pub fn load_field(
+    start: Option<(f64, usize)>,
+    end: Option<(f64, usize)>,
+    threads: usize,
+) -> String {
     match (start, end) {
-        (Some((a, n)), Some((b, _))) => format!("{a:.2}/{b:.2}/{n}"),
+        (Some((a, n)), Some((b, _))) => format!("{a:.2}/{b:.2}/{n}/{threads}"),
         _ => String::new(),
     }
 }
@@ -245,14 +250,19 @@ impl Row {
         self.0.get(layout.width() - 2).map_or("", String::as_str)
     }
 
-    /// The load field: `start/end/cpus` (1-minute load average at the cell's start and end, CPUs available);
-    /// empty when not recorded.
+    /// The load field: `start/end/cpus/threads` (1-minute load average at the cell's start and end, CPUs
+    /// available, the run's worker threads); `start/end/cpus` in cells computed before the threads were
+    /// recorded; empty when not recorded.
     pub fn load<'a>(&'a self, layout: &Layout) -> &'a str {
         self.0.get(layout.width() - 1).map_or("", String::as_str)
     }
 
-    /// Whether the cell was timed on a quiet machine: the load average below the CPU count at its start and
-    /// end; `None` when the load was not recorded.
+    /// Whether the cell was timed on a quiet machine; `None` when the load was not recorded.
+    ///
+    /// A run of $t$ worker threads on $c$ CPUs keeps the load average near $t$ by itself, so what other
+    /// processes add is $\ell - t$. The cell is quiet when that stays below the CPUs the run leaves idle, and
+    /// below one busy process when it leaves none: $\ell < \max(c,\ t + 1)$ at the cell's start and at its end.
+    /// Without a recorded $t$ (older cells) the bound is $c$, which a run using every CPU cannot meet.
     pub fn quiet(&self, layout: &Layout) -> Option<bool> {
         let f: Vec<f64> = self
             .load(layout)
@@ -260,10 +270,12 @@ impl Row {
             .map(|x| x.parse::<f64>())
             .collect::<Result<_, _>>()
             .ok()?;
-        match f.as_slice() {
-            [start, end, cpus] => Some(start < cpus && end < cpus),
-            _ => None,
-        }
+        let (start, end, bound) = match f.as_slice() {
+            [start, end, cpus] => (*start, *end, *cpus),
+            [start, end, cpus, threads] => (*start, *end, cpus.max(threads + 1.0)),
+            _ => return None,
+        };
+        Some(start < bound && end < bound)
     }
 }
 
@@ -641,6 +653,36 @@ mod tests {
             (1.5, "abc")
         );
         assert_eq!(rows[0].quiet(&layout), None);
+    }
+
+    #[test]
+    fn quiet_allows_the_runs_own_threads_and_no_more() {
+        let layout = Layout {
+            params: vec!["seed".into()],
+            metrics: vec!["m".into()],
+            items: vec![],
+            timings: vec!["time_s".into()],
+        };
+        let quiet = |load: &str| {
+            let text = format!("seed,m,note,time_s,commit,load\n0,1,,1,abc,{load}\n");
+            layout.read(text.as_bytes()).unwrap().0[0].quiet(&layout)
+        };
+        // Two threads on two CPUs: the run's own load is about 2; one more busy process is not quiet.
+        assert_eq!(quiet("2.10/2.40/2/2"), Some(true));
+        assert_eq!(quiet("2.10/3.05/2/2"), Some(false));
+        // One thread on two CPUs: the idle CPU may be partly used, not fully.
+        assert_eq!(quiet("1.60/1.90/2/1"), Some(true));
+        assert_eq!(quiet("1.60/2.00/2/1"), Some(false));
+        // Older cells without the threads: below the CPU count.
+        assert_eq!(quiet("1.90/1.95/2"), Some(true));
+        assert_eq!(quiet("2.10/1.95/2"), Some(false));
+        assert_eq!(quiet(""), None);
+        assert_eq!(quiet("1/x/2"), None);
+        // The field written for a run reads back with its threads.
+        let f = load_field(Some((0.5, 8)), Some((0.7, 8)), 8);
+        assert_eq!(f, "0.50/0.70/8/8");
+        assert_eq!(quiet(&f), Some(true));
+        assert_eq!(load_field(None, Some((0.7, 8)), 8), "");
     }
 
     #[test]

@@ -473,7 +473,11 @@ fn compute_cells(
         let t0 = Instant::now();
         let out = spec.runner.run_cell(cell, &mut rng);
         let secs = t0.elapsed().as_secs_f64();
-        let load = crate::results::load_field(load_start, crate::results::load_now());
+        let load = crate::results::load_field(
+            load_start,
+            crate::results::load_now(),
+            rayon::current_num_threads(),
+        );
         let mut fields: Vec<String> = cell.params.iter().map(|(_, v)| v.to_string()).collect();
         let (metrics, items, note, timings) = match out {
             Ok(CellOutput {

@@ -546,7 +546,16 @@ pub struct BinarySvm {
 /// $G_i > \overline{PG}$, or $\alpha_i = U$ and $G_i < \underline{PG}$) leaves the active set; when the active set
 /// meets the tolerance, every coordinate comes back and the passes continue until all of them do. The stopping
 /// rule is therefore the same as without shrinking, on all $n$ coordinates.
-fn dcd(x: &ArrayView2<'_, f64>, y: &[f64], p: &SvmParams, stream: &str) -> BinarySvm {
+///
+/// `start`: dual variables to begin from (a warm start, clipped to $[0, U]$, with $w$ formed from them);
+/// zeros without one.
+fn dcd(
+    x: &ArrayView2<'_, f64>,
+    y: &[f64],
+    p: &SvmParams,
+    stream: &str,
+    start: Option<&[f64]>,
+) -> BinarySvm {
     let (n, m) = x.dim();
     let rows = x
         .as_slice()
@@ -556,6 +565,14 @@ fn dcd(x: &ArrayView2<'_, f64>, y: &[f64], p: &SvmParams, stream: &str) -> Binar
     let qd: Vec<f64> = (0..n).map(|i| dot(row(i), row(i)) + dii).collect();
     let mut alpha = vec![0.0f64; n];
     let mut w = vec![0.0f64; m];
+    if let Some(a0) = start {
+        for (i, (a, &v)) in alpha.iter_mut().zip(a0).enumerate() {
+            *a = v.max(0.0).min(upper);
+            if *a != 0.0 {
+                axpy(*a * y[i], row(i), &mut w);
+            }
+        }
+    }
     let mut order: Vec<usize> = (0..n).collect();
     let mut active = n;
     // the previous pass's projected-gradient extremes (±∞: shrink nothing)
@@ -663,7 +680,7 @@ impl LinearSvm {
                     .iter()
                     .map(|&l| if l == c { 1.0 } else { -1.0 })
                     .collect();
-                dcd(&x.view(), &y, params, &format!("svm-dcd-class={c}"))
+                dcd(&x.view(), &y, params, &format!("svm-dcd-class={c}"), None)
             })
             .collect();
         Ok(LinearSvm {
@@ -671,6 +688,61 @@ impl LinearSvm {
             bias: params.bias,
             n_features: z.ncols(),
         })
+    }
+
+    /// Fits one model per cost in `cs` (in that order, `params.c` ignored), each binary problem starting its
+    /// coordinate descent from the previous cost's dual variables (clipped to the new box) instead of
+    /// $\alpha = 0$ — the warm start of LIBLINEAR's parameter search, for a grid of $C$ in increasing order.
+    ///
+    /// Each model meets the same stopping rule as [`LinearSvm::fit`] with that $C$ (spread of the projected
+    /// gradient $\le$ `tol`, or `max_iter` passes), so both are within the tolerance's reach of the one optimum
+    /// $w^*(C)$ of the strongly convex primal; only where in that reach they stop differs. With $C$ increasing,
+    /// the previous $\alpha$ is feasible (the box $[0, C]$ grows; the squared hinge has no upper bound) and
+    /// already close, so the small costs need fewer passes; a cost whose fit runs to `max_iter` passes from
+    /// zero does so from the warm start too.
+    pub fn fit_path(
+        z: ArrayView2<'_, f64>,
+        labels: &[usize],
+        n_classes: usize,
+        params: &SvmParams,
+        cs: &[f64],
+    ) -> Result<Vec<Self>> {
+        for &c in cs {
+            SvmParams { c, ..*params }.validate()?;
+        }
+        check_labels(&z, labels, n_classes)?;
+        let x = augment(&z, params.bias);
+        let positives: Vec<usize> = if n_classes == 2 {
+            vec![1]
+        } else {
+            (0..n_classes).collect()
+        };
+        // per class, the path over C (sequential: each start is the previous result); the classes in parallel
+        let paths: Vec<Vec<BinarySvm>> = positives
+            .par_iter()
+            .map(|&c| {
+                let y: Vec<f64> = labels
+                    .iter()
+                    .map(|&l| if l == c { 1.0 } else { -1.0 })
+                    .collect();
+                let stream = format!("svm-dcd-class={c}");
+                let mut path: Vec<BinarySvm> = Vec::with_capacity(cs.len());
+                for &cost in cs {
+                    let p = SvmParams { c: cost, ..*params };
+                    let start = path.last().map(|m| m.alpha.as_slice().unwrap_or_default());
+                    let m = dcd(&x.view(), &y, &p, &stream, start);
+                    path.push(m);
+                }
+                path
+            })
+            .collect();
+        Ok((0..cs.len())
+            .map(|k| LinearSvm {
+                models: paths.iter().map(|path| path[k].clone()).collect(),
+                bias: params.bias,
+                n_features: z.ncols(),
+            })
+            .collect())
     }
 
     /// The binary problems (one, or one per class).
@@ -937,6 +1009,72 @@ mod tests {
             );
             assert!(dist <= bound + 1e-12, "{loss:?}: ‖Δw‖ = {dist} > {bound}");
         }
+    }
+
+    #[test]
+    fn svm_path_matches_cold_fits_within_the_duality_gaps() {
+        // three overlapping classes: one-vs-rest problems with many α at a bound
+        let z = randn(300, 8, 51);
+        let noise = randn(300, 1, 52);
+        let labels: Vec<usize> = (0..300)
+            .map(|i| {
+                let t = z[[i, 0]] - 0.5 * z[[i, 1]] + noise[[i, 0]];
+                usize::from(t > -0.5) + usize::from(t > 0.5)
+            })
+            .collect();
+        let x = augment(&z.view(), 1.0);
+        let cs = [0.01, 0.1, 1.0, 10.0];
+        for loss in [SvmLoss::L1, SvmLoss::L2] {
+            let mut p = SvmParams::new(1.0, 9);
+            p.loss = loss;
+            p.tol = 1e-5;
+            p.max_iter = 200_000;
+            let path = LinearSvm::fit_path(z.view(), &labels, 3, &p, &cs).unwrap();
+            assert_eq!(path.len(), cs.len());
+            let (mut warm, mut cold) = (0, 0);
+            for (k, &c) in cs.iter().enumerate() {
+                let pc = SvmParams { c, ..p };
+                let fit = LinearSvm::fit(z.view(), &labels, 3, &pc).unwrap();
+                for class in 0..3 {
+                    let y: Vec<f64> = labels
+                        .iter()
+                        .map(|&l| if l == class { 1.0 } else { -1.0 })
+                        .collect();
+                    let (a, b) = (&path[k].models[class], &fit.models[class]);
+                    assert!(a.pg_spread <= p.tol && b.pg_spread <= p.tol, "C = {c}");
+                    // feasible duals: 0 ≤ α ≤ U
+                    let upper = pc.upper_and_diag().0;
+                    assert!(a.alpha.iter().all(|&v| (0.0..=upper).contains(&v)));
+                    // both within their duality gaps of the one optimum (1-strongly convex primal)
+                    let gap = |m: &BinarySvm| {
+                        let (pr, du) = svm_primal_dual(x.view(), &y, m, &pc);
+                        (pr - du).max(0.0)
+                    };
+                    let dist = (&a.w - &b.w).mapv(|v| v * v).sum().sqrt();
+                    let bound = (2.0 * gap(a)).sqrt() + (2.0 * gap(b)).sqrt();
+                    assert!(
+                        dist <= bound + 1e-12,
+                        "{loss:?} C = {c} class {class}: ‖Δw‖ = {dist} > {bound}"
+                    );
+                    // the warm-started weights are still the duals' combination w = Σ α_i y_i x_i
+                    let mut w = Array1::<f64>::zeros(x.ncols());
+                    for ((&ai, &yi), xi) in a.alpha.iter().zip(&y).zip(x.rows()) {
+                        w.scaled_add(ai * yi, &xi);
+                    }
+                    let scale: f64 = a.alpha.iter().map(|v| v.abs()).sum::<f64>() + 1.0;
+                    assert!(
+                        (&w - &a.w).iter().all(|d| d.abs() <= 1e-10 * scale),
+                        "{loss:?} C = {c} class {class}: w drifted from Σ α y x"
+                    );
+                    warm += a.iterations;
+                    cold += b.iterations;
+                }
+            }
+            eprintln!("{loss:?}: {warm} passes along the path, {cold} cold");
+        }
+        // a cost out of range is refused like fit's
+        let p = SvmParams::new(1.0, 9);
+        assert!(LinearSvm::fit_path(z.view(), &labels, 3, &p, &[1.0, 0.0]).is_err());
     }
 
     #[test]

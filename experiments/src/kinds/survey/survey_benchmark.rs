@@ -524,23 +524,26 @@ impl BenchRunner {
                 })
                 .collect()
         };
-        // every (C, split) fit is independent: in parallel, then summed per C in split order as before
-        let jobs: Vec<(f64, usize)> = grid
-            .iter()
-            .flat_map(|&c| (0..data.len()).map(move |j| (c, j)))
-            .collect();
-        let accs = jobs
+        // per split, the C grid in increasing order as one warm-started path (LinearSvm::fit_path); the
+        // splits in parallel; then the accuracies summed per C in split order, C in the grid's order
+        let mut rising: Vec<usize> = (0..grid.len()).collect();
+        rising.sort_by(|&a, &b| grid[a].total_cmp(&grid[b]));
+        let cs: Vec<f64> = rising.iter().map(|&k| grid[k]).collect();
+        let per_split = data
             .par_iter()
-            .map(|&(c, j)| {
-                let (zf, lf, zv, lv) = &data[j];
-                let m = LinearSvm::fit(zf.view(), lf, p.classes, &params(c))?;
-                accuracy(&m.predict(zv.view())?, lv)
+            .map(|(zf, lf, zv, lv)| {
+                let models = LinearSvm::fit_path(zf.view(), lf, p.classes, &params(cs[0]), &cs)?;
+                let mut accs = vec![0.0; grid.len()];
+                for (&k, m) in rising.iter().zip(&models) {
+                    accs[k] = accuracy(&m.predict(zv.view())?, lv)?;
+                }
+                Ok(accs)
             })
-            .collect::<rfx_core::Result<Vec<f64>>>()?;
-        for (&c, per_split) in grid.iter().zip(accs.chunks(data.len().max(1))) {
+            .collect::<rfx_core::Result<Vec<Vec<f64>>>>()?;
+        for (k, &c) in grid.iter().enumerate() {
             let mut acc = 0.0;
-            for a in per_split {
-                acc += a;
+            for accs in &per_split {
+                acc += accs[k];
             }
             let a = acc / data.len() as f64;
             if a > best.0 {

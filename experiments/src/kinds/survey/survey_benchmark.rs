@@ -109,6 +109,7 @@ struct Settings {
     svm: bool,
     c_grid: Vec<f64>,
     svm_max_iter: usize,
+    svm_tol: f64,
     max_features: usize,
     rom_blocks: usize,
     ssf_sweeps: usize,
@@ -135,6 +136,7 @@ impl Default for Settings {
             svm: true,
             c_grid: vec![0.01, 0.1, 1.0, 10.0, 100.0],
             svm_max_iter: 200,
+            svm_tol: 0.1,
             max_features: 20_000,
             rom_blocks: 3,
             ssf_sweeps: 3,
@@ -161,6 +163,7 @@ impl rfx_harness::config::Settings for Settings {
         ("sigma_times_median", "true, false"),
         ("svm", "true, false"),
         ("svm_max_iter", "integers from 1 to 100000"),
+        ("svm_tol", "numbers from 0.000000000001 to 10"),
         ("max_features", "integers from 1 to 10000000"),
         ("rom_blocks", "integers from 1 to 8"),
         ("ssf_sweeps", "integers from 0 to 100"),
@@ -204,6 +207,7 @@ impl rfx_harness::config::Settings for Settings {
             }
         }
         int_in("svm_max_iter", self.svm_max_iter as i128, 1, 100_000)?;
+        float_in("svm_tol", self.svm_tol, 1e-12, 10.0)?;
         int_in("max_features", self.max_features as i128, 1, 10_000_000)?;
         int_in("rom_blocks", self.rom_blocks as i128, 1, 8)?;
         int_in("ssf_sweeps", self.ssf_sweeps as i128, 0, 100)?;
@@ -220,7 +224,7 @@ impl Settings {
     }
 
     /// The fingerprint: the settings as the `Debug` form of the struct before `inner_folds`, then
-    /// `;inner_folds=k` when given.
+    /// `;inner_folds=k` when given, then `;svm_tol=ε`.
     fn describe(&self) -> String {
         let base = format!(
             "Settings {{ n_train: {:?}, n_test: {:?}, test_fraction: {:?}, error_points: {:?}, holdout: {:?}, \
@@ -245,10 +249,11 @@ impl Settings {
             self.ls_rows,
             self.ls_lambda
         );
-        match self.inner_folds {
+        let base = match self.inner_folds {
             Some(k) => format!("{base};inner_folds={k}"),
             None => base,
-        }
+        };
+        format!("{base};svm_tol={:?}", self.svm_tol)
     }
 }
 
@@ -491,6 +496,7 @@ impl BenchRunner {
         let params = |c: f64| {
             let mut sp = SvmParams::new(c, stream_seed(es, &format!("svm;{key}")));
             sp.max_iter = self.s.svm_max_iter;
+            sp.tol = self.s.svm_tol;
             sp
         };
         let mut best = (f64::NEG_INFINITY, self.s.c_grid[0]);
@@ -518,23 +524,26 @@ impl BenchRunner {
                 })
                 .collect()
         };
-        // every (C, split) fit is independent: in parallel, then summed per C in split order as before
-        let jobs: Vec<(f64, usize)> = grid
-            .iter()
-            .flat_map(|&c| (0..data.len()).map(move |j| (c, j)))
-            .collect();
-        let accs = jobs
+        // per split, the C grid in increasing order as one warm-started path (LinearSvm::fit_path); the
+        // splits in parallel; then the accuracies summed per C in split order, C in the grid's order
+        let mut rising: Vec<usize> = (0..grid.len()).collect();
+        rising.sort_by(|&a, &b| grid[a].total_cmp(&grid[b]));
+        let cs: Vec<f64> = rising.iter().map(|&k| grid[k]).collect();
+        let per_split = data
             .par_iter()
-            .map(|&(c, j)| {
-                let (zf, lf, zv, lv) = &data[j];
-                let m = LinearSvm::fit(zf.view(), lf, p.classes, &params(c))?;
-                accuracy(&m.predict(zv.view())?, lv)
+            .map(|(zf, lf, zv, lv)| {
+                let models = LinearSvm::fit_path(zf.view(), lf, p.classes, &params(cs[0]), &cs)?;
+                let mut accs = vec![0.0; grid.len()];
+                for (&k, m) in rising.iter().zip(&models) {
+                    accs[k] = accuracy(&m.predict(zv.view())?, lv)?;
+                }
+                Ok(accs)
             })
-            .collect::<rfx_core::Result<Vec<f64>>>()?;
-        for (&c, per_split) in grid.iter().zip(accs.chunks(data.len().max(1))) {
+            .collect::<rfx_core::Result<Vec<Vec<f64>>>>()?;
+        for (k, &c) in grid.iter().enumerate() {
             let mut acc = 0.0;
-            for a in per_split {
-                acc += a;
+            for accs in &per_split {
+                acc += accs[k];
             }
             let a = acc / data.len() as f64;
             if a > best.0 {
@@ -770,8 +779,8 @@ impl Runner for BenchRunner {
 mod tests {
     use super::*;
 
-    /// The fingerprint is the `Debug` form of the struct the kind had before `inner_folds` (results computed
-    /// with the hold-out split keep their fingerprint), then `;inner_folds=k`.
+    /// The fingerprint is the `Debug` form of the struct the kind had before `inner_folds`, then
+    /// `;inner_folds=k`, then `;svm_tol=ε` (added with LIBLINEAR's tolerance, which changed every SVM number).
     #[test]
     fn describe_is_the_former_debug_form() {
         #[derive(Debug)]
@@ -819,13 +828,13 @@ mod tests {
             ls_rows: now.ls_rows,
             ls_lambda: now.ls_lambda,
         };
-        assert_eq!(now.describe(), format!("{before:?}"));
+        assert_eq!(now.describe(), format!("{before:?};svm_tol=0.1"));
         now.holdout = None;
         now.inner_folds = Some(5);
         assert_eq!(
             now.describe(),
             format!(
-                "{:?};inner_folds=5",
+                "{:?};inner_folds=5;svm_tol=0.1",
                 Settings {
                     holdout: 0.25,
                     ..before

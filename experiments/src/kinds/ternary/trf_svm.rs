@@ -38,6 +38,10 @@ use rfx_harness::kind::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_ntk::{CnnClassifier, TrainChoice};
 use rfx_registry::{MethodSpec, Params, RawValue};
 use rfx_solvers::classify::{LinearSvm, SvmParams};
+
+/// The SVM's stopping tolerance: scikit-learn `LinearSVC`'s default `tol`, which the ternary paper's SVM code
+/// uses (`LinearSVC()` with default arguments; the rest of its defaults are [`SvmParams::new`]'s).
+const LINEAR_SVC_TOL: f64 = 1e-4;
 use std::sync::Arc;
 
 /// The kind.
@@ -461,7 +465,10 @@ impl Runner for SvmRunner {
                 ztr.view(),
                 &d.ltr,
                 d.classes,
-                &SvmParams::new(self.s.c, svm_seed),
+                &SvmParams {
+                    tol: LINEAR_SVC_TOL,
+                    ..SvmParams::new(self.s.c, svm_seed)
+                },
             )
         });
         let model = r.map_err(|e| CellError::Fatal(err(e)))?;

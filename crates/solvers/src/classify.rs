@@ -663,31 +663,9 @@ impl LinearSvm {
         n_classes: usize,
         params: &SvmParams,
     ) -> Result<Self> {
-        params.validate()?;
-        check_labels(&z, labels, n_classes)?;
-        let x = augment(&z, params.bias);
-        let positives: Vec<usize> = if n_classes == 2 {
-            vec![1]
-        } else {
-            (0..n_classes).collect()
-        };
-        // the binary problems are independent (each with its own seeded pass order): fitted in parallel,
-        // collected in class order, so the model does not depend on the thread count
-        let models = positives
-            .par_iter()
-            .map(|&c| {
-                let y: Vec<f64> = labels
-                    .iter()
-                    .map(|&l| if l == c { 1.0 } else { -1.0 })
-                    .collect();
-                dcd(&x.view(), &y, params, &format!("svm-dcd-class={c}"), None)
-            })
-            .collect();
-        Ok(LinearSvm {
-            models,
-            bias: params.bias,
-            n_features: z.ncols(),
-        })
+        // a path of one cost: each binary problem from α = 0
+        let mut path = Self::fit_path(z, labels, n_classes, params, &[params.c])?;
+        Ok(path.remove(0))
     }
 
     /// Fits one model per cost in `cs` (in that order, `params.c` ignored), each binary problem starting its
@@ -717,7 +695,9 @@ impl LinearSvm {
         } else {
             (0..n_classes).collect()
         };
-        // per class, the path over C (sequential: each start is the previous result); the classes in parallel
+        // per class, the path over C (sequential: each start is the previous result); the binary problems are
+        // independent (each with its own seeded pass order): fitted in parallel, collected in class order, so
+        // the models do not depend on the thread count
         let paths: Vec<Vec<BinarySvm>> = positives
             .par_iter()
             .map(|&c| {

@@ -716,9 +716,18 @@ impl LinearSvm {
                 path
             })
             .collect();
-        Ok((0..cs.len())
-            .map(|k| LinearSvm {
-                models: paths.iter().map(|path| path[k].clone()).collect(),
+        // regroup by cost, moving each model (class order kept)
+        let mut by_cost: Vec<Vec<BinarySvm>> =
+            cs.iter().map(|_| Vec::with_capacity(paths.len())).collect();
+        for path in paths {
+            for (models, m) in by_cost.iter_mut().zip(path) {
+                models.push(m);
+            }
+        }
+        Ok(by_cost
+            .into_iter()
+            .map(|models| LinearSvm {
+                models,
                 bias: params.bias,
                 n_features: z.ncols(),
             })

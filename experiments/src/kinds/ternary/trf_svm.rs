@@ -38,11 +38,11 @@ use rfx_harness::kind::{Cell, CellError, CellOutput, Kind, ParamSpec, Runner};
 use rfx_ntk::{CnnClassifier, TrainChoice};
 use rfx_registry::{MethodSpec, Params, RawValue};
 use rfx_solvers::classify::{LinearSvm, SvmParams};
+use std::sync::Arc;
 
 /// The SVM's stopping tolerance: scikit-learn `LinearSVC`'s default `tol`, which the ternary paper's SVM code
 /// uses (`LinearSVC()` with default arguments; the rest of its defaults are [`SvmParams::new`]'s).
 const LINEAR_SVC_TOL: f64 = 1e-4;
-use std::sync::Arc;
 
 /// The kind.
 pub struct TrfSvm;

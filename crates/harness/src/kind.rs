@@ -185,8 +185,10 @@ pub trait Kind: Sync {
 
 /// Set up before a run's cells and dropped after them (in both `parallel_cells` modes): the application's
 /// way to put the numerical libraries its kinds call into a state that keeps cells reproducible (the `rfx`
-/// binary pins OpenBLAS to one thread with it), without the runner depending on those libraries.
-pub type RunGuard = fn() -> Box<dyn std::any::Any>;
+/// binary pins OpenBLAS to one thread with it) and to select the experiment's numerical backend (its
+/// argument: `[experiment] backend`, one of [`Kinds::with_backends`]' names, the first when the file names
+/// none), without the runner depending on those libraries.
+pub type RunGuard = fn(backend: &str) -> Box<dyn std::any::Any>;
 
 /// The kinds an application offers, in the order `rfx list` shows them, and the [`RunGuard`] their cells
 /// need. Every function that reads an experiment file takes it, so that the runner itself knows no kind.
@@ -194,6 +196,7 @@ pub type RunGuard = fn() -> Box<dyn std::any::Any>;
 pub struct Kinds {
     list: Vec<&'static dyn Kind>,
     run_guard: Option<RunGuard>,
+    backends: &'static [&'static str],
 }
 
 impl Kinds {
@@ -202,6 +205,7 @@ impl Kinds {
         Kinds {
             list,
             run_guard: None,
+            backends: &[],
         }
     }
 
@@ -209,6 +213,20 @@ impl Kinds {
     pub fn with_run_guard(mut self, guard: RunGuard) -> Kinds {
         self.run_guard = Some(guard);
         self
+    }
+
+    /// The same kinds, whose experiment files may choose a numerical backend by name
+    /// (`[experiment] backend`, passed to the [`RunGuard`]); the first name is the default, which leaves the
+    /// fingerprint as it was without the key, and any other name enters the fingerprint. Without backends the
+    /// key is rejected as unknown.
+    pub fn with_backends(mut self, names: &'static [&'static str]) -> Kinds {
+        self.backends = names;
+        self
+    }
+
+    /// The backend names (the first is the default; empty: no `backend` key).
+    pub fn backends(&self) -> &'static [&'static str] {
+        self.backends
     }
 
     /// The kind named `name` (`[experiment] kind`).

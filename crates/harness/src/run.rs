@@ -549,7 +549,7 @@ fn compute_cells(
     // The application's guard holds while the cells run, in both modes (the `rfx` binary's pins OpenBLAS to
     // one thread: its multi-threaded paths round differently with the thread count, so cells would depend
     // on --threads and on OPENBLAS_NUM_THREADS). Parallelism inside a cell comes from rayon over fixed chunks.
-    let _guard = spec.run_guard.map(|make| make());
+    let _guard = spec.run_guard.map(|make| make(&spec.backend));
     let result: Result<(), AppError> = if spec.parallel_cells {
         pool.install(|| pending.par_iter().try_for_each(run_one))
     } else {

@@ -5,7 +5,10 @@
 //! `[experiment]` keys: `name`, `kind`, `seed` (required), `title`, `paper`, `description`, `notes`, and
 //! `parallel_cells` (default `true`): with `false` the cells run one after another and each cell may use
 //! every worker thread (rayon and BLAS) itself, so that the wall times a kind measures are not
-//! contaminated by other cells running at the same time — use it for experiments whose tables report times.
+//! contaminated by other cells running at the same time — use it for experiments whose tables report times;
+//! and `backend`, where the application offers numerical backends ([`Kinds::with_backends`]; the `rfx`
+//! binary: `"openblas"` (default) or `"faer"` for the `f64` Gram and cross-product kernels,
+//! `rfx_linalg::Backend`), which enters the fingerprint when it is not the default.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -430,6 +433,11 @@ pub struct Spec {
     pub runner: Box<dyn Runner>,
     /// Held while the cells run ([`Kinds::with_run_guard`] of the kinds the file was read with).
     pub run_guard: Option<RunGuard>,
+    /// The numerical backend (`[experiment] backend`, one of [`Kinds::backends`]; the first when absent,
+    /// empty when the application offers none), passed to the run guard.
+    pub backend: String,
+    /// Whether `backend` is not the default (then it is part of the [`Spec::fingerprint`]).
+    backend_chosen: bool,
 }
 
 fn is_safe_name(s: &str) -> bool {
@@ -517,6 +525,23 @@ impl Spec {
         let paper = exp.opt_str("paper")?.unwrap_or_default();
         let notes = exp.opt_str("notes")?.unwrap_or_default();
         let parallel_cells = exp.opt_bool("parallel_cells")?.unwrap_or(true);
+        let backends = kinds.backends();
+        let backend = if backends.is_empty() {
+            None
+        } else {
+            exp.opt_str("backend")?
+        };
+        if let Some(b) = &backend {
+            if !backends.contains(&b.as_str()) {
+                return Err(exp.error(
+                    "backend",
+                    format!("unknown backend \"{b}\"; allowed: {}", backends.join(", ")),
+                ));
+            }
+        }
+        let default_backend = backends.first().copied().unwrap_or_default();
+        let backend_chosen = backend.as_deref().is_some_and(|b| b != default_backend);
+        let backend = backend.unwrap_or_else(|| default_backend.to_string());
         exp.finish()?;
 
         let sweep = read_sweep(&root, kind)?;
@@ -593,6 +618,8 @@ impl Spec {
             quick,
             runner,
             run_guard: kinds.run_guard(),
+            backend,
+            backend_chosen,
         };
         Ok((spec, has_quick))
     }
@@ -618,15 +645,14 @@ impl Spec {
             .collect()
     }
 
-    /// A fingerprint of everything that determines cell results besides the cell parameters.
+    /// A fingerprint of everything that determines cell results besides the cell parameters: the seed, the
+    /// kind, the runner's settings and a backend other than the default.
     pub fn fingerprint(&self) -> String {
-        format!(
-            "{:016x}",
-            rfx_core::stream_seed(
-                self.seed,
-                &format!("{}|{}", self.kind, self.runner.settings())
-            )
-        )
+        let mut what = format!("{}|{}", self.kind, self.runner.settings());
+        if self.backend_chosen {
+            what.push_str(&format!("|backend={}", self.backend));
+        }
+        format!("{:016x}", rfx_core::stream_seed(self.seed, &what))
     }
 }
 

@@ -22,7 +22,7 @@ impl Drop for Guard {
     }
 }
 
-fn guard() -> Box<dyn std::any::Any> {
+fn guard(_backend: &str) -> Box<dyn std::any::Any> {
     GUARDS_ALIVE.fetch_add(1, Ordering::SeqCst);
     Box::new(Guard)
 }

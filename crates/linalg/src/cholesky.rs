@@ -1,10 +1,18 @@
-//! Cholesky factorisation by LAPACK `dpotrf` and triangular solves by `cblas_dtrsm`.
+//! Cholesky factorisation by LAPACK `dpotrf` (or faer's, under [`Backend::Faer`]) and triangular solves by
+//! `cblas_dtrsm`.
 
 use cblas_sys::{cblas_dtrsm, CBLAS_DIAG, CBLAS_LAYOUT, CBLAS_SIDE, CBLAS_TRANSPOSE, CBLAS_UPLO};
 use ndarray::{Array2, ArrayView2};
 use rfx_core::{Result, RfxError};
 use std::os::raw::{c_char, c_int};
 
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt::factor::{
+    cholesky_in_place, cholesky_in_place_scratch, LltParams,
+};
+use faer::{MatMut, Par, Spec};
+
+use crate::backend::{f64_backend, Backend};
 use crate::dense::{check_finite, check_square, ensure_standard, symmetrize, to_int};
 use crate::threads::SingleBlasThread;
 
@@ -16,8 +24,10 @@ pub struct Cholesky {
 }
 
 impl Cholesky {
-    /// Factors `a` in place (only its lower triangle is read). Fails with [`RfxError::Numerical`] if `a` is
-    /// not numerically positive definite (LAPACK `dpotrf` `info > 0`).
+    /// Factors `a` in place (only its lower triangle is read), by LAPACK `dpotrf` or, under
+    /// [`Backend::Faer`] ([`f64_backend`]), by faer's blocked Cholesky on one thread. Fails with
+    /// [`RfxError::Numerical`] if `a` is not numerically positive definite (`dpotrf`'s `info > 0`, or a
+    /// non-positive pivot in faer).
     pub fn factor(a: Array2<f64>) -> Result<Self> {
         let n = check_square(&a.view(), "cholesky")?;
         check_finite(&a.view(), "cholesky")?;
@@ -26,7 +36,24 @@ impl Cholesky {
         } else {
             a.as_standard_layout().to_owned()
         };
-        if n > 0 {
+        if n > 0 && f64_backend() == Backend::Faer {
+            let buf = a.as_slice_mut().expect("standard layout");
+            let params: Spec<LltParams, f64> = Default::default();
+            let mut mem = MemBuffer::new(cholesky_in_place_scratch::<f64>(n, Par::Seq, params));
+            // the row-major lower triangle, as faer's (logical) lower triangle
+            cholesky_in_place(
+                MatMut::from_row_major_slice_mut(buf, n, n),
+                Default::default(),
+                Par::Seq,
+                MemStack::new(&mut mem),
+                params,
+            )
+            .map_err(|_| {
+                RfxError::Numerical(format!(
+                    "cholesky: matrix is not positive definite (order {n}, faer)"
+                ))
+            })?;
+        } else if n > 0 {
             let nn = to_int(n, "n")?;
             let mut info: c_int = 0;
             // Row-major lower L is column-major upper U = L^T, and A = U^T U.

@@ -18,6 +18,9 @@
 //! * [`gram_cols`] ($Z^\top Z$) and [`gram_rows`] ($Z Z^\top$) by `cblas_dsyrk`, which does half the flops of a
 //!   GEMM (pitfall 6), with $Z^\top Z$ accumulated over row blocks ([`NormalEquations`]) so that feature
 //!   blocks can be streamed and the $n \times m$ matrix never has to be held twice;
+//! * [`Backend`]: which library runs the `f64` Gram tiles and [`matmul_abt_par`] — the system OpenBLAS
+//!   (default) or faer (1.9× faster on one core of the project's machine), process-wide
+//!   ([`set_f64_backend`], [`BackendScope`]);
 //! * [`Precision::MixedF32`]: `f32` Gram and Cholesky factor ([`gram_cols_f32_upper`], [`CholeskyF32`]) with
 //!   iterative refinement against the `f64` operator ([`solve_spd_refined`]): `f64` accuracy at `f32` speed
 //!   for well-enough conditioned systems (issue 10);
@@ -58,6 +61,7 @@
 // Forces the libopenblas link for every binary/test/bench (dependencies.md, pitfall 3).
 extern crate openblas_src as _;
 
+mod backend;
 mod band;
 mod cholesky;
 mod dense;
@@ -69,11 +73,12 @@ mod syrk;
 mod threads;
 mod vector;
 
+pub use backend::{f64_backend, set_f64_backend, Backend, BackendScope};
 pub use band::{BandReduction, BAND_WIDTH};
 pub use cholesky::Cholesky;
 pub use dense::{add_diag, center, check_finite, fro_norm, symmetrize, symmetrize_from_upper};
 pub use eigen::{eigh, eigvalsh, SymEig};
-pub use gemm::matmul_abt;
+pub use gemm::{matmul_abt, matmul_abt_par};
 pub use memory::{check_memory, f64_bytes, DEFAULT_MEMORY_CAP};
 pub use mixed::{gram_cols_f32_upper, solve_spd_refined, CholeskyF32, Precision};
 pub use syrk::{

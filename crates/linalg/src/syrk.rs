@@ -6,7 +6,13 @@ use ndarray::{s, Array2, ArrayView2, Axis};
 use rayon::prelude::*;
 use rfx_core::{Result, RfxError};
 
+use faer::linalg::matmul::matmul as faer_matmul;
+use faer::linalg::matmul::triangular::{matmul as faer_triangular, BlockStructure};
+use faer::{Accum, Par};
+
+use crate::backend::{f64_backend, Backend};
 use crate::dense::{check_finite, ensure_standard, symmetrize_from_upper, to_int};
+use crate::gemm::{faer_mut, faer_ref};
 use crate::threads::SingleBlasThread;
 
 /// Rows of the output per task of [`syrk_upper`]. Fixed, so that every entry is computed by the same BLAS call
@@ -53,8 +59,10 @@ unsafe fn dsyrk_tile(
 
 /// Rank-k update of the upper triangle of `c`: $C \leftarrow C + A^\top A$ (`cols = true`, $A$ is $k \times m$)
 /// or $C \leftarrow C + A A^\top$ (`cols = false`). Rows of $C$ are split into fixed tiles of [`SYRK_TILE`]
-/// rows, run in parallel on the rayon pool, each by single-threaded BLAS: `dsyrk` for its diagonal block and
-/// one GEMM for the blocks right of it. Bit-for-bit the same for any rayon or OpenBLAS thread count.
+/// rows, run in parallel on the rayon pool, each on one thread by the [`f64_backend`]: with OpenBLAS,
+/// `dsyrk` for its diagonal block and one GEMM for the blocks right of it; with faer, one triangular product
+/// (upper triangle of the diagonal block) and one GEMM. Bit-for-bit the same for any rayon or OpenBLAS thread
+/// count.
 fn syrk_upper(a: ArrayView2<'_, f64>, c: &mut Array2<f64>, cols: bool) -> Result<()> {
     let a = a.as_standard_layout();
     let k = a.ncols();
@@ -65,6 +73,40 @@ fn syrk_upper(a: ArrayView2<'_, f64>, c: &mut Array2<f64>, cols: bool) -> Result
         return Ok(());
     }
     ensure_standard(c);
+    if f64_backend() == Backend::Faer {
+        c.axis_chunks_iter_mut(Axis(0), SYRK_TILE)
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(t, mut rows)| {
+                let i0 = t * SYRK_TILE;
+                let i1 = i0 + rows.nrows();
+                let zt = z.slice(s![i0..i1, ..]);
+                let mut diag = rows.slice_mut(s![.., i0..i1]);
+                faer_triangular(
+                    faer_mut(&mut diag),
+                    BlockStructure::TriangularUpper,
+                    Accum::Add,
+                    faer_ref(&zt),
+                    BlockStructure::Rectangular,
+                    faer_ref(&zt).transpose(),
+                    BlockStructure::Rectangular,
+                    1.0,
+                    Par::Seq,
+                );
+                if i1 < n {
+                    let rest = z.slice(s![i1.., ..]);
+                    faer_matmul(
+                        faer_mut(&mut rows.slice_mut(s![.., i1..])),
+                        Accum::Add,
+                        faer_ref(&zt),
+                        faer_ref(&rest).transpose(),
+                        1.0,
+                        Par::Seq,
+                    );
+                }
+            });
+        return Ok(());
+    }
     let _pin = SingleBlasThread::new();
     c.axis_chunks_iter_mut(Axis(0), SYRK_TILE)
         .into_par_iter()

@@ -42,8 +42,8 @@ use rayon::prelude::*;
 use rfx_core::{rng_stream, Kernel, Result, RfxError};
 use rfx_linalg::{
     add_diag, check_finite, check_memory, eigh, f64_bytes, gram_cols, gram_cols_f32_upper,
-    gram_rows, solve_spd_refined, BandReduction, Cholesky, CholeskyF32, NormalEquations, Precision,
-    DEFAULT_MEMORY_CAP, DEFAULT_ROW_BLOCK,
+    gram_rows, matmul_abt_par, solve_spd_refined, BandReduction, Cholesky, CholeskyF32,
+    NormalEquations, Precision, DEFAULT_MEMORY_CAP, DEFAULT_ROW_BLOCK,
 };
 
 /// How the user-facing ridge parameter $\lambda$ becomes the penalty added to the diagonal.
@@ -617,7 +617,7 @@ fn select_lambda_splits(
         } else {
             let path = FoldPath::new(gram_rows(ztr.view())?, ytr, &lams)?;
             path.add_scores(
-                zva.dot(&ztr.t()).view(),
+                matmul_abt_par(zva.view(), ztr.view())?.view(),
                 yva.view(),
                 search.score,
                 &mut scores,

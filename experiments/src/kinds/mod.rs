@@ -42,7 +42,15 @@ pub fn registry() -> Kinds {
         &cross::cross_benchmark::CrossBenchmark,
         &selftest::SelfTest,
     ])
-    .with_run_guard(|| Box::new(rfx_linalg::SingleBlasThread::new()))
+    .with_backends(&rfx_linalg::Backend::NAMES)
+    .with_run_guard(|backend| {
+        Box::new((
+            rfx_linalg::SingleBlasThread::new(),
+            rfx_linalg::BackendScope::new(
+                rfx_linalg::Backend::from_name(backend).unwrap_or_default(),
+            ),
+        ))
+    })
 }
 
 /// The sweep parameter `name` giving a number of random features, an integer from 1 to 100,000.

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 /// [`crate::Cholesky`] (its triangular solves stay OpenBLAS's `dtrsm`).
 ///
 /// Both compute the same sums of products; they add them in different orders, so results differ at
-/// rounding level ($\vert \Delta (Z^\top Z)_{ij} \vert \le \gamma_n \sum_r \vert z_{ri} z_{rj} \vert$,
+/// rounding level ($\vert \Delta (Z^\top Z)\_{ij} \vert \le \gamma_n \sum_r \vert z_{ri} z_{rj} \vert$,
 /// $\gamma_n \approx n u$), and a solve amplifies that by its condition number. Each is bit-for-bit the same
 /// for any number of threads (fixed 256-row output tiles, each on one thread).
 ///

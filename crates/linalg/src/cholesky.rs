@@ -16,6 +16,24 @@ use crate::backend::{f64_backend, Backend};
 use crate::dense::{check_finite, check_square, ensure_standard, symmetrize, to_int};
 use crate::threads::SingleBlasThread;
 
+/// faer's blocked Cholesky $A = L L^\top$ on the calling thread (`Par::Seq`), in place: the logical lower
+/// triangle of `a` is read and overwritten by $L$ (shared by the `f64` backend and [`crate::CholeskyF32`]).
+pub(crate) fn faer_llt_in_place<T: faer::traits::ComplexField>(
+    a: MatMut<'_, T>,
+) -> std::result::Result<(), faer::linalg::cholesky::llt::factor::LltError> {
+    let n = a.nrows();
+    let params: Spec<LltParams, T> = Default::default();
+    let mut mem = MemBuffer::new(cholesky_in_place_scratch::<T>(n, Par::Seq, params));
+    cholesky_in_place(
+        a,
+        Default::default(),
+        Par::Seq,
+        MemStack::new(&mut mem),
+        params,
+    )
+    .map(|_| ())
+}
+
 /// Cholesky factor $A = L L^\top$ of a symmetric positive-definite matrix ($L$ lower triangular, row-major,
 /// strict upper triangle zero).
 #[derive(Clone, Debug)]
@@ -38,17 +56,8 @@ impl Cholesky {
         };
         if n > 0 && f64_backend() == Backend::Faer {
             let buf = a.as_slice_mut().expect("standard layout");
-            let params: Spec<LltParams, f64> = Default::default();
-            let mut mem = MemBuffer::new(cholesky_in_place_scratch::<f64>(n, Par::Seq, params));
             // the row-major lower triangle, as faer's (logical) lower triangle
-            cholesky_in_place(
-                MatMut::from_row_major_slice_mut(buf, n, n),
-                Default::default(),
-                Par::Seq,
-                MemStack::new(&mut mem),
-                params,
-            )
-            .map_err(|_| {
+            faer_llt_in_place(MatMut::from_row_major_slice_mut(buf, n, n)).map_err(|_| {
                 RfxError::Numerical(format!(
                     "cholesky: matrix is not positive definite (order {n}, faer)"
                 ))

@@ -1,16 +1,14 @@
 //! Mixed precision: `f32` Gram and Cholesky factor with iterative refinement against the `f64` operator.
 
 use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::linalg::cholesky::llt::factor::{
-    cholesky_in_place, cholesky_in_place_scratch, LltParams,
-};
 use faer::linalg::cholesky::llt::solve::{solve_in_place_scratch, solve_in_place_with_conj};
 use faer::linalg::matmul::matmul;
-use faer::{Accum, Conj, MatMut, MatRef, Par, Spec};
+use faer::{Accum, Conj, MatMut, MatRef, Par};
 use ndarray::{s, Array2, ArrayView2, Axis};
 use rayon::prelude::*;
 use rfx_core::{Result, RfxError};
 
+use crate::cholesky::faer_llt_in_place;
 use crate::dense::ensure_standard;
 use crate::memory::{check_memory, DEFAULT_MEMORY_CAP};
 use crate::syrk::DEFAULT_ROW_BLOCK;
@@ -116,16 +114,8 @@ impl CholeskyF32 {
         if n > 0 {
             // The row-major upper triangle read column-major is the lower triangle, which faer factors.
             let buf = a.as_slice_mut().expect("standard layout");
-            let params: Spec<LltParams, f32> = Default::default();
-            let mut mem = MemBuffer::new(cholesky_in_place_scratch::<f32>(n, Par::Seq, params));
-            cholesky_in_place(
-                MatMut::from_column_major_slice_mut(buf, n, n),
-                Default::default(),
-                Par::Seq,
-                MemStack::new(&mut mem),
-                params,
-            )
-            .map_err(|e| RfxError::Numerical(format!("cholesky (f32): {e:?} (n = {n})")))?;
+            faer_llt_in_place(MatMut::from_column_major_slice_mut(buf, n, n))
+                .map_err(|e| RfxError::Numerical(format!("cholesky (f32): {e:?} (n = {n})")))?;
         }
         Ok(CholeskyF32 { l: a })
     }

@@ -142,13 +142,14 @@ test: setup fmt clippy doc
 ## Sharding (issue 28) end to end: scripts/cluster-test.sh runs quick experiments whole, as 3 shards through GNU
 ## parallel and as a Slurm job array of 4 shards + a dependent merge job on a one-node Slurm on this machine
 ## (scripts/slurm/local-cluster.sh), each merged result identical to the whole run, and a cancelled array task
-## resubmitted alone. About a minute.
+## resubmitted alone. About a minute. The binary is `make test`'s (`cargo test --no-run`, as in `quick`): a plain
+## `cargo build -p rfx-experiments` resolves features differently and rebuilt every dependency, minutes of CI.
 test-cluster: setup
 	@dpkg -s slurm-wlm >/dev/null 2>&1 && dpkg -s munge >/dev/null 2>&1 && dpkg -s parallel >/dev/null 2>&1 || { \
 	  echo "installing slurm-wlm munge parallel"; \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends slurm-wlm munge parallel; }
-	$(CARGO) build --locked -p rfx-experiments
+	$(CARGO) test --workspace --locked --no-run -q
 	RFX=$(TARGET_DIR)/debug/rfx $(if $(SUDO),sudo -E,) scripts/cluster-test.sh
 
 ## Criterion benchmarks of every crate (short settings, n = $(BENCH_N) rows where the bench takes RFX_BENCH_N),

@@ -82,10 +82,8 @@ impl Cholesky {
                 )));
             }
         }
-        for i in 0..n {
-            for j in i + 1..n {
-                a[[i, j]] = 0.0;
-            }
+        for (i, mut row) in a.rows_mut().into_iter().enumerate() {
+            row.as_slice_mut().expect("standard layout")[i + 1..].fill(0.0);
         }
         Ok(Cholesky { l: a })
     }

@@ -1,5 +1,6 @@
 //! Benchmarks of the GEMM-shaped solver steps (issue 3): ridge fit for (n, m) ∈ {(10⁴, 10³), (4·10⁴, 4·10³)},
-//! exact KRR at n = 5000, the generalized condition number at n = 2000.
+//! exact KRR at n = 5000, the generalized condition number at n = 2000, and the linear SVM's C path (issue 26:
+//! LIBLINEAR's dual coordinate descent against the finite Newton method, survey-benchmark's shape).
 //!
 //! Before the criterion runs, each case is timed best-of-3 (best-of-1 for the large ridge case) and printed
 //! with its achieved GFLOP/s next to the DGEMM rate measured here at 2000 × 2000. The large ridge case
@@ -9,6 +10,7 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughpu
 use ndarray::{Array2, Axis};
 use rand::{Rng, SeedableRng};
 use rfx_linalg::{add_diag, eigh, gram_cols, gram_rows, BandReduction, Cholesky, Precision};
+use rfx_solvers::classify::{LinearSvm, SvmParams, SvmSolver};
 use rfx_solvers::metrics::{gflops, timed};
 use rfx_solvers::ridge::{
     select_lambda, CvScore, KernelRidge, KrrParams, LambdaScale, LambdaSearch, Ridge, RidgeParams,
@@ -219,6 +221,63 @@ fn benches(c: &mut Criterion) {
     });
     g.finish();
     black_box(z.sum_axis(Axis(0)));
+
+    // the linear SVM's C path as survey-benchmark runs it per inner fold: 800 rows, C = 0.01 … 100 warm
+    // started, one-vs-rest; overlapping classes (labels: the argmax of a random linear score of the features
+    // plus as much noise)
+    let cs = [0.01, 0.1, 1.0, 10.0, 100.0];
+    let classes = 8;
+    let svm_data = |m: usize| {
+        let z = uniform(800, m, 11);
+        let score =
+            z.dot(&uniform(m, classes, 12)) + &(uniform(800, classes, 13) * (m as f64).sqrt());
+        let labels: Vec<usize> = score
+            .rows()
+            .into_iter()
+            .map(|r| (0..classes).fold(0, |b, j| if r[j] > r[b] { j } else { b }))
+            .collect();
+        (z.mapv(|v| v / (m as f64).sqrt()), labels)
+    };
+    let dcd = SvmParams::new(1.0, 5);
+    let newton = SvmParams {
+        solver: SvmSolver::Newton,
+        ..dcd
+    };
+    let hybrid = SvmParams {
+        solver: SvmSolver::Hybrid,
+        ..dcd
+    };
+    for m in [128, 512, 1024] {
+        let (z, labels) = svm_data(m);
+        for (name, p) in [
+            ("dual CD (LIBLINEAR -s 1)", dcd),
+            ("Newton", newton),
+            ("hybrid", hybrid),
+        ] {
+            let mut work = 0;
+            let t = best_of(1, || {
+                let path = LinearSvm::fit_path(z.view(), &labels, classes, &p, &cs).unwrap();
+                work = path
+                    .iter()
+                    .flat_map(|s| s.models().iter().map(|b| b.iterations))
+                    .sum::<usize>();
+                path
+            });
+            println!(
+                "[rfx-solvers bench] SVM C path n=800 m={m} {classes} classes, {name}: {:.3} s, {work} passes/steps",
+                t.as_secs_f64()
+            );
+        }
+    }
+    let (z, labels) = svm_data(512);
+    let mut g = c.benchmark_group("svm path n=800 m=512");
+    g.sample_size(10);
+    for (name, p) in [("dual CD", dcd), ("Newton", newton), ("hybrid", hybrid)] {
+        g.bench_function(name, |b| {
+            b.iter(|| LinearSvm::fit_path(z.view(), &labels, classes, &p, &cs).unwrap())
+        });
+    }
+    g.finish();
 }
 
 criterion_group!(solvers, benches);

@@ -5,6 +5,7 @@
 //! $C \in \lbrace0.01, \dots, 100\rbrace$) and the ternary-features paper's logistic regression.
 
 use crate::ridge::argmax_rows;
+use crate::svm_newton::Newton;
 use ndarray::{s, Array1, Array2, ArrayView2, Axis};
 use rand::seq::SliceRandom;
 use rayon::prelude::*;
@@ -463,6 +464,33 @@ pub enum SvmLoss {
     L2,
 }
 
+/// How the binary SVM problems are solved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SvmSolver {
+    /// Dual coordinate descent (Hsieh et al. 2008; LIBLINEAR `-s 1` / `-s 3`): stops when the projected
+    /// gradient's spread is at most `tol`, or after `max_iter` passes.
+    #[default]
+    DualCd,
+    /// The finite Newton method for the squared hinge (Keerthi & DeCoste 2005, L2-SVM-MFN; module
+    /// `svm_newton`): Newton steps on the set $I$ of rows inside the margin with an exact line search, ending
+    /// **at** the optimum (margins within $10^{-10}$ of 1 count as on it) — `tol` is not used, `max_iter` caps
+    /// the steps. Each step solves the smaller system: $(X_I X_I^\top + \frac{1}{2C}I)\beta_I = y_I$,
+    /// $w = X_I^\top\beta_I$ when $\vert I\vert \le p$ (with $X_I X_I^\top$ from the Gram $XX^\top$ when $n \le p$, formed
+    /// once per [`LinearSvm::fit_path`] and shared by all classes and costs), else
+    /// $(I + 2C X_I^\top X_I)\thinspace w = 2C X_I^\top y_I$. [`SvmLoss::L2`] only.
+    Newton,
+    /// Dual coordinate descent for at most [`HYBRID_PASSES`] passes; a problem that has not met `tol` by then
+    /// goes on with the Newton method from its dual variables, to the optimum. Coordinate descent is cheap
+    /// where it converges fast (small $C$, well-conditioned rows: a pass costs $np$, a Newton step up to
+    /// $\min(n, p)^3/3 + np$); Newton is where it does not (large $C$: survey-benchmark's $C = 100$ ran into
+    /// the 1000-pass cap in most fits). Every result meets the stopping rule of [`SvmSolver::DualCd`] without
+    /// its cap. [`SvmLoss::L2`] only.
+    Hybrid,
+}
+
+/// Passes of coordinate descent before [`SvmSolver::Hybrid`] turns to the Newton method.
+pub const HYBRID_PASSES: usize = 100;
+
 /// Parameters of [`LinearSvm::fit`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SvmParams {
@@ -481,6 +509,8 @@ pub struct SvmParams {
     /// Leave out coordinates stuck at a bound until the rest converges (LIBLINEAR's shrinking, its
     /// default): the same stopping rule, fewer inner products per pass.
     pub shrinking: bool,
+    /// Dual coordinate descent (default, LIBLINEAR's) or the finite Newton method ([`SvmSolver`]).
+    pub solver: SvmSolver,
 }
 
 impl SvmParams {
@@ -496,6 +526,7 @@ impl SvmParams {
             max_iter: 1000,
             seed,
             shrinking: true,
+            solver: SvmSolver::DualCd,
         }
     }
 
@@ -513,6 +544,13 @@ impl SvmParams {
         if self.max_iter == 0 {
             return Err(RfxError::invalid("max_iter", 0, "at least 1"));
         }
+        if self.solver != SvmSolver::DualCd && self.loss != SvmLoss::L2 {
+            return Err(RfxError::invalid(
+                "loss",
+                format!("L1 with the {:?} solver", self.solver),
+                "L2 (squared hinge) for SvmSolver::Newton and Hybrid, or SvmSolver::DualCd",
+            ));
+        }
         Ok(())
     }
 
@@ -525,15 +563,16 @@ impl SvmParams {
 }
 
 /// One binary problem: $w$ (with the bias weight last when $B > 0$), dual variables and convergence info.
+/// Both solvers keep $w = \sum_i \alpha_i y_i x_i$.
 #[derive(Clone, Debug)]
 pub struct BinarySvm {
     /// Weights on the (augmented) features.
     pub w: Array1<f64>,
     /// Dual variables $\alpha$.
     pub alpha: Array1<f64>,
-    /// Final projected-gradient spread.
+    /// Final projected-gradient spread of the dual (for [`SvmSolver::Newton`] evaluated at its result).
     pub pg_spread: f64,
-    /// Passes used.
+    /// Passes ([`SvmSolver::DualCd`]), Newton steps ([`SvmSolver::Newton`]) or both ([`SvmSolver::Hybrid`]).
     pub iterations: usize,
 }
 
@@ -637,8 +676,39 @@ fn dcd(
     }
 }
 
+/// The spread $\max_i PG_i - \min_i PG_i$ of the dual's projected gradient
+/// $G_i = y_i w^\top x_i - 1 + D_{ii}\alpha_i$ at $(\alpha, w)$: [`dcd`]'s stopping quantity, 0 at the optimum.
+fn pg_spread(
+    x: &ArrayView2<'_, f64>,
+    y: &[f64],
+    alpha: &Array1<f64>,
+    w: &Array1<f64>,
+    p: &SvmParams,
+) -> f64 {
+    let (upper, dii) = p.upper_and_diag();
+    let margins = x.dot(w);
+    let (mut hi, mut lo) = (f64::NEG_INFINITY, f64::INFINITY);
+    for ((&m, &yi), &a) in margins.iter().zip(y).zip(alpha) {
+        let g = yi * m - 1.0 + dii * a;
+        let pg = if a <= 0.0 {
+            g.min(0.0)
+        } else if a >= upper {
+            g.max(0.0)
+        } else {
+            g
+        };
+        hi = hi.max(pg);
+        lo = lo.min(pg);
+    }
+    if y.is_empty() {
+        0.0
+    } else {
+        hi - lo
+    }
+}
+
 /// Linear SVM, one-vs-rest for more than two classes (LIBLINEAR's scheme), trained by dual coordinate descent
-/// (the classes in parallel with rayon).
+/// or the finite Newton method ([`SvmSolver`]; the classes in parallel with rayon).
 #[derive(Clone, Debug)]
 pub struct LinearSvm {
     models: Vec<BinarySvm>,
@@ -690,6 +760,11 @@ impl LinearSvm {
         }
         check_labels(&z, labels, n_classes)?;
         let x = augment(&z, params.bias);
+        // the Newton solver's shared data (in its β form the Gram XXᵀ, once for all classes and costs)
+        let newton = match params.solver {
+            SvmSolver::Newton | SvmSolver::Hybrid => Some(Newton::new(x.view())?),
+            SvmSolver::DualCd => None,
+        };
         let positives: Vec<usize> = if n_classes == 2 {
             vec![1]
         } else {
@@ -710,12 +785,37 @@ impl LinearSvm {
                 for &cost in cs {
                     let p = SvmParams { c: cost, ..*params };
                     let start = path.last().map(|m| m.alpha.as_slice().unwrap_or_default());
-                    let m = dcd(&x.view(), &y, &p, &stream, start);
+                    let newton_from = |start: Option<&[f64]>, before: usize| -> Result<BinarySvm> {
+                        let solver = newton.as_ref().expect("prepared for Newton and Hybrid");
+                        let fit = solver.fit(&y, cost, start, p.max_iter)?;
+                        Ok(BinarySvm {
+                            pg_spread: pg_spread(&x.view(), &y, &fit.alpha, &fit.w, &p),
+                            w: fit.w,
+                            alpha: fit.alpha,
+                            iterations: before + fit.steps,
+                        })
+                    };
+                    let m = match p.solver {
+                        SvmSolver::DualCd => dcd(&x.view(), &y, &p, &stream, start),
+                        SvmSolver::Newton => newton_from(start, 0)?,
+                        SvmSolver::Hybrid => {
+                            let q = SvmParams {
+                                max_iter: p.max_iter.min(HYBRID_PASSES),
+                                ..p
+                            };
+                            let m = dcd(&x.view(), &y, &q, &stream, start);
+                            if m.pg_spread <= p.tol {
+                                m
+                            } else {
+                                newton_from(m.alpha.as_slice(), m.iterations)?
+                            }
+                        }
+                    };
                     path.push(m);
                 }
-                path
+                Ok(path)
             })
-            .collect();
+            .collect::<Result<_>>()?;
         // regroup by cost, moving each model (class order kept)
         let mut by_cost: Vec<Vec<BinarySvm>> =
             cs.iter().map(|_| Vec::with_capacity(paths.len())).collect();
@@ -1064,6 +1164,88 @@ mod tests {
         // a cost out of range is refused like fit's
         let p = SvmParams::new(1.0, 9);
         assert!(LinearSvm::fit_path(z.view(), &labels, 3, &p, &[1.0, 0.0]).is_err());
+    }
+
+    #[test]
+    fn svm_newton_reaches_the_dual_cd_optimum_along_a_path() {
+        // three overlapping classes, n > p (w form) and n < p (β form with the shared Gram)
+        for (n, d) in [(300, 8), (60, 100)] {
+            let z = randn(n, d, 61);
+            let noise = randn(n, 1, 62);
+            let labels: Vec<usize> = (0..n)
+                .map(|i| {
+                    let t = z[[i, 0]] - 0.5 * z[[i, 1]] + noise[[i, 0]];
+                    usize::from(t > -0.5) + usize::from(t > 0.5)
+                })
+                .collect();
+            let x = augment(&z.view(), 1.0);
+            let cs = [0.01, 1.0, 100.0];
+            let mut cd = SvmParams::new(1.0, 3);
+            cd.tol = 1e-9;
+            cd.max_iter = 1_000_000;
+            let newton = SvmParams {
+                solver: SvmSolver::Newton,
+                ..SvmParams::new(1.0, 3)
+            };
+            let a = LinearSvm::fit_path(z.view(), &labels, 3, &newton, &cs).unwrap();
+            let b = LinearSvm::fit_path(z.view(), &labels, 3, &cd, &cs).unwrap();
+            // the hybrid at a tolerance coordinate descent does not reach in its passes ends at Newton's optimum
+            let hybrid = SvmParams {
+                solver: SvmSolver::Hybrid,
+                tol: 1e-9,
+                ..newton
+            };
+            let h = LinearSvm::fit_path(z.view(), &labels, 3, &hybrid, &cs).unwrap();
+            for (hk, ak) in h.iter().zip(&a) {
+                for (mh, ma) in hk.models.iter().zip(&ak.models) {
+                    let d = (&mh.w - &ma.w)
+                        .mapv(f64::abs)
+                        .fold(0.0f64, |m, &v| m.max(v));
+                    let s = ma.w.mapv(f64::abs).fold(1.0f64, |m, &v| m.max(v));
+                    assert!(mh.pg_spread <= 1e-9, "hybrid spread {}", mh.pg_spread);
+                    assert!(d <= 1e-8 * s, "hybrid vs Newton: |Δw| = {d}");
+                }
+            }
+            for (k, &c) in cs.iter().enumerate() {
+                let pc = SvmParams { c, ..cd };
+                for class in 0..3 {
+                    let y: Vec<f64> = labels
+                        .iter()
+                        .map(|&l| if l == class { 1.0 } else { -1.0 })
+                        .collect();
+                    let (mn, mc) = (&a[k].models[class], &b[k].models[class]);
+                    let gap = |m: &BinarySvm| {
+                        let (pr, du) = svm_primal_dual(x.view(), &y, m, &pc);
+                        assert!(pr >= du - 1e-9 * pr.abs().max(1.0), "weak duality");
+                        // plus the rounding of the two objectives' n-term sums
+                        (pr - du).max(0.0) + n as f64 * f64::EPSILON * (pr.abs() + du.abs())
+                    };
+                    let (gn, gc) = (gap(mn), gap(mc));
+                    // the 1-strongly convex primal: each w within √(2 gap) of w*
+                    let dist = (&mn.w - &mc.w).mapv(|v| v * v).sum().sqrt();
+                    let bound = (2.0 * gn).sqrt() + (2.0 * gc).sqrt();
+                    eprintln!(
+                        "n = {n}, C = {c}, class {class}: Newton {} steps, gap {gn:.1e}, spread {:.1e}; \
+                         CD {} passes, gap {gc:.1e}; ‖Δw‖ = {dist:.1e} ≤ {bound:.1e}",
+                        mn.iterations, mn.pg_spread, mc.iterations
+                    );
+                    assert!(
+                        dist <= bound + 1e-12,
+                        "C = {c} class {class}: {dist} > {bound}"
+                    );
+                    // Newton's duality gap is at rounding level, far below the tolerance-bound CD's
+                    let primal = svm_primal_dual(x.view(), &y, mn, &pc).0;
+                    assert!(gn <= 1e-8 * primal.max(1.0), "C = {c}: gap {gn}");
+                    assert!(mn.alpha.iter().all(|&v| v >= 0.0));
+                }
+            }
+        }
+        // the hinge (L1) has no Newton solver here
+        let mut p = SvmParams::new(1.0, 0);
+        p.solver = SvmSolver::Newton;
+        p.loss = SvmLoss::L1;
+        let err = p.validate().unwrap_err().to_string();
+        assert!(err.contains("L2"), "{err}");
     }
 
     #[test]

@@ -55,6 +55,7 @@ pub mod metrics;
 pub mod nystrom;
 pub mod ridge;
 pub mod spectral;
+mod svm_newton;
 
 #[cfg(test)]
 mod testutil;

@@ -37,7 +37,7 @@ use rfx_kernels::{
 };
 use rfx_registry::{MethodSpec, Params, RawValue};
 use rfx_sampling::survey::{SurveyKernel, SAMPLERS};
-use rfx_solvers::classify::{LinearSvm, SvmParams};
+use rfx_solvers::classify::{LinearSvm, SvmParams, SvmSolver};
 use rfx_solvers::metrics::accuracy;
 use rfx_solvers::ridge::{
     argmax_rows, fit_ridge_cv, folds, one_hot, CvScore, LambdaScale, LambdaSearch, RidgeForm,
@@ -110,6 +110,9 @@ struct Settings {
     c_grid: Vec<f64>,
     svm_max_iter: usize,
     svm_tol: f64,
+    /// "dcd" (LIBLINEAR's dual coordinate descent, the default), "newton" (the finite Newton method) or
+    /// "hybrid" (coordinate descent, then Newton where it has not converged): `SvmSolver`.
+    svm_solver: String,
     max_features: usize,
     rom_blocks: usize,
     ssf_sweeps: usize,
@@ -137,6 +140,7 @@ impl Default for Settings {
             c_grid: vec![0.01, 0.1, 1.0, 10.0, 100.0],
             svm_max_iter: 200,
             svm_tol: 0.1,
+            svm_solver: "dcd".into(),
             max_features: 20_000,
             rom_blocks: 3,
             ssf_sweeps: 3,
@@ -164,6 +168,7 @@ impl rfx_harness::config::Settings for Settings {
         ("svm", "true, false"),
         ("svm_max_iter", "integers from 1 to 100000"),
         ("svm_tol", "numbers from 0.000000000001 to 10"),
+        ("svm_solver", "dcd, newton, hybrid"),
         ("max_features", "integers from 1 to 10000000"),
         ("rom_blocks", "integers from 1 to 8"),
         ("ssf_sweeps", "integers from 0 to 100"),
@@ -208,6 +213,7 @@ impl rfx_harness::config::Settings for Settings {
         }
         int_in("svm_max_iter", self.svm_max_iter as i128, 1, 100_000)?;
         float_in("svm_tol", self.svm_tol, 1e-12, 10.0)?;
+        self.solver()?;
         int_in("max_features", self.max_features as i128, 1, 10_000_000)?;
         int_in("rom_blocks", self.rom_blocks as i128, 1, 8)?;
         int_in("ssf_sweeps", self.ssf_sweeps as i128, 0, 100)?;
@@ -223,8 +229,21 @@ impl Settings {
         self.holdout.unwrap_or(DEFAULT_HOLDOUT)
     }
 
+    /// The SVM's solver from `svm_solver`.
+    fn solver(&self) -> Result<SvmSolver, Invalid> {
+        match self.svm_solver.as_str() {
+            "dcd" => Ok(SvmSolver::DualCd),
+            "newton" => Ok(SvmSolver::Newton),
+            "hybrid" => Ok(SvmSolver::Hybrid),
+            other => Err(Invalid {
+                key: "svm_solver",
+                message: format!("expected dcd, newton or hybrid, found {other:?}"),
+            }),
+        }
+    }
+
     /// The fingerprint: the settings as the `Debug` form of the struct before `inner_folds`, then
-    /// `;inner_folds=k` when given, then `;svm_tol=ε`.
+    /// `;inner_folds=k` when given, then `;svm_tol=ε`, then `;svm_solver=…` when not the default (dcd).
     fn describe(&self) -> String {
         let base = format!(
             "Settings {{ n_train: {:?}, n_test: {:?}, test_fraction: {:?}, error_points: {:?}, holdout: {:?}, \
@@ -253,7 +272,12 @@ impl Settings {
             Some(k) => format!("{base};inner_folds={k}"),
             None => base,
         };
-        format!("{base};svm_tol={:?}", self.svm_tol)
+        let base = format!("{base};svm_tol={:?}", self.svm_tol);
+        if self.svm_solver == "dcd" {
+            base
+        } else {
+            format!("{base};svm_solver={}", self.svm_solver)
+        }
     }
 }
 
@@ -497,6 +521,7 @@ impl BenchRunner {
             let mut sp = SvmParams::new(c, stream_seed(es, &format!("svm;{key}")));
             sp.max_iter = self.s.svm_max_iter;
             sp.tol = self.s.svm_tol;
+            sp.solver = self.s.solver().unwrap_or_default();
             sp
         };
         let mut best = (f64::NEG_INFINITY, self.s.c_grid[0]);
@@ -845,6 +870,16 @@ mod tests {
         now.holdout = Some(0.3);
         let e = rfx_harness::config::Settings::check(&now).unwrap_err();
         assert_eq!(e.key, "inner_folds");
+        // the SVM's solver: named in the fingerprint only when not the default, checked by name
+        now.holdout = None;
+        let dcd = now.describe();
+        now.svm_solver = "hybrid".into();
+        assert_eq!(now.describe(), format!("{dcd};svm_solver=hybrid"));
+        assert!(rfx_harness::config::Settings::check(&now).is_ok());
+        now.svm_solver = "tron".into();
+        let e = rfx_harness::config::Settings::check(&now).unwrap_err();
+        assert_eq!(e.key, "svm_solver");
+        assert!(e.message.contains("dcd, newton or hybrid"), "{}", e.message);
     }
 
     #[test]

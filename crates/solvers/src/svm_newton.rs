@@ -199,10 +199,10 @@ fn dot_arr(a: &Array1<f64>, b: &Array1<f64>) -> f64 {
 /// The minimiser $t \ge 0$ of the convex piecewise quadratic
 /// $\varphi(t) = \frac12\Vert w + t d\Vert^2 + C\sum_i \max(0, 1 - y_i(o_i + t\delta_i))^2$ from
 /// $\langle w, d\rangle$ (`wd`), $\Vert d\Vert^2$ (`dd`), the margins $o$ and their change $\delta$:
-/// $\varphi'(t) = \langle w, d\rangle + t\Vert d\Vert^2 - 2C\sum_i y_i\delta_i\max(0, 1 - y_i(o_i + t\delta_i))$ is
-/// nondecreasing and piecewise linear; a bracket $[0, 2^k]$ with $\varphi'(2^k) \ge 0$ is bisected, then the
+/// $\varphi^\prime(t) = \langle w, d\rangle + t\Vert d\Vert^2 - 2C\sum_i y_i\delta_i\max(0, 1 - y_i(o_i + t\delta_i))$ is
+/// nondecreasing and piecewise linear; a bracket $[0, 2^k]$ with $\varphi^\prime(2^k) \ge 0$ is bisected, then the
 /// linear piece of the final bracket's midpoint is solved exactly (clipped to the bracket). 0 when
-/// $\varphi'(0) \ge 0$ (no descent).
+/// $\varphi^\prime(0) \ge 0$ (no descent).
 fn line_search(o: &Array1<f64>, delta: &Array1<f64>, y: &[f64], c: f64, wd: f64, dd: f64) -> f64 {
     let slope = |t: f64| {
         let mut g = wd + t * dd;

@@ -20,7 +20,7 @@ EXPERIMENT_FILES := $(addprefix experiments/,$(addsuffix .toml,$(EXPERIMENTS)))
 RESULTS_DIR ?= reproduced
 # Minutes of recomputation for `make verify` (CI runs `make test`, which verifies with VERIFY_CI_BUDGET).
 VERIFY_BUDGET ?= 15
-VERIFY_CI_BUDGET ?= 3
+VERIFY_CI_BUDGET ?= 5
 # A local mirror of the public data sets (see ../shared/data/README.md) is used when present;
 # otherwise the data are downloaded from their public sources.
 RFX_DATA_MIRROR ?= $(abspath $(wildcard ../shared/data))

@@ -11,7 +11,12 @@
 //! ([`crate::kind::Runner::shared_group`]), that computation's cost, estimated as the group's largest
 //! recorded time less its median (the one cell of the original run that computed it paid for it). An
 //! experiment whose every cell costs more than its share is represented by its cheapest cell, and the
-//! report says so.
+//! report says so. Every later experiment's cheapest check is kept back from the equal share of what is
+//! left. Experiments are planned in order of that cheapest check (then of need), and costs are
+//! scaled by this machine's speed against the recorded times, measured on the experiments run so far: an
+//! experiment whose sample would run more than `OVERRUN_S` past the budget left is not checked, and the
+//! report says so — on a machine slower than the one that recorded the cells, the most expensive checks
+//! are dropped instead of the budget being overrun several times.
 //!
 //! **Run.** The sample runs through the ordinary runner into a temporary tree (nothing is written into the
 //! results tree but `verification.md`), each experiment with a deadline after which no further cell starts.
@@ -54,6 +59,12 @@ pub struct VerifyOptions {
 const SETUP_S: f64 = 1.0;
 /// Smallest cost of a cell, in seconds (recorded times of skipped cells can be 0).
 const MIN_CELL_S: f64 = 0.005;
+/// Planned seconds run before this machine's speed against the recorded times is trusted.
+const SPEED_AFTER_S: f64 = 20.0;
+/// An experiment whose sample would need more than the budget left plus this many seconds (at the measured
+/// speed) is not checked, so that on a slower machine than the one that recorded the cells one experiment
+/// whose cheapest cell is long cannot take the run far past its budget.
+const OVERRUN_S: f64 = 15.0;
 
 /// One experiment's sample.
 #[derive(Debug, Clone)]
@@ -314,15 +325,26 @@ pub fn verify(opts: &VerifyOptions, kinds: &Kinds) -> Result<(), AppError> {
         )));
     }
 
-    // Experiments in order of need, each planned when its turn comes with an equal share of the budget
-    // left: one that needs less than its share, or runs faster than recorded, leaves the rest to those
-    // after it (water-filling with the measured times).
+    // Experiments in order of their cheapest check, then of need, each planned when its turn comes with an
+    // equal share of the budget left: one that needs less than its share, or runs faster than recorded,
+    // leaves the rest to those after it (water-filling with the measured times).
     let needs: Vec<f64> = loaded
         .iter()
         .map(|l| full_cost(&l.spec, &l.layout, &l.rows, threads))
         .collect();
+    // the least an experiment's check costs: its cheapest cell (the plan of a zero share)
+    let floors: Vec<f64> = loaded
+        .iter()
+        .map(|l| plan_experiment(&l.spec, &l.layout, &l.rows, 0.0, opts.seed, threads).cost_s)
+        .collect();
+    // cheapest check first, then least need: an experiment that cannot be checked within what is left is one
+    // of the most expensive to check, and every cheaper one has been
     let mut order: Vec<usize> = (0..loaded.len()).collect();
-    order.sort_by(|&a, &b| needs[a].total_cmp(&needs[b]));
+    order.sort_by(|&a, &b| {
+        floors[a]
+            .total_cmp(&floors[b])
+            .then(needs[a].total_cmp(&needs[b]))
+    });
     println!(
         "rfx verify: {} experiments, {} committed cells ({:.1} h of recorded cell time), budget {:.0} s",
         loaded.len(),
@@ -333,11 +355,23 @@ pub fn verify(opts: &VerifyOptions, kinds: &Kinds) -> Result<(), AppError> {
     let work = std::env::temp_dir().join(format!("rfx-verify-{}", std::process::id()));
     let _cleanup = RemoveOnDrop(work.clone());
     let mut results: Vec<(ExperimentComparison, Plan, usize, String)> = Vec::new();
+    // This machine's wall seconds per recorded second, from the experiments run so far (1 until
+    // SPEED_AFTER_S recorded seconds have run): shares, deadlines and the overrun test are in this machine's
+    // time. The cells may have been recorded on a faster or slower machine, or on a loaded one.
+    let (mut ran_wall, mut ran_planned) = (0.0f64, 0.0f64);
     for (k, &i) in order.iter().enumerate() {
         let l = &loaded[i];
+        let speed = if ran_planned >= SPEED_AFTER_S {
+            (ran_wall / ran_planned).clamp(0.25, 20.0)
+        } else {
+            1.0
+        };
         let left = opts.budget_s - started.elapsed().as_secs_f64();
-        let share = needs[i].min((left / (order.len() - k) as f64).max(0.0));
-        let plan = plan_experiment(&l.spec, &l.layout, &l.rows, share, opts.seed, threads);
+        // every later experiment's cheapest check is kept back; the rest is shared equally
+        let reserved: f64 = order[k + 1..].iter().map(|&j| floors[j]).sum::<f64>() * speed;
+        let equal = ((left - reserved) / (order.len() - k) as f64 / speed).max(0.0);
+        let share = needs[i].min(equal.max(floors[i]));
+        let mut plan = plan_experiment(&l.spec, &l.layout, &l.rows, share, opts.seed, threads);
         if let Some(why) = &l.stale {
             let mut e = ExperimentComparison {
                 name: l.spec.name.clone(),
@@ -346,6 +380,26 @@ pub fn verify(opts: &VerifyOptions, kinds: &Kinds) -> Result<(), AppError> {
             };
             e.different = l.rows.len();
             results.push((e, plan, 0, format!("STALE: {why}")));
+            continue;
+        }
+        if plan.cost_s * speed > left.max(0.0) + OVERRUN_S {
+            let note = format!(
+                "not checked: its sample ({} cell(s)) needs {:.0} s of recorded time, {:.0} s at this machine's \
+                 measured speed ({speed:.2}× the recorded times), over the {:.0} s left of the budget",
+                plan.keys.len(),
+                plan.cost_s,
+                plan.cost_s * speed,
+                left.max(0.0)
+            );
+            println!("{}: {note}", l.spec.name);
+            let e = ExperimentComparison {
+                name: l.spec.name.clone(),
+                total: l.spec.cells().len(),
+                ..Default::default()
+            };
+            plan.strata_sampled = 0;
+            let not_reached = plan.keys.len();
+            results.push((e, plan, not_reached, note));
             continue;
         }
         // No cell starts after the experiment's planned time (with half again as slack for the cost model)
@@ -357,8 +411,10 @@ pub fn verify(opts: &VerifyOptions, kinds: &Kinds) -> Result<(), AppError> {
         ropts.progress = false;
         ropts.only = Some(plan.keys.iter().cloned().collect());
         ropts.write_outputs = false;
-        ropts.deadline = Some(t0 + Duration::from_secs_f64(plan.cost_s * 1.5 + SETUP_S));
+        ropts.deadline = Some(t0 + Duration::from_secs_f64(plan.cost_s * speed * 1.5 + SETUP_S));
         run(&l.spec, &ropts)?;
+        ran_wall += t0.elapsed().as_secs_f64();
+        ran_planned += plan.cost_s;
         let text = ResultsFolder::of(&work, &l.spec).read_cells()?;
         let (new_rows, _) = l.layout.read(&text).unwrap_or_default();
         let sampled: HashSet<&String> = plan.keys.iter().collect();

@@ -801,6 +801,33 @@ fn compare_and_verify_catch_a_changed_computation() {
         md.contains("| st | 24 | 24 | 24 | 0 | 0 | identical |"),
         "{md}"
     );
+    // An experiment whose cheapest check needs more than the budget (1 minute) plus 15 s is not checked
+    // (here: every cell recorded at 1000 s, 500 s of cost on two threads), and the report says so instead of
+    // overrunning the budget.
+    let cells = a.join("st/cells.csv");
+    let honest = std::fs::read_to_string(&cells).unwrap();
+    let mut lines = honest.lines();
+    let header = lines.next().unwrap();
+    let at = header.split(',').position(|h| h == "time_s").unwrap();
+    let mut slow = format!("{header}\n");
+    for line in lines {
+        let mut fields: Vec<&str> = line.split(',').collect();
+        fields[at] = "1000";
+        slow.push_str(&fields.join(","));
+        slow.push('\n');
+    }
+    std::fs::write(&cells, slow).unwrap();
+    let o = verify(&a);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("st: not checked: its sample (1 cell(s)) needs "),
+        "{stdout}"
+    );
+    let md = std::fs::read_to_string(&report).unwrap();
+    assert!(md.contains("not checked"), "{md}");
+    std::fs::write(&cells, honest).unwrap();
+
     // ... and failing, naming the experiment and the cells, once the code (stood for by `offset` in the
     // recorded config) no longer gives the committed numbers.
     let st_config = a.join("st/config.toml");

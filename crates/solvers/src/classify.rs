@@ -634,13 +634,7 @@ fn dcd(
                 order.swap(s, active);
                 continue;
             }
-            let pg = if at_lower {
-                g.min(0.0)
-            } else if at_upper {
-                g.max(0.0)
-            } else {
-                g
-            };
+            let pg = projected(g, at_lower, at_upper);
             pg_max = pg_max.max(pg);
             pg_min = pg_min.min(pg);
             if pg.abs() > 1e-14 && qd[i] > 0.0 {
@@ -676,6 +670,18 @@ fn dcd(
     }
 }
 
+/// The projected gradient of a box-constrained coordinate: $\min(G, 0)$ at the lower bound, $\max(G, 0)$ at the
+/// upper one, $G$ inside.
+fn projected(g: f64, at_lower: bool, at_upper: bool) -> f64 {
+    if at_lower {
+        g.min(0.0)
+    } else if at_upper {
+        g.max(0.0)
+    } else {
+        g
+    }
+}
+
 /// The spread $\max_i PG_i - \min_i PG_i$ of the dual's projected gradient
 /// $G_i = y_i w^\top x_i - 1 + D_{ii}\alpha_i$ at $(\alpha, w)$: [`dcd`]'s stopping quantity, 0 at the optimum.
 fn pg_spread(
@@ -689,14 +695,7 @@ fn pg_spread(
     let margins = x.dot(w);
     let (mut hi, mut lo) = (f64::NEG_INFINITY, f64::INFINITY);
     for ((&m, &yi), &a) in margins.iter().zip(y).zip(alpha) {
-        let g = yi * m - 1.0 + dii * a;
-        let pg = if a <= 0.0 {
-            g.min(0.0)
-        } else if a >= upper {
-            g.max(0.0)
-        } else {
-            g
-        };
+        let pg = projected(yi * m - 1.0 + dii * a, a <= 0.0, a >= upper);
         hi = hi.max(pg);
         lo = lo.min(pg);
     }

@@ -402,3 +402,90 @@ fn table_helpers() {
     let circle = [m("rfx-a", &["rfx-b"]), m("rfx-b", &["rfx-a"])];
     assert!(dependency_order(&circle).is_err());
 }
+
+/// Each package of a `cargo tree -e features` listing with the feature sets it is built with (a package built
+/// for the host, by build scripts and proc-macros, and for the target can appear with two sets).
+fn resolved_features(root: &Path, args: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .arg("tree")
+        .args(args)
+        .args(["--locked", "--offline", "--prefix", "none", "-f", "{p} {f}"])
+        .current_dir(root)
+        .output()
+        .expect("cargo tree runs");
+    assert!(
+        out.status.success(),
+        "cargo tree {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut map: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let words: Vec<&str> = line
+            .split_whitespace()
+            .filter(|w| !w.starts_with('('))
+            .collect();
+        if let [name, version, rest @ ..] = words.as_slice() {
+            let features = rest.first().copied().unwrap_or("").to_string();
+            map.entry(format!("{name} {version}"))
+                .or_default()
+                .insert(features);
+        }
+    }
+    map
+}
+
+/// maturin builds `rfx-python` alone, so Cargo resolves features over that package's graph only. Every
+/// dependency it shares with the workspace must be built with a feature set the workspace build (`cargo test
+/// --workspace`, which `make test` runs first) also uses: otherwise that dependency and every rfx crate above
+/// it are compiled twice (3.4 minutes of CI on 2 cores). pyo3 and numpy are the wheel's own (pyo3's
+/// `extension-module` feature is turned on only by maturin). A failure names the dependency to list, with the
+/// workspace's features, in the unification block of `crates/python/Cargo.toml`.
+#[test]
+fn python_build_shares_features() {
+    let root = workspace_root();
+    let workspace = resolved_features(&root, &["--workspace", "-e", "all"]);
+    let python = resolved_features(
+        &root,
+        &[
+            "-p",
+            "rfx-python",
+            "--features",
+            "extension-module",
+            "-e",
+            "normal,build",
+        ],
+    );
+    let own = [
+        "pyo3",
+        "pyo3-ffi",
+        "pyo3-build-config",
+        "pyo3-macros",
+        "pyo3-macros-backend",
+        "numpy",
+    ];
+    let mut differ = Vec::new();
+    for (package, sets) in &python {
+        let name = package.split(' ').next().unwrap_or("");
+        if name.starts_with("rfx-") || own.contains(&name) {
+            continue;
+        }
+        let shared = workspace.get(package);
+        for set in sets {
+            if !shared.is_some_and(|s| s.contains(set)) {
+                differ.push(format!(
+                    "{package}: maturin's features [{set}], the workspace's {:?}",
+                    shared
+                        .map(|s| s.iter().collect::<Vec<_>>())
+                        .unwrap_or_default()
+                ));
+            }
+        }
+    }
+    assert!(
+        differ.is_empty(),
+        "the wheel's build would recompile these dependencies (and the rfx crates above them); list them \
+         with the workspace's features in crates/python/Cargo.toml's unification block:\n{}",
+        differ.join("\n")
+    );
+}

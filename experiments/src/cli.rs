@@ -982,12 +982,22 @@ fn plan(
 ) -> Result<(), AppError> {
     use rfx_harness::plan::{human, Plan};
     let mut plans = Vec::new();
+    // Which CPU recorded each experiment's times (the manifest's last computing run; manifests written before
+    // the CPU was recorded say nothing), grouped so that the hours below can be read against this machine.
+    let mut recorded_on: std::collections::BTreeMap<String, Vec<String>> = Default::default();
     for f in files {
         let spec = Spec::load(f, quick, kinds)?;
         if plans.iter().any(|p: &Plan| p.name == spec.name) {
             continue; // the same experiment named twice (e.g. by two globs)
         }
         let times = rfx_harness::verify::recorded_times(&spec, times_from, kinds);
+        if times.as_ref().is_some_and(|t| !t.is_empty()) {
+            let cpu = rfx_harness::folder::ResultsFolder::of(times_from, &spec)
+                .read_manifest()
+                .and_then(|m| m.pointer("/host/cpu")?.as_str().map(str::to_string))
+                .unwrap_or_else(|| "not recorded (runs before 2026-11-28)".into());
+            recorded_on.entry(cpu).or_default().push(spec.name.clone());
+        }
         plans.push(Plan::of_spec(&spec, times.as_ref()));
     }
     let head: Vec<String> = workers.iter().map(|n| format!("N = {n}")).collect();
@@ -1021,6 +1031,15 @@ fn plan(
     if timed.len() > 1 {
         let pooled = Plan::pooled("all, pooled", &timed);
         row(&pooled);
+    }
+    if !recorded_on.is_empty() {
+        println!(
+            "\nCell times as recorded, on the CPU of each experiment's last computing run; this machine: {}.",
+            rfx_harness::run::cpu_description()
+        );
+        for (cpu, names) in &recorded_on {
+            println!("- {cpu}: {}", names.join(", "));
+        }
     }
     if !untimed.is_empty() {
         println!(

@@ -1161,7 +1161,35 @@ fn plan_uses_the_recorded_cell_times() {
         "--times-from",
         out.to_str().unwrap(),
     ]);
-    assert!(String::from_utf8_lossy(&o.stdout).contains("| st | 24 | 24 |"));
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(text.contains("| st | 24 | 24 |"), "{text}");
+    // The run recorded its CPU in the manifest; plan names it as the machine of st's times, and this
+    // machine's, which here is the same one.
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("st/manifest.json")).unwrap())
+            .unwrap();
+    let cpu = manifest["host"]["cpu"]
+        .as_str()
+        .expect("host.cpu in the manifest")
+        .to_string();
+    assert!(!cpu.is_empty());
+    assert!(text.contains(&format!("this machine: {cpu}.")), "{text}");
+    assert!(text.contains(&format!("- {cpu}: st")), "{text}");
+    // A manifest from before the CPU was recorded: said so, not guessed.
+    let mut old = manifest.clone();
+    old["host"].as_object_mut().unwrap().remove("cpu");
+    std::fs::write(out.join("st/manifest.json"), old.to_string()).unwrap();
+    let o = run(&[
+        "plan",
+        f.to_str().unwrap(),
+        "--times-from",
+        out.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        text.contains("- not recorded (runs before 2026-11-28): st"),
+        "{text}"
+    );
     let o = run(&["plan", f.to_str().unwrap(), "--workers", "0"]);
     assert_eq!(o.status.code(), Some(2));
 }

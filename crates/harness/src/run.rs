@@ -765,6 +765,7 @@ pub(crate) fn write_config_and_manifest(
                 "git_dirty": run_info.dirty,
                 "host": {
                     "hostname": hostname(),
+                    "cpu": cpu_description(),
                     "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
                     "os": std::env::consts::OS,
                     "arch": std::env::consts::ARCH,
@@ -854,4 +855,56 @@ fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "unknown".into())
+}
+
+/// The CPU this process runs on, as every manifest records it under `host.cpu` and `rfx plan` names it: the
+/// model name, family and model from `/proc/cpuinfo` (`unknown` where there is none) and the SIMD extensions
+/// detected at run time that decide which BLAS and faer kernels run — e.g. `AMD EPYC, family 25 model 1
+/// (avx2, fma)`. Recorded cell times are this machine's: the same cell took 2–3× longer on an AVX2-only EPYC
+/// than on the AVX-512 one that recorded most of `results/`.
+pub fn cpu_description() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |key: &str| {
+        info.lines()
+            .filter_map(|l| l.split_once(':'))
+            .find(|(k, _)| k.trim() == key)
+            .map(|(_, v)| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let mut cpu = field("model name").unwrap_or_else(|| "unknown CPU".into());
+    if let (Some(family), Some(model)) = (field("cpu family"), field("model")) {
+        cpu = format!("{cpu}, family {family} model {model}");
+    }
+    let simd = simd_extensions();
+    if simd.is_empty() {
+        cpu
+    } else {
+        format!("{cpu} ({})", simd.join(", "))
+    }
+}
+
+/// The SIMD extensions among those the numeric kernels dispatch on, detected at run time.
+fn simd_extensions() -> Vec<&'static str> {
+    #[allow(unused_mut)]
+    let mut found = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            found.push("avx512f");
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            found.push("avx2");
+        }
+        if std::arch::is_x86_feature_detected!("fma") {
+            found.push("fma");
+        }
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        if std::arch::is_aarch64_feature_detected!("sve") {
+            found.push("sve");
+        }
+        found.push("neon");
+    }
+    found
 }

@@ -41,19 +41,25 @@ struct Member {
     docs_rs_args: Vec<String>,
 }
 
-fn metadata(root: &Path) -> Value {
+/// The standard output of `cargo ARGS` run in `root`; panics with cargo's stderr when it fails.
+fn cargo_stdout(root: &Path, args: &[&str]) -> Vec<u8> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--no-deps"])
+        .args(args)
         .current_dir(root)
         .output()
-        .expect("cargo metadata runs");
+        .expect("cargo runs");
     assert!(
         out.status.success(),
-        "cargo metadata failed: {}",
+        "cargo {args:?} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON")
+    out.stdout
+}
+
+fn metadata(root: &Path) -> Value {
+    let out = cargo_stdout(root, &["metadata", "--format-version", "1", "--no-deps"]);
+    serde_json::from_slice(&out).expect("cargo metadata prints JSON")
 }
 
 /// The workspace members in `[workspace] members` order.
@@ -406,21 +412,12 @@ fn table_helpers() {
 /// Each package of a `cargo tree -e features` listing with the feature sets it is built with (a package built
 /// for the host, by build scripts and proc-macros, and for the target can appear with two sets).
 fn resolved_features(root: &Path, args: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .arg("tree")
-        .args(args)
-        .args(["--locked", "--offline", "--prefix", "none", "-f", "{p} {f}"])
-        .current_dir(root)
-        .output()
-        .expect("cargo tree runs");
-    assert!(
-        out.status.success(),
-        "cargo tree {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut full = vec!["tree"];
+    full.extend_from_slice(args);
+    full.extend(["--locked", "--offline", "--prefix", "none", "-f", "{p} {f}"]);
+    let out = cargo_stdout(root, &full);
     let mut map: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
+    for line in String::from_utf8_lossy(&out).lines() {
         let words: Vec<&str> = line
             .split_whitespace()
             .filter(|w| !w.starts_with('('))

@@ -86,7 +86,7 @@ pub use syrk::{
     DEFAULT_ROW_BLOCK,
 };
 pub use threads::{blas_threads, set_blas_threads, SingleBlasThread};
-pub use vector::{axpy, dot, sq_dist};
+pub use vector::{axpy, dot, matmul_nn, matmul_tn, sq_dist};
 
 #[cfg(test)]
 mod tests;

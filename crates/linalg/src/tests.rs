@@ -367,3 +367,80 @@ fn dot_sq_dist_and_axpy_are_the_sums_to_their_rounding_bounds_and_cpu_independen
         }
     }
 }
+
+#[test]
+fn small_products_are_the_naive_loops_bit_for_bit() {
+    // entries of A set to zero (skipped) and ±0 / mixed signs, so that a change of the order of the terms or
+    // a fused multiply-add would show in the last bits
+    for &(m, k, n) in &[
+        (0, 3, 2),
+        (3, 0, 2),
+        (2, 3, 0),
+        (1, 1, 1),
+        (7, 9, 5),
+        (13, 27, 21),
+        (144, 63, 7),
+        (9, 20, 70),
+        (13, 30, 131),
+    ] {
+        let mut a = randn(m.max(1), k.max(1), 41).slice(s![..m, ..k]).to_owned();
+        a.iter_mut().step_by(3).for_each(|v| *v = 0.0);
+        let mut b = randn(k.max(1), n.max(1), 43)
+            .slice(s![..k, ..n])
+            .mapv(|v| v * 1e3);
+        if m * k * n > 0 && (m + k + n) % 2 == 0 {
+            // zero entries of A are skipped, not multiplied: an infinity of B met only by zeros of A leaves
+            // C finite
+            b[[0, 0]] = f64::INFINITY;
+        }
+        // the definition: each entry from 0, terms in the order of l, zero entries of A skipped
+        let mut naive = Array2::<f64>::zeros((m, n));
+        for i in 0..m {
+            for j in 0..n {
+                let mut s = 0.0f64;
+                for l in 0..k {
+                    if a[[i, l]] != 0.0 {
+                        s += a[[i, l]] * b[[l, j]];
+                    }
+                }
+                naive[[i, j]] = s;
+            }
+        }
+        let mut c = vec![f64::NAN; m * n];
+        matmul_nn(
+            a.as_slice().unwrap(),
+            b.as_slice().unwrap(),
+            &mut c,
+            (m, k, n),
+        );
+        let at = a.t().as_standard_layout().into_owned();
+        let mut ct = vec![f64::NAN; m * n];
+        matmul_tn(
+            at.as_slice().unwrap(),
+            b.as_slice().unwrap(),
+            &mut ct,
+            (m, k, n),
+        );
+        let mut cp = vec![f64::NAN; m * n];
+        crate::vector::matmul_nn_portable(
+            a.as_slice().unwrap(),
+            b.as_slice().unwrap(),
+            &mut cp,
+            (k, n),
+        );
+        for (idx, &v) in naive.iter().enumerate() {
+            assert_eq!(v.to_bits(), c[idx].to_bits(), "nn {m}x{k}x{n} entry {idx}");
+            assert_eq!(v.to_bits(), ct[idx].to_bits(), "tn {m}x{k}x{n} entry {idx}");
+            assert_eq!(
+                v.to_bits(),
+                cp[idx].to_bits(),
+                "portable {m}x{k}x{n} entry {idx}"
+            );
+        }
+    }
+    let r = std::panic::catch_unwind(|| matmul_nn(&[1.0; 4], &[1.0; 4], &mut [0.0; 3], (2, 2, 2)));
+    assert!(
+        r.is_err(),
+        "a slice of the wrong length is a programming error"
+    );
+}

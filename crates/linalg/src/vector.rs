@@ -1,6 +1,7 @@
 //! Level-1 kernels on slices for sequential inner loops (coordinate descent), where a BLAS call per
 //! coordinate costs as much as the arithmetic: [`dot`], [`sq_dist`] and [`axpy`] with a fixed order of
-//! operations.
+//! operations; and the small products [`matmul_nn`] and [`matmul_tn`] made of those row updates (a
+//! convolutional network's per-image products, whose bits must not depend on the CPU or the thread count).
 
 /// Partial sums of [`dot`]: lanes of four 4-wide vectors (AVX2), so that four independent additions hide
 /// the adder's latency.
@@ -151,5 +152,110 @@ fn axpy_avx2(alpha: f64, x: &[f64], y: &mut [f64]) {
 pub(crate) fn axpy_portable(alpha: f64, x: &[f64], y: &mut [f64]) {
     for (yi, xi) in y.iter_mut().zip(x) {
         *yi += alpha * xi;
+    }
+}
+
+/// $C = AB$ for row-major $A$ ($m \times k$), $B$ ($k \times n$) and $C$ ($m \times n$, overwritten), row by
+/// row as [`axpy`] updates: $C_{i\cdot} = 0$, then $C_{i\cdot} \leftarrow C_{i\cdot} + A_{il} B_{l\cdot}$ for
+/// $l = 0, \dots, k-1$, skipping the $A_{il} = 0$. Every entry is therefore the sum
+/// $\sum_l A_{il} B_{lj}$ taken from $0$ in the order of $l$, each product and sum rounded once (no fused
+/// multiply-add): the bits of the naive loop, on every x86-64 CPU (AVX2 when it has it) and for any thread
+/// count. For the small products of one image's convolutions, where a BLAS call's blocking would change the
+/// bits with the CPU and its set-up costs as much as the arithmetic.
+///
+/// # Panics
+/// If a slice's length is not the product of its dimensions (a programming error of the caller).
+///
+/// ```
+/// // [1 2; 0 3] · [1 0; 1 1]
+/// let mut c = [0.0; 4];
+/// rfx_linalg::matmul_nn(&[1.0, 2.0, 0.0, 3.0], &[1.0, 0.0, 1.0, 1.0], &mut c, (2, 2, 2));
+/// assert_eq!(c, [3.0, 2.0, 3.0, 3.0]);
+/// ```
+pub fn matmul_nn(a: &[f64], b: &[f64], c: &mut [f64], (m, k, n): (usize, usize, usize)) {
+    check_dims(a, b, c, (m, k, n));
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above), the only requirement of `matmul_nn_avx2`.
+        unsafe { matmul_nn_avx2(a, b, c, (k, n)) };
+        return;
+    }
+    matmul_nn_portable(a, b, c, (k, n));
+}
+
+/// $C = A^\top B$ for row-major $A$ ($k \times m$), $B$ ($k \times n$) and $C$ ($m \times n$, overwritten): the
+/// numbers of [`matmul_nn`] applied to $A^\top$ — every entry $\sum_l A_{li} B_{lj}$ taken from $0$ in the
+/// order of $l$, the $A_{li} = 0$ skipped — with $A$ read row by row ($l$ outer, which leaves each entry's
+/// order of terms unchanged).
+///
+/// # Panics
+/// If a slice's length is not the product of its dimensions (a programming error of the caller).
+///
+/// ```
+/// // [1 0; 2 3]ᵀ · [1 0; 1 1] = [1 2; 0 3] · [1 0; 1 1]
+/// let mut c = [0.0; 4];
+/// rfx_linalg::matmul_tn(&[1.0, 0.0, 2.0, 3.0], &[1.0, 0.0, 1.0, 1.0], &mut c, (2, 2, 2));
+/// assert_eq!(c, [3.0, 2.0, 3.0, 3.0]);
+/// ```
+pub fn matmul_tn(a: &[f64], b: &[f64], c: &mut [f64], (m, k, n): (usize, usize, usize)) {
+    check_dims(a, b, c, (m, k, n));
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above), the only requirement of `matmul_tn_avx2`.
+        unsafe { matmul_tn_avx2(a, b, c, (m, n)) };
+        return;
+    }
+    matmul_tn_portable(a, b, c, (m, n));
+}
+
+fn check_dims(a: &[f64], b: &[f64], c: &[f64], (m, k, n): (usize, usize, usize)) {
+    assert!(
+        a.len() == m * k && b.len() == k * n && c.len() == m * n,
+        "matmul of {m}x{k} by {k}x{n} with slices of lengths {}, {}, {}",
+        a.len(),
+        b.len(),
+        c.len()
+    );
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn matmul_nn_avx2(a: &[f64], b: &[f64], c: &mut [f64], kn: (usize, usize)) {
+    matmul_nn_portable(a, b, c, kn);
+}
+
+#[inline(always)]
+pub(crate) fn matmul_nn_portable(a: &[f64], b: &[f64], c: &mut [f64], (k, n): (usize, usize)) {
+    c.fill(0.0);
+    if k == 0 || n == 0 {
+        return;
+    }
+    for (crow, arow) in c.chunks_exact_mut(n).zip(a.chunks_exact(k)) {
+        for (&av, brow) in arow.iter().zip(b.chunks_exact(n)) {
+            if av != 0.0 {
+                axpy_portable(av, brow, crow);
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn matmul_tn_avx2(a: &[f64], b: &[f64], c: &mut [f64], mn: (usize, usize)) {
+    matmul_tn_portable(a, b, c, mn);
+}
+
+#[inline(always)]
+fn matmul_tn_portable(a: &[f64], b: &[f64], c: &mut [f64], (m, n): (usize, usize)) {
+    c.fill(0.0);
+    if m == 0 || n == 0 {
+        return;
+    }
+    for (arow, brow) in a.chunks_exact(m).zip(b.chunks_exact(n)) {
+        for (&av, crow) in arow.iter().zip(c.chunks_exact_mut(n)) {
+            if av != 0.0 {
+                axpy_portable(av, brow, crow);
+            }
+        }
     }
 }

@@ -19,8 +19,9 @@
 //! $\delta^{(l)} = \sqrt{2/(q^2 w)}\thinspace\mathrm{Step}(U^{(l)}) \odot g^{(l)}$, $\partial f/\partial W^{(l)} = A^{(l-1)\top}\delta^{(l)}$,
 //! $g^{(l-1)} = \mathrm{col2im}(\delta^{(l)} W^{(l)\top})$ (the adjoint of the window direct sum),
 //! $\partial f/\partial v = \frac1P\sum_p h^{(K)}\_p$. Tested against central finite differences of $f$.
-//! Images are independent (rayon over images); the small matrix products are plain loops, so the features
-//! do not depend on the thread count.
+//! Images are independent (rayon over images); the small matrix products are `rfx_linalg::matmul_nn` and
+//! `matmul_tn` (each entry summed in index order, no BLAS), so the features do not depend on the thread count
+//! or the CPU.
 
 use crate::cntksketch::window_concat;
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
@@ -134,26 +135,30 @@ pub struct CnnGradRf {
     out: Array1<f64>,
 }
 
-/// $A B$ with plain loops (deterministic, no BLAS threads).
+/// $A B$ by [`matmul_into`].
 fn matmul(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Array2<f64> {
     let mut c = Array2::zeros((a.nrows(), b.ncols()));
     matmul_into(a, b, c.view_mut());
     c
 }
 
-/// $C = A B$ into `c` (overwritten), the loops of [`matmul`]: the same numbers without allocating.
+/// $C = A B$ into `c` (overwritten; contiguous, row-major): every entry the sum over $k$ in index order from
+/// $0$, zero entries of $A$ skipped (`rfx_linalg::matmul_nn`, or `matmul_tn` when $A$ is the transpose of a
+/// row-major matrix), so the same bits for any thread count and CPU without a BLAS call per small product.
 fn matmul_into(
     a: ArrayView2<'_, f64>,
     b: ArrayView2<'_, f64>,
     mut c: ndarray::ArrayViewMut2<'_, f64>,
 ) {
-    c.fill(0.0);
-    for (i, mut crow) in c.axis_iter_mut(Axis(0)).enumerate() {
-        for (k, &av) in a.row(i).iter().enumerate() {
-            if av != 0.0 {
-                crow.scaled_add(av, &b.row(k));
-            }
-        }
+    let dims = (a.nrows(), a.ncols(), b.ncols());
+    let b = b.as_standard_layout();
+    let b = b.as_slice().expect("standard layout");
+    let c = c.as_slice_mut().expect("a contiguous product");
+    if let Some(at) = a.t().as_slice() {
+        rfx_linalg::matmul_tn(at, b, c, dims);
+    } else {
+        let a = a.as_standard_layout();
+        rfx_linalg::matmul_nn(a.as_slice().expect("standard layout"), b, c, dims);
     }
 }
 
@@ -187,17 +192,24 @@ impl CnnGradRf {
         let (d1, d2, _) = self.params.shape;
         let (h, w) = (d1 as isize, d2 as isize);
         let r = (self.params.filter / 2) as isize;
+        let g = g.as_standard_layout();
+        let g = g.as_slice().expect("standard layout");
+        let row_len = self.params.filter * self.params.filter * k;
         let mut out = Array2::zeros((d1 * d2, k));
-        for pix in 0..d1 * d2 {
+        let o = out.as_slice_mut().expect("a new array");
+        for (pix, grow) in g.chunks_exact(row_len).enumerate() {
             let (i, j) = ((pix / d2) as isize, (pix % d2) as isize);
             let mut blk = 0;
             for a in -r..=r {
                 for b in -r..=r {
                     let (ia, jb) = (i + a, j + b);
                     if (0..h).contains(&ia) && (0..w).contains(&jb) {
-                        let dst = (ia * w + jb) as usize;
-                        let src = g.slice(s![pix, blk * k..(blk + 1) * k]);
-                        out.row_mut(dst).zip_mut_with(&src, |o, &v| *o += v);
+                        let dst = (ia * w + jb) as usize * k;
+                        let src = &grow[blk * k..(blk + 1) * k];
+                        o[dst..dst + k]
+                            .iter_mut()
+                            .zip(src)
+                            .for_each(|(o, &v)| *o += v);
                     }
                     blk += 1;
                 }
@@ -267,13 +279,10 @@ impl CnnGradRf {
         // g⁽ᴷ⁾_p = head / P
         let mut g = Array2::from_shape_fn((p, self.params.width), |(_, k)| head[k] / p as f64);
         for l in (0..self.weights.len()).rev() {
-            let delta = Array2::from_shape_fn(g.dim(), |(i, k)| {
-                if fw.pre[l][[i, k]] > 0.0 {
-                    sc * g[[i, k]]
-                } else {
-                    0.0
-                }
-            });
+            let mut delta = std::mem::take(&mut g);
+            ndarray::Zip::from(&mut delta)
+                .and(&fw.pre[l])
+                .for_each(|d, &u| *d = if u > 0.0 { sc * *d } else { 0.0 });
             // ∂/∂W⁽ˡ⁾ = A⁽ˡ⁻¹⁾ᵀ δ, written in place (row-major, as the weights)
             let dims = self.weights[l].dim();
             let gw = out

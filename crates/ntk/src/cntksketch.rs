@@ -433,10 +433,19 @@ pub(crate) fn window_concat(
     let p = shape.0 * shape.1;
     let k = mat.ncols();
     let mut out = Array2::zeros((mat.nrows(), filter * filter * k));
-    out.axis_iter_mut(Axis(0))
-        .into_par_iter()
+    let mat = mat.as_standard_layout();
+    let src = mat.as_slice().expect("standard layout");
+    let row_len = filter * filter * k;
+    if row_len == 0 {
+        return out;
+    }
+    out.as_slice_mut()
+        .expect("a new array")
+        .par_chunks_exact_mut(row_len)
+        // rows are independent: chunks of them per task only bound rayon's overhead on one image's rows
+        .with_min_len(256)
         .enumerate()
-        .for_each(|(row, mut o)| {
+        .for_each(|(row, o)| {
             let (img, pix) = (row / p, (row % p) as isize);
             let (i, j) = (pix / w, pix % w);
             let sc = scale.map_or(1.0, |s| s[row]);
@@ -445,9 +454,11 @@ pub(crate) fn window_concat(
                 for b in -r..=r {
                     let (ia, jb) = (i + a, j + b);
                     if (0..h).contains(&ia) && (0..w).contains(&jb) && sc != 0.0 {
-                        let src = mat.row(img * p + (ia * w + jb) as usize);
-                        o.slice_mut(s![blk * k..(blk + 1) * k])
-                            .zip_mut_with(&src, |ov, &sv| *ov = sv * sc);
+                        let at = (img * p + (ia * w + jb) as usize) * k;
+                        o[blk * k..(blk + 1) * k]
+                            .iter_mut()
+                            .zip(&src[at..at + k])
+                            .for_each(|(ov, &sv)| *ov = sv * sc);
                     }
                     blk += 1;
                 }

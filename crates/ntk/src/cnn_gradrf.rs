@@ -173,7 +173,7 @@ impl CnnGradRf {
         }
     }
 
-    fn pixels(&self) -> usize {
+    pub(crate) fn pixels(&self) -> usize {
         self.params.shape.0 * self.params.shape.1
     }
 
@@ -268,14 +268,25 @@ impl CnnGradRf {
         head: ArrayView1<'_, f64>,
         mut out: ndarray::ArrayViewMut1<'_, f64>,
     ) {
+        let mut off = 0;
+        for (l, delta) in self.deltas(fw, head).iter().enumerate() {
+            // ∂/∂W⁽ˡ⁾ = A⁽ˡ⁻¹⁾ᵀ δ, written in place (row-major, as the weights)
+            let dims = self.weights[l].dim();
+            let gw = out
+                .slice_mut(s![off..off + dims.0 * dims.1])
+                .into_shape_with_order(dims)
+                .expect("a contiguous slice of the gradient");
+            matmul_into(fw.cols[l].t(), delta.view(), gw);
+            off += dims.0 * dims.1;
+        }
+    }
+
+    /// The $\delta^{(l)}$ ($P \times w$, layers in order) of [`CnnGradRf::backward`] for `head`: the gradient in
+    /// $W^{(l)}$ is $A^{(l-1)\top}\delta^{(l)}$.
+    pub(crate) fn deltas(&self, fw: &Forward, head: ArrayView1<'_, f64>) -> Vec<Array2<f64>> {
         let sc = self.scale();
         let p = self.pixels();
-        let mut offsets = Vec::with_capacity(self.weights.len());
-        let mut off = 0;
-        for w in &self.weights {
-            offsets.push(off);
-            off += w.len();
-        }
+        let mut out = vec![Array2::zeros((0, 0)); self.weights.len()];
         // g⁽ᴷ⁾_p = head / P
         let mut g = Array2::from_shape_fn((p, self.params.width), |(_, k)| head[k] / p as f64);
         for l in (0..self.weights.len()).rev() {
@@ -283,18 +294,13 @@ impl CnnGradRf {
             ndarray::Zip::from(&mut delta)
                 .and(&fw.pre[l])
                 .for_each(|d, &u| *d = if u > 0.0 { sc * *d } else { 0.0 });
-            // ∂/∂W⁽ˡ⁾ = A⁽ˡ⁻¹⁾ᵀ δ, written in place (row-major, as the weights)
-            let dims = self.weights[l].dim();
-            let gw = out
-                .slice_mut(s![offsets[l]..offsets[l] + dims.0 * dims.1])
-                .into_shape_with_order(dims)
-                .expect("a contiguous slice of the gradient");
-            matmul_into(fw.cols[l].t(), delta.view(), gw);
             if l > 0 {
                 let ga = matmul(delta.view(), self.weights[l].t());
                 g = self.col2im(ga.view(), self.weights[l - 1].ncols());
             }
+            out[l] = delta;
         }
+        out
     }
 
     /// $\nabla_\theta f(x)$ in the order $W^{(1)}, \dots, W^{(K)}, v$ (row-major) into `out`.
@@ -310,7 +316,7 @@ impl CnnGradRf {
 /// What one image's forward pass keeps for backpropagation: per layer the im2col matrix $A^{(l-1)}$ and
 /// the pre-activation $U^{(l)}$, and the pooled last layer $\mathrm{GAP}(h^{(K)})$.
 pub(crate) struct Forward {
-    cols: Vec<Array2<f64>>,
+    pub(crate) cols: Vec<Array2<f64>>,
     pre: Vec<Array2<f64>>,
     /// $\frac1P \sum_p h^{(K)}\_p$ ($w$ entries).
     pub(crate) pooled: Array1<f64>,

@@ -21,7 +21,7 @@
 //! all rows with the chosen rate for the chosen number of epochs. The images of a batch are processed in
 //! parallel and their gradients summed in a fixed order, so the result does not depend on the thread count.
 
-use crate::cnn_gradrf::{CnnGradRf, CnnGradRfParams};
+use crate::cnn_gradrf::{CnnGradRf, CnnGradRfParams, Forward};
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rand::seq::SliceRandom;
 use rand::Rng;
@@ -291,9 +291,9 @@ impl CnnClassifier {
         hits as f64 / rows.len() as f64
     }
 
-    /// Loss of one image; its gradient into `g` (overwritten).
-    fn image_grad(&self, x: ArrayView1<'_, f64>, y: usize, g: &mut Grad) -> f64 {
-        let fw = self.net.forward(x);
+    /// The cross-entropy of one image's forward pass for label `y` and its gradient in the logits,
+    /// $p - e_y$ (softmax $p$).
+    fn softmax_loss(&self, fw: &Forward, y: usize) -> (f64, Array1<f64>) {
         let z = self.head.t().dot(&fw.pooled);
         let zmax = z.fold(f64::NEG_INFINITY, |a, &b| a.max(b));
         let e = z.mapv(|v| (v - zmax).exp());
@@ -301,6 +301,13 @@ impl CnnClassifier {
         let loss = sum.ln() + zmax - z[y];
         let mut dz = e / sum;
         dz[y] -= 1.0;
+        (loss, dz)
+    }
+
+    /// Loss of one image; its gradient into `g` (overwritten).
+    fn image_grad(&self, x: ArrayView1<'_, f64>, y: usize, g: &mut Grad) -> f64 {
+        let fw = self.net.forward(x);
+        let (loss, dz) = self.softmax_loss(&fw, y);
         let head_vec = self.head.dot(&dz);
         self.net.backward(&fw, head_vec.view(), g.conv.view_mut());
         // ∂L/∂V = GAP(h⁽ᴷ⁾) (p − e_y)ᵀ
@@ -313,6 +320,20 @@ impl CnnClassifier {
     /// Mean loss and its gradient over `rows` (images in parallel, each into its own buffer of `scratch`,
     /// grown as needed and reused by the caller; summed in the rows' order).
     fn batch_grad(
+        &self,
+        x: ArrayView2<'_, f64>,
+        labels: &[usize],
+        rows: &[usize],
+        scratch: &mut Vec<Grad>,
+    ) -> (f64, Grad) {
+        if self.net.pixels() == 1 {
+            return self.batch_grad_dense(x, labels, rows);
+        }
+        self.batch_grad_images(x, labels, rows, scratch)
+    }
+
+    /// [`CnnClassifier::batch_grad`] by every image's gradient, summed in the rows' order.
+    fn batch_grad_images(
         &self,
         x: ArrayView2<'_, f64>,
         labels: &[usize],
@@ -333,6 +354,62 @@ impl CnnClassifier {
             loss += l;
             total.conv += &g.conv;
             total.head += &g.head;
+        }
+        let k = 1.0 / rows.len() as f64;
+        total.conv *= k;
+        total.head *= k;
+        (loss * k, total)
+    }
+
+    /// [`CnnClassifier::batch_grad`] of a one-pixel (fully connected) network, with its numbers. Each image's
+    /// gradient is then a sum of one term per entry: $\partial L/\partial W^{(l)} = a^{(l-1)}\delta^{(l)\top}$
+    /// (`matmul_tn` with $k = 1$: $0 + a_i\delta_j$, rows of $a_i = 0$ left at $0$) and
+    /// $\partial L/\partial V = h\thinspace(p - e_y)^\top$. Instead of writing every image's gradient and adding
+    /// them in the rows' order, the products are added into the total in that order directly: an entry of the
+    /// total starts at $+0$ and can never become $-0$, so adding $0 + a_i\delta_j$ or $a_i\delta_j$, and adding
+    /// the $+0$ of a row with $a_i = 0$ or nothing, give the same bits. The forward and backward passes still
+    /// run in parallel over the images; only the sums are in order. Per image this writes the rows of the
+    /// nonzero inputs instead of the whole gradient twice (the embedding network of the ternary experiments:
+    /// 784 × 256 + 256 × 256 weights, most pixels zero).
+    fn batch_grad_dense(
+        &self,
+        x: ArrayView2<'_, f64>,
+        labels: &[usize],
+        rows: &[usize],
+    ) -> (f64, Grad) {
+        // per image: loss, forward pass, δ of every layer, ∂L/∂z
+        type Pass = (f64, Forward, Vec<Array2<f64>>, Array1<f64>);
+        let per_image: Vec<Pass> = rows
+            .par_iter()
+            .map(|&i| {
+                let fw = self.net.forward(x.row(i));
+                let (loss, dz) = self.softmax_loss(&fw, labels[i]);
+                let head_vec = self.head.dot(&dz);
+                let deltas = self.net.deltas(&fw, head_vec.view());
+                (loss, fw, deltas, dz)
+            })
+            .collect();
+        let mut total = self.zeros_like();
+        let mut loss = 0.0;
+        let conv = total.conv.as_slice_mut().expect("a new array");
+        for (l, fw, deltas, dz) in &per_image {
+            loss += l;
+            let mut off = 0;
+            for (layer, delta) in deltas.iter().enumerate() {
+                let a = fw.cols[layer].row(0);
+                let d = delta.row(0);
+                let d = d.as_slice().expect("a row of a new array");
+                let w = d.len();
+                for (i, &ai) in a.iter().enumerate() {
+                    if ai != 0.0 {
+                        rfx_linalg::axpy(ai, d, &mut conv[off + i * w..off + (i + 1) * w]);
+                    }
+                }
+                off += a.len() * w;
+            }
+            for (mut row, &h) in total.head.axis_iter_mut(Axis(0)).zip(fw.pooled.iter()) {
+                row.zip_mut_with(dz, |o, &d| *o += h * d);
+            }
         }
         let k = 1.0 / rows.len() as f64;
         total.conv *= k;
@@ -570,6 +647,40 @@ mod tests {
             model.logits(x.view()).unwrap(),
             again.model.logits(x.view()).unwrap()
         );
+    }
+
+    #[test]
+    fn the_dense_batch_gradient_has_the_bits_of_the_per_image_sum() {
+        // a one-pixel network (fully connected: 1 × 1 images of 30 channels, filter 1), inputs with zeros
+        // (skipped rows) and of both signs (products −0), labels of every class
+        let net = CnnGradRf::params()
+            .shape(1, 1, 30)
+            .filter(1)
+            .layers(2)
+            .width(12);
+        let params = CnnClassifierParams::new(net, 4);
+        let model = params.init(&mut rng_stream(9, "init")).unwrap();
+        let mut rng = rng_stream(9, "data");
+        let x = Array2::from_shape_fn((40, 30), |(i, j)| {
+            if (i + j) % 3 == 0 {
+                0.0
+            } else {
+                rng.gen_range(-1.0..1.0)
+            }
+        });
+        let labels: Vec<usize> = (0..40).map(|i| i % 4).collect();
+        let rows: Vec<usize> = (0..40).rev().step_by(3).collect();
+        let (l_dense, g_dense) = model.batch_grad_dense(x.view(), &labels, &rows);
+        let (l_images, g_images) =
+            model.batch_grad_images(x.view(), &labels, &rows, &mut Vec::new());
+        assert_eq!(l_dense.to_bits(), l_images.to_bits());
+        for (a, b) in g_dense.conv.iter().zip(&g_images.conv) {
+            assert_eq!(a.to_bits(), b.to_bits());
+        }
+        for (a, b) in g_dense.head.iter().zip(&g_images.head) {
+            assert_eq!(a.to_bits(), b.to_bits());
+        }
+        assert!(g_dense.conv.iter().any(|&v| v != 0.0) && g_dense.head.iter().any(|&v| v != 0.0));
     }
 
     #[test]

@@ -486,3 +486,46 @@ fn python_build_shares_features() {
         differ.join("\n")
     );
 }
+
+/// A package given its own optimisation level in the dev profile (`[profile.dev.package.<name>]` of the
+/// workspace's Cargo.toml) must not be a build script's dependency: rustls, reached through openblas-build's
+/// ureq, got another build in the wheel's build (maturin, where it is only that) than in `cargo test`'s, so
+/// `make python` rebuilt openblas-src and every rfx crate after the tests (2 minutes of CI).
+#[test]
+fn dev_profile_overrides_name_no_build_dependency() {
+    let root = workspace_root();
+    let manifest =
+        std::fs::read_to_string(root.join("Cargo.toml")).expect("the workspace's Cargo.toml");
+    let names: Vec<&str> = manifest
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("[profile.dev.package."))
+        .filter_map(|l| l.strip_suffix(']'))
+        .map(|n| n.trim_matches('"'))
+        .collect();
+    assert!(
+        !names.is_empty(),
+        "the dev profile overrides some packages (Cargo.toml)"
+    );
+    let mut built_for_scripts = Vec::new();
+    for name in &names {
+        let tree = cargo_stdout(
+            &root,
+            &[
+                "tree",
+                "--workspace",
+                "--locked",
+                "-e",
+                "normal,build",
+                "-i",
+                name,
+            ],
+        );
+        if String::from_utf8_lossy(&tree).contains("[build-dependencies]") {
+            built_for_scripts.push(*name);
+        }
+    }
+    assert!(
+        built_for_scripts.is_empty(),
+        "dev-profile overrides of build dependencies (take them out of Cargo.toml): {built_for_scripts:?}"
+    );
+}

@@ -80,7 +80,9 @@ pub use dense::{add_diag, center, check_finite, fro_norm, symmetrize, symmetrize
 pub use eigen::{eigh, eigvalsh, SymEig};
 pub use gemm::{matmul_abt, matmul_abt_par};
 pub use memory::{check_memory, f64_bytes, DEFAULT_MEMORY_CAP};
-pub use mixed::{gram_cols_f32_upper, solve_spd_refined, CholeskyF32, Precision};
+pub use mixed::{
+    gram_cols_f32_upper, gram_cols_f32_upper_rhs, solve_spd_refined, CholeskyF32, Precision,
+};
 pub use syrk::{
     gram_cols, gram_rows, gram_rows_add_upper, gram_rows_upper_serial, NormalEquations,
     DEFAULT_ROW_BLOCK,

@@ -12,6 +12,7 @@ use crate::cholesky::faer_llt_in_place;
 use crate::dense::ensure_standard;
 use crate::memory::{check_memory, DEFAULT_MEMORY_CAP};
 use crate::syrk::DEFAULT_ROW_BLOCK;
+use crate::vector::axpy;
 
 /// Arithmetic of the $O(n^3)$ / $O(nm^2)$ parts of the ridge and KRR solvers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -39,27 +40,129 @@ const F32_TILE: usize = 256;
 /// GEMM (`Par::Seq`; faer's f32 GEMM measured 1.9× the system OpenBLAS's on one core, `benches/backend.rs`):
 /// bit-for-bit the same for any thread count. About $n m^2$ flops.
 pub fn gram_cols_f32_upper(z: ArrayView2<'_, f64>) -> Result<Array2<f32>> {
+    Ok(gram_f32_pass(z, None)?.0)
+}
+
+/// [`gram_cols_f32_upper`] and $Z^\top Y$ (in `f64`) from one pass over $Z$: while a block of rows is copied to
+/// `f32` (the Gram's input), each row $z_i$ is checked to be finite and added into $Z^\top Y \mathrel{+}= z_i
+/// y_i^\top$, so the right-hand side of the normal equations costs no second read of $Z$ from memory.
+///
+/// The sum runs over fixed chunks of 256 rows in parallel, each from zero in row order ([`axpy`]: no fused
+/// multiply-add), and the chunks' sums are added in order: the same bits for any thread count and on every
+/// x86-64 CPU. Rounding: each entry is a sum of $n$ products in a tree of depth at most $n/256 + 256$,
+/// within $\gamma_{n/256+256}\, |Z|^\top |Y|$ of the exact sum (Higham, *Accuracy and Stability*, §4.2).
+///
+/// # Errors
+/// [`RfxError::Numerical`] naming the first row of $Z$ (or $Y$) with a NaN or an infinite entry;
+/// [`RfxError::DimensionMismatch`] when $Y$'s row count is not $Z$'s; the memory cap as
+/// [`gram_cols_f32_upper`].
+pub fn gram_cols_f32_upper_rhs(
+    z: ArrayView2<'_, f64>,
+    y: ArrayView2<'_, f64>,
+) -> Result<(Array2<f32>, Array2<f64>)> {
+    if y.nrows() != z.nrows() {
+        return Err(RfxError::DimensionMismatch(format!(
+            "features have {} rows, targets {}",
+            z.nrows(),
+            y.nrows()
+        )));
+    }
+    if let Some(i) = y
+        .rows()
+        .into_iter()
+        .position(|r| !r.iter().all(|v| v.is_finite()))
+    {
+        return Err(RfxError::Numerical(format!(
+            "targets: row {i} has a non-finite entry"
+        )));
+    }
+    let (g, zty) = gram_f32_pass(z, Some(y))?;
+    Ok((g, zty.expect("asked for")))
+}
+
+/// Rows per task of the fused copy (and $Z^\top Y$) of [`gram_cols_f32_upper_rhs`]: fixed, so that the sum's
+/// order does not depend on the thread count.
+const PASS_CHUNK: usize = 256;
+
+/// The pass of [`gram_cols_f32_upper`]; with `y`, also $Z^\top Y$ and the finiteness check of $Z$.
+fn gram_f32_pass(
+    z: ArrayView2<'_, f64>,
+    y: Option<ArrayView2<'_, f64>>,
+) -> Result<(Array2<f32>, Option<Array2<f64>>)> {
     let (n, m) = z.dim();
+    let k = y.map_or(0, |y| y.ncols());
     let rows = DEFAULT_ROW_BLOCK.min(n);
     check_memory(
         "f32 Gram",
-        4 * (m as u64 * m as u64 + rows as u64 * m as u64),
+        4 * (m as u64 * m as u64 + rows as u64 * m as u64)
+            + 8 * (k as u64 * m as u64) * (1 + (rows / PASS_CHUNK + 1) as u64),
         DEFAULT_MEMORY_CAP,
     )?;
     let mut c = Array2::<f32>::zeros((m, m));
+    // Z^T Y transposed (k x m: each output's sum is one contiguous row for axpy)
+    let mut zty_t = y.map(|_| Array2::<f64>::zeros((k, m)));
     if n == 0 || m == 0 {
-        return Ok(c);
+        return Ok((
+            c,
+            zty_t.map(|t| t.reversed_axes().as_standard_layout().into_owned()),
+        ));
     }
     let mut block = Array2::<f32>::zeros((rows, m));
     for (b, start) in (0..n).step_by(DEFAULT_ROW_BLOCK).enumerate() {
         let end = (start + DEFAULT_ROW_BLOCK).min(n);
         let nb = end - start;
-        block
+        let partials: Vec<std::result::Result<Option<Array2<f64>>, usize>> = block
             .slice_mut(s![..nb, ..])
-            .axis_iter_mut(Axis(0))
+            .axis_chunks_iter_mut(Axis(0), PASS_CHUNK)
             .into_par_iter()
-            .zip(z.slice(s![start..end, ..]).axis_iter(Axis(0)))
-            .for_each(|(mut to, from)| to.zip_mut_with(&from, |t, &f| *t = f as f32));
+            .enumerate()
+            .map(|(t, mut to)| {
+                let r0 = start + t * PASS_CHUNK;
+                let mut acc = y.map(|_| Array2::<f64>::zeros((k, m)));
+                let mut buf = Vec::new();
+                for (i, mut to_row) in to.axis_iter_mut(Axis(0)).enumerate() {
+                    let from = z.row(r0 + i);
+                    let from: &[f64] = match from.as_slice() {
+                        Some(sl) => sl,
+                        None => {
+                            buf.clear();
+                            buf.extend(from.iter());
+                            &buf
+                        }
+                    };
+                    let mut finite = true;
+                    for (t, &f) in to_row.iter_mut().zip(from) {
+                        finite &= f.is_finite();
+                        *t = f as f32;
+                    }
+                    if let (Some(acc), Some(y)) = (acc.as_mut(), y) {
+                        if !finite {
+                            return Err(r0 + i);
+                        }
+                        for (mut out, &yc) in acc.axis_iter_mut(Axis(0)).zip(y.row(r0 + i)) {
+                            axpy(
+                                yc,
+                                from,
+                                out.as_slice_mut().expect("rows of a standard array"),
+                            );
+                        }
+                    }
+                }
+                Ok(acc)
+            })
+            .collect();
+        if let Some(total) = zty_t.as_mut() {
+            for p in partials {
+                match p {
+                    Err(row) => {
+                        return Err(RfxError::Numerical(format!(
+                            "features: row {row} has a non-finite entry"
+                        )))
+                    }
+                    Ok(p) => *total += &p.expect("a partial sum per chunk"),
+                }
+            }
+        }
         let zb = block.slice(s![..nb, ..]);
         let zf = MatRef::from_row_major_slice(
             zb.to_slice().expect("leading rows of a standard array"),
@@ -88,7 +191,10 @@ pub fn gram_cols_f32_upper(z: ArrayView2<'_, f64>) -> Result<Array2<f32>> {
                 );
             });
     }
-    Ok(c)
+    Ok((
+        c,
+        zty_t.map(|t| t.reversed_axes().as_standard_layout().into_owned()),
+    ))
 }
 
 /// A Cholesky factor in `f32` (faer's, one thread: 1.6× the system OpenBLAS's `spotrf` on one core in

@@ -80,7 +80,7 @@ fn syrk_grams_and_streaming_normal_equations() {
     symmetrize_from_upper(&mut u);
     assert!(max_abs(&(&u - &k)) < 1e-12 * max_abs(&k));
     // strided (non-standard) input
-    let zt = z.t().to_owned();
+    let zt = z.t().as_standard_layout().into_owned();
     let g2 = gram_rows(zt.t()).unwrap();
     assert!(max_abs(&(&g2 - &k)) < 1e-12 * max_abs(&k));
     // column blocks accumulated into the upper triangle
@@ -261,6 +261,59 @@ fn f32_gram_is_the_gram_to_the_f32_product_bound() {
         .map(|i| (f64::from(g[[i, i]]) - exact[[i, i]]).abs() / exact[[i, i]])
         .fold(0.0, f64::max);
     assert!(diff > 2f64.powi(-24) / 4.0, "{diff}");
+}
+
+#[test]
+fn f32_gram_with_rhs_is_the_same_gram_and_z_transpose_y_to_its_bound() {
+    // two row blocks, a ragged last chunk of 256 rows; two right-hand sides
+    let (n, m, k) = (DEFAULT_ROW_BLOCK + 808, 70, 2);
+    let z = randn(n, m, 12);
+    let y = randn(n, k, 13);
+    let (g, zty) = gram_cols_f32_upper_rhs(z.view(), y.view()).unwrap();
+    assert_eq!(
+        g,
+        gram_cols_f32_upper(z.view()).unwrap(),
+        "the Gram is the one of the plain pass"
+    );
+    let exact = z.t().dot(&y);
+    let scale = z.mapv(f64::abs).t().dot(&y.mapv(f64::abs));
+    // a sum of n products in a tree of depth <= n/256 + 256 (each chunk in row order, chunks in order); the
+    // f64 reference rounds too
+    let beta = gamma(n / 256 + 257, 2f64.powi(-53)) + gamma(n, 2f64.powi(-53));
+    let worst = (0..m)
+        .flat_map(|i| (0..k).map(move |c| (i, c)))
+        .map(|(i, c)| (zty[[i, c]] - exact[[i, c]]).abs() / (beta * scale[[i, c]]))
+        .fold(0.0, f64::max);
+    assert!(worst <= 1.0, "Z^T y off by {worst} times its bound");
+    // the same bits on one thread and on strided rows
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let (g1, zty1) = one.install(|| gram_cols_f32_upper_rhs(z.view(), y.view()).unwrap());
+    assert_eq!((g1, zty1), (g.clone(), zty.clone()));
+    let zt = z.t().as_standard_layout().into_owned();
+    assert!(zt.t().row(0).as_slice().is_none());
+    let (g2, zty2) = gram_cols_f32_upper_rhs(zt.t(), y.view()).unwrap();
+    assert_eq!((g2, zty2), (g, zty));
+    // a non-finite entry is named by its row, in Z and in y
+    let mut bad = z.clone();
+    bad[[DEFAULT_ROW_BLOCK + 300, 5]] = f64::NAN;
+    match gram_cols_f32_upper_rhs(bad.view(), y.view()) {
+        Err(RfxError::Numerical(msg)) => {
+            assert!(
+                msg.contains(&format!("row {}", DEFAULT_ROW_BLOCK + 300)),
+                "{msg}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    let mut bad_y = y.clone();
+    bad_y[[7, 1]] = f64::INFINITY;
+    match gram_cols_f32_upper_rhs(z.view(), bad_y.view()) {
+        Err(RfxError::Numerical(msg)) => assert!(msg.contains("targets: row 7"), "{msg}"),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]

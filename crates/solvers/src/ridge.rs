@@ -41,9 +41,9 @@ use rand::seq::SliceRandom;
 use rayon::prelude::*;
 use rfx_core::{rng_stream, Kernel, Result, RfxError};
 use rfx_linalg::{
-    add_diag, check_finite, check_memory, eigh, f64_bytes, gram_cols, gram_cols_f32_upper,
-    gram_rows, matmul_abt_par, solve_spd_refined, BandReduction, Cholesky, CholeskyF32,
-    NormalEquations, Precision, DEFAULT_MEMORY_CAP, DEFAULT_ROW_BLOCK,
+    add_diag, axpy, check_finite, check_memory, dot, eigh, f64_bytes, gram_cols,
+    gram_cols_f32_upper_rhs, gram_rows, matmul_abt_par, solve_spd_refined, BandReduction, Cholesky,
+    CholeskyF32, NormalEquations, Precision, DEFAULT_MEMORY_CAP, DEFAULT_ROW_BLOCK,
 };
 
 /// How the user-facing ridge parameter $\lambda$ becomes the penalty added to the diagonal.
@@ -303,19 +303,19 @@ fn ridge_mixed(
     lam: f64,
     form: RidgeForm,
 ) -> Result<Option<Array2<f64>>> {
-    check_finite(&z, "features")?;
-    check_finite(&y, "targets")?;
     if form == RidgeForm::Primal {
-        let mut g = gram_cols_f32_upper(z)?;
+        // the f32 Gram, Z^T y and the finiteness check of Z in one pass over Z
+        let (mut g, b) = gram_cols_f32_upper_rhs(z, y)?;
         for i in 0..g.nrows() {
             g[[i, i]] += lam as f32;
         }
         let Ok(f) = CholeskyF32::factor_upper(g) else {
             return Ok(None);
         };
-        let b = z.t().dot(&y);
         solve_spd_refined(|v| Ok(normal_apply(z, v, lam)), &f, b.view())
     } else {
+        check_finite(&z, "features")?;
+        check_finite(&y, "targets")?;
         let mut k = gram_rows(z)?;
         add_diag(&mut k, lam);
         let Ok(f) = CholeskyF32::factor_f64(k.view()) else {
@@ -325,21 +325,75 @@ fn ridge_mixed(
     }
 }
 
-/// Rows of $Z$ per block in [`normal_apply`]: a block ($\le 256 \times m$ doubles) is still in cache for its
-/// second product.
+/// Rows of $Z$ per task of [`normal_apply`]: fixed, so that the order of the sums, and so the bits, do not
+/// depend on the thread count.
+const APPLY_TASK: usize = 2048;
+
+/// Rows per block of [`normal_apply`]'s BLAS form: a block ($\le 256 \times m$ doubles) is still in cache for
+/// its second product.
 const APPLY_BLOCK: usize = 256;
 
-/// $(Z^\top Z + \lambda I)V$ without forming $Z^\top Z$: $\lambda V + \sum_B Z_B^\top (Z_B V)$ over blocks $B$ of
-/// [`APPLY_BLOCK`] rows, so that each block of $Z$ comes from memory once for both of its products (the
-/// refinement steps of [`Precision::MixedF32`] are bound by reading $Z$).
+/// Right-hand sides up to which [`normal_apply`] works row by row ([`rfx_linalg::dot`] and
+/// [`rfx_linalg::axpy`] on each row while it is in L1) instead of two BLAS products per block.
+const APPLY_ROWWISE_MAX: usize = 2;
+
+/// $(Z^\top Z + \lambda I)V$ without forming $Z^\top Z$: $\lambda V + \sum_T Z_T^\top (Z_T V)$ over fixed tasks $T$
+/// of [`APPLY_TASK`] rows, run in parallel and added in order, so that $Z$ is read from memory once (the
+/// refinement steps of [`Precision::MixedF32`] are bound by reading $Z$) and on all cores. For one or two
+/// right-hand sides each row contributes $z_i (z_i^\top v)$ straight from L1 (a matrix–vector product per
+/// block would read it twice); for more, each block of [`APPLY_BLOCK`] rows makes two BLAS products on one
+/// thread. The same bits for any thread count.
 fn normal_apply(z: ArrayView2<'_, f64>, v: ArrayView2<'_, f64>, lam: f64) -> Array2<f64> {
-    let mut acc = &v * lam;
-    for start in (0..z.nrows()).step_by(APPLY_BLOCK) {
-        let zb = z.slice(s![start..(start + APPLY_BLOCK).min(z.nrows()), ..]);
-        let u = zb.dot(&v);
-        general_mat_mul(1.0, &zb.t(), &u, 1.0, &mut acc);
+    let (n, m) = z.dim();
+    let k = v.ncols();
+    let starts: Vec<usize> = (0..n).step_by(APPLY_TASK).collect();
+    let partials: Vec<Array2<f64>> = if k <= APPLY_ROWWISE_MAX {
+        // V^T (k x m) and the sums transposed: contiguous rows for dot and axpy
+        let vt = v.t().as_standard_layout().into_owned();
+        starts
+            .par_iter()
+            .map(|&start| {
+                let mut acc = Array2::<f64>::zeros((k, m));
+                let mut buf = Vec::new();
+                for i in start..(start + APPLY_TASK).min(n) {
+                    let row = z.row(i);
+                    let zi: &[f64] = match row.as_slice() {
+                        Some(sl) => sl,
+                        None => {
+                            buf.clear();
+                            buf.extend(row.iter());
+                            &buf
+                        }
+                    };
+                    for (vc, mut out) in vt.rows().into_iter().zip(acc.rows_mut()) {
+                        let u = dot(zi, vc.as_slice().expect("standard layout"));
+                        axpy(u, zi, out.as_slice_mut().expect("standard layout"));
+                    }
+                }
+                acc.reversed_axes()
+            })
+            .collect()
+    } else {
+        let _pin = rfx_linalg::SingleBlasThread::new();
+        starts
+            .par_iter()
+            .map(|&start| {
+                let mut acc = Array2::<f64>::zeros((m, k));
+                let end = (start + APPLY_TASK).min(n);
+                for b in (start..end).step_by(APPLY_BLOCK) {
+                    let zb = z.slice(s![b..(b + APPLY_BLOCK).min(end), ..]);
+                    let u = zb.dot(&v);
+                    general_mat_mul(1.0, &zb.t(), &u, 1.0, &mut acc);
+                }
+                acc
+            })
+            .collect()
+    };
+    let mut total = &v * lam;
+    for p in &partials {
+        total += p;
     }
-    acc
+    total
 }
 
 /// One-hot targets $T_{ic} = [c = y_i] - \text{offset}$; `center = true` subtracts $1/C$ so that every row
@@ -1323,14 +1377,45 @@ mod tests {
 
     #[test]
     fn blocked_normal_operator_equals_the_direct_product() {
-        // 600 rows: two full blocks of APPLY_BLOCK and a partial one; two right-hand sides
-        let z = randn(600, 37, 31);
-        let v = randn(37, 2, 32);
-        let want = z.t().dot(&z.dot(&v)) + &v * 0.7;
-        let got = normal_apply(z.view(), v.view(), 0.7);
-        let scale = want.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        let err = (&got - &want).iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        assert!(err <= 1e-13 * scale, "max |Δ| = {err:e} of {scale:e}");
+        // 4600 rows: two full tasks of APPLY_TASK and a partial one; one right-hand side (row by row), two
+        // (row by row, at the limit) and three (BLAS blocks, with a partial block); a transposed copy of Z
+        // (rows not contiguous) gives the same bits
+        let z = randn(4600, 37, 31);
+        let zt = z.t().as_standard_layout().into_owned();
+        let zf = zt.t();
+        assert!(zf.row(0).as_slice().is_none());
+        for k in 1..=3 {
+            let v = randn(37, k, 32);
+            let want = z.t().dot(&z.dot(&v)) + &v * 0.7;
+            let got = normal_apply(z.view(), v.view(), 0.7);
+            // each entry: a sum of 4600 row terms, each a 37-term dot product times an entry: γ_(4600+37)
+            // times the sum of |z_ij| |z_i·| |v|, bounded here by its largest entry times 1e-12
+            let scale = (z
+                .t()
+                .mapv(f64::abs)
+                .dot(&z.mapv(f64::abs).dot(&v.mapv(f64::abs))))
+            .iter()
+            .fold(0.0f64, |m, x| m.max(*x));
+            let err = (&got - &want).iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            assert!(
+                err <= 4637.0 * f64::EPSILON * scale,
+                "k = {k}: max |Δ| = {err:e} of {scale:e}"
+            );
+            assert_eq!(
+                normal_apply(zf, v.view(), 0.7),
+                got,
+                "k = {k}: strided rows"
+            );
+            let one = rayon::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .build()
+                .unwrap();
+            assert_eq!(
+                one.install(|| normal_apply(z.view(), v.view(), 0.7)),
+                got,
+                "k = {k}: one thread"
+            );
+        }
     }
 
     #[test]

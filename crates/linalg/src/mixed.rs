@@ -50,7 +50,7 @@ pub fn gram_cols_f32_upper(z: ArrayView2<'_, f64>) -> Result<Array2<f32>> {
 /// The sum runs over fixed chunks of 256 rows in parallel, each from zero in row order ([`axpy`]: no fused
 /// multiply-add), and the chunks' sums are added in order: the same bits for any thread count and on every
 /// x86-64 CPU. Rounding: each entry is a sum of $n$ products in a tree of depth at most $n/256 + 256$,
-/// within $\gamma_{n/256+256}\, |Z|^\top |Y|$ of the exact sum (Higham, *Accuracy and Stability*, §4.2).
+/// within $\gamma_{n/256+256}\thinspace |Z|^\top |Y|$ of the exact sum (Higham, *Accuracy and Stability*, §4.2).
 ///
 /// # Errors
 /// [`RfxError::Numerical`] naming the first row of $Z$ (or $Y$) with a NaN or an infinite entry;

@@ -81,7 +81,8 @@ pub use eigen::{eigh, eigvalsh, SymEig};
 pub use gemm::{matmul_abt, matmul_abt_par};
 pub use memory::{check_memory, f64_bytes, DEFAULT_MEMORY_CAP};
 pub use mixed::{
-    gram_cols_f32_upper, gram_cols_f32_upper_rhs, solve_spd_refined, CholeskyF32, Precision,
+    gram_cols_f32_upper, gram_cols_f32_upper_rhs, solve_spd_refined, to_f32_finite, CholeskyF32,
+    Precision,
 };
 pub use syrk::{
     gram_cols, gram_rows, gram_rows_add_upper, gram_rows_upper_serial, NormalEquations,

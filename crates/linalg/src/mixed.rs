@@ -197,6 +197,39 @@ fn gram_f32_pass(
     ))
 }
 
+/// $A$ rounded to `f32` entry by entry, in parallel by rows, checking in the same pass that every entry is
+/// finite (one read of $A$ where a check and a copy took two).
+///
+/// # Errors
+/// [`RfxError::Numerical`] naming `what` and the first row with a NaN or an infinite entry.
+pub fn to_f32_finite(a: ArrayView2<'_, f64>, what: &str) -> Result<Array2<f32>> {
+    copy_f32(a, true)
+        .map_err(|row| RfxError::Numerical(format!("{what}: row {row} has a non-finite entry")))
+}
+
+/// The copy of [`to_f32_finite`]; `Err(row)` for the first non-finite row when `check`.
+fn copy_f32(a: ArrayView2<'_, f64>, check: bool) -> std::result::Result<Array2<f32>, usize> {
+    let mut out = Array2::<f32>::zeros(a.dim());
+    let bad = out
+        .axis_iter_mut(Axis(0))
+        .into_par_iter()
+        .zip(a.axis_iter(Axis(0)))
+        .enumerate()
+        .filter_map(|(i, (mut to, from))| {
+            let mut finite = true;
+            to.zip_mut_with(&from, |t, &f| {
+                finite &= f.is_finite();
+                *t = f as f32;
+            });
+            (check && !finite).then_some(i)
+        })
+        .min();
+    match bad {
+        Some(row) => Err(row),
+        None => Ok(out),
+    }
+}
+
 /// A Cholesky factor in `f32` (faer's, one thread: 1.6× the system OpenBLAS's `spotrf` on one core in
 /// `benches/backend.rs`), used as the preconditioner of [`solve_spd_refined`].
 #[derive(Clone, Debug)]
@@ -226,9 +259,10 @@ impl CholeskyF32 {
         Ok(CholeskyF32 { l: a })
     }
 
-    /// Factors $A$ (`f64`, symmetric; its upper triangle is read) rounded to `f32`.
+    /// Factors $A$ (`f64`, symmetric; its upper triangle is read) rounded to `f32` (the copy in parallel by
+    /// rows, [`to_f32_finite`] without its check).
     pub fn factor_f64(a: ArrayView2<'_, f64>) -> Result<Self> {
-        Self::factor_upper(a.mapv(|v| v as f32))
+        Self::factor_upper(copy_f32(a, false).expect("no check, no error"))
     }
 
     /// $A^{-1} B$ in `f32` arithmetic, returned in `f64`.

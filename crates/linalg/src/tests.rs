@@ -317,6 +317,32 @@ fn f32_gram_with_rhs_is_the_same_gram_and_z_transpose_y_to_its_bound() {
 }
 
 #[test]
+fn f32_copy_rounds_each_entry_once_and_names_the_first_non_finite_row() {
+    let a = randn(1000, 37, 14);
+    let c = to_f32_finite(a.view(), "A").unwrap();
+    assert_eq!(c, a.mapv(|v| v as f32));
+    let mut bad = a.clone();
+    bad[[712, 3]] = f64::NEG_INFINITY;
+    bad[[405, 36]] = f64::NAN;
+    match to_f32_finite(bad.view(), "KRR Gram") {
+        Err(RfxError::Numerical(msg)) => {
+            assert_eq!(msg, "KRR Gram: row 405 has a non-finite entry")
+        }
+        other => panic!("{other:?}"),
+    }
+    // the factor's copy skips the check and gives the same factor as the checked copy
+    let g = {
+        let mut g = a.t().dot(&a);
+        add_diag(&mut g, 1.0);
+        g
+    };
+    let f1 = CholeskyF32::factor_f64(g.view()).unwrap();
+    let f2 = CholeskyF32::factor_upper(to_f32_finite(g.view(), "G").unwrap()).unwrap();
+    let b = randn(37, 1, 15);
+    assert_eq!(f1.solve(b.view()).unwrap(), f2.solve(b.view()).unwrap());
+}
+
+#[test]
 fn f32_cholesky_solves_to_its_backward_error_bound() {
     let n = 400;
     let z = randn(n + 50, n, 12);

@@ -42,8 +42,9 @@ use rayon::prelude::*;
 use rfx_core::{rng_stream, Kernel, Result, RfxError};
 use rfx_linalg::{
     add_diag, axpy, check_finite, check_memory, dot, eigh, f64_bytes, gram_cols,
-    gram_cols_f32_upper_rhs, gram_rows, matmul_abt_par, solve_spd_refined, BandReduction, Cholesky,
-    CholeskyF32, NormalEquations, Precision, DEFAULT_MEMORY_CAP, DEFAULT_ROW_BLOCK,
+    gram_cols_f32_upper_rhs, gram_rows, matmul_abt_par, solve_spd_refined, to_f32_finite,
+    BandReduction, Cholesky, CholeskyF32, NormalEquations, Precision, DEFAULT_MEMORY_CAP,
+    DEFAULT_ROW_BLOCK,
 };
 
 /// How the user-facing ridge parameter $\lambda$ becomes the penalty added to the diagonal.
@@ -1273,8 +1274,9 @@ impl KernelRidge {
         let mut k = gram;
         add_diag(&mut k, lam);
         if params.precision == Precision::MixedF32 {
-            check_finite(&k.view(), "KRR Gram")?;
-            if let Ok(f) = CholeskyF32::factor_f64(k.view()) {
+            // the finiteness check and the f32 copy in one parallel pass over K
+            let k32 = to_f32_finite(k.view(), "KRR Gram")?;
+            if let Ok(f) = CholeskyF32::factor_upper(k32) {
                 if let Some(alpha) = solve_spd_refined(|v| Ok(k.dot(&v)), &f, y)? {
                     return Ok(KernelRidge {
                         alpha,
@@ -1445,12 +1447,26 @@ mod tests {
         let k = x.dot(&x.t()).mapv(|v| (0.3 * v).exp());
         let a = KernelRidge::fit_gram(k.clone(), y.view(), &KrrParams::new(0.5)).unwrap();
         let b = KernelRidge::fit_gram(
-            k,
+            k.clone(),
             y.view(),
             &KrrParams::new(0.5).precision(Precision::MixedF32),
         )
         .unwrap();
         assert!(max_abs(&(a.alpha() - b.alpha())) <= 1e-9 * max_abs(a.alpha()));
+        // a non-finite Gram is an error naming its row, not a fall-back to f64
+        let mut bad = k;
+        bad[[17, 4]] = f64::NAN;
+        let e = KernelRidge::fit_gram(
+            bad,
+            y.view(),
+            &KrrParams::new(0.5).precision(Precision::MixedF32),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("KRR Gram: row 17 has a non-finite entry"),
+            "{e}"
+        );
     }
 
     #[test]

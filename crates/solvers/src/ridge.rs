@@ -330,6 +330,10 @@ fn ridge_mixed(
 /// depend on the thread count.
 const APPLY_TASK: usize = 2048;
 
+/// Tasks of [`normal_apply`] run at once (and partial sums held): its memory beyond $V$ is
+/// `APPLY_WAVE` times $mk$ numbers.
+const APPLY_WAVE: usize = 8;
+
 /// Rows per block of [`normal_apply`]'s BLAS form: a block ($\le 256 \times m$ doubles) is still in cache for
 /// its second product.
 const APPLY_BLOCK: usize = 256;
@@ -347,52 +351,50 @@ const APPLY_ROWWISE_MAX: usize = 2;
 fn normal_apply(z: ArrayView2<'_, f64>, v: ArrayView2<'_, f64>, lam: f64) -> Array2<f64> {
     let (n, m) = z.dim();
     let k = v.ncols();
-    let starts: Vec<usize> = (0..n).step_by(APPLY_TASK).collect();
-    let partials: Vec<Array2<f64>> = if k <= APPLY_ROWWISE_MAX {
-        // V^T (k x m) and the sums transposed: contiguous rows for dot and axpy
-        let vt = v.t().as_standard_layout().into_owned();
-        starts
-            .par_iter()
-            .map(|&start| {
-                let mut acc = Array2::<f64>::zeros((k, m));
-                let mut buf = Vec::new();
-                for i in start..(start + APPLY_TASK).min(n) {
-                    let row = z.row(i);
-                    let zi: &[f64] = match row.as_slice() {
-                        Some(sl) => sl,
-                        None => {
-                            buf.clear();
-                            buf.extend(row.iter());
-                            &buf
-                        }
-                    };
-                    for (vc, mut out) in vt.rows().into_iter().zip(acc.rows_mut()) {
-                        let u = dot(zi, vc.as_slice().expect("standard layout"));
-                        axpy(u, zi, out.as_slice_mut().expect("standard layout"));
+    // V^T (k x m): contiguous rows for dot and axpy in the row-by-row form
+    let vt = v.t().as_standard_layout().into_owned();
+    let rowwise = k <= APPLY_ROWWISE_MAX;
+    let _pin = (!rowwise).then(rfx_linalg::SingleBlasThread::new);
+    let task = |start: usize| -> Array2<f64> {
+        let end = (start + APPLY_TASK).min(n);
+        if rowwise {
+            let mut acc = Array2::<f64>::zeros((k, m));
+            let mut buf = Vec::new();
+            for i in start..end {
+                let row = z.row(i);
+                let zi: &[f64] = match row.as_slice() {
+                    Some(sl) => sl,
+                    None => {
+                        buf.clear();
+                        buf.extend(row.iter());
+                        &buf
                     }
+                };
+                for (vc, mut out) in vt.rows().into_iter().zip(acc.rows_mut()) {
+                    let u = dot(zi, vc.as_slice().expect("standard layout"));
+                    axpy(u, zi, out.as_slice_mut().expect("standard layout"));
                 }
-                acc.reversed_axes()
-            })
-            .collect()
-    } else {
-        let _pin = rfx_linalg::SingleBlasThread::new();
-        starts
-            .par_iter()
-            .map(|&start| {
-                let mut acc = Array2::<f64>::zeros((m, k));
-                let end = (start + APPLY_TASK).min(n);
-                for b in (start..end).step_by(APPLY_BLOCK) {
-                    let zb = z.slice(s![b..(b + APPLY_BLOCK).min(end), ..]);
-                    let u = zb.dot(&v);
-                    general_mat_mul(1.0, &zb.t(), &u, 1.0, &mut acc);
-                }
-                acc
-            })
-            .collect()
+            }
+            acc.reversed_axes()
+        } else {
+            let mut acc = Array2::<f64>::zeros((m, k));
+            for b in (start..end).step_by(APPLY_BLOCK) {
+                let zb = z.slice(s![b..(b + APPLY_BLOCK).min(end), ..]);
+                let u = zb.dot(&v);
+                general_mat_mul(1.0, &zb.t(), &u, 1.0, &mut acc);
+            }
+            acc
+        }
     };
+    // tasks in waves of APPLY_WAVE, each wave's sums added in task order: at most APPLY_WAVE partial sums
+    // (m x k each) alive at once, whatever n
+    let starts: Vec<usize> = (0..n).step_by(APPLY_TASK).collect();
     let mut total = &v * lam;
-    for p in &partials {
-        total += p;
+    for wave in starts.chunks(APPLY_WAVE) {
+        let partials: Vec<Array2<f64>> = wave.par_iter().map(|&s| task(s)).collect();
+        for p in &partials {
+            total += p;
+        }
     }
     total
 }
@@ -1379,10 +1381,11 @@ mod tests {
 
     #[test]
     fn blocked_normal_operator_equals_the_direct_product() {
-        // 4600 rows: two full tasks of APPLY_TASK and a partial one; one right-hand side (row by row), two
-        // (row by row, at the limit) and three (BLAS blocks, with a partial block); a transposed copy of Z
-        // (rows not contiguous) gives the same bits
-        let z = randn(4600, 37, 31);
+        // two waves of APPLY_WAVE tasks of APPLY_TASK rows, the last task partial; one right-hand side (row
+        // by row), two (row by row, at the limit) and three (BLAS blocks, with a partial block); a transposed
+        // copy of Z (rows not contiguous) gives the same bits
+        let n = APPLY_WAVE * APPLY_TASK + 600;
+        let z = randn(n, 37, 31);
         let zt = z.t().as_standard_layout().into_owned();
         let zf = zt.t();
         assert!(zf.row(0).as_slice().is_none());
@@ -1390,8 +1393,8 @@ mod tests {
             let v = randn(37, k, 32);
             let want = z.t().dot(&z.dot(&v)) + &v * 0.7;
             let got = normal_apply(z.view(), v.view(), 0.7);
-            // each entry: a sum of 4600 row terms, each a 37-term dot product times an entry: γ_(4600+37)
-            // times the sum of |z_ij| |z_i·| |v|, bounded here by its largest entry times 1e-12
+            // each entry: a sum of n row terms, each a 37-term dot product times an entry: within γ_(n+37)
+            // times the sum of |z_ij| |z_i·| |v|, bounded here by its largest entry
             let scale = (z
                 .t()
                 .mapv(f64::abs)

@@ -1,6 +1,6 @@
 //! Small dense helpers shared by the wrappers: argument checks, symmetrisation, diagonal shifts, norms.
 
-use ndarray::{Array2, ArrayView2};
+use ndarray::{Array2, ArrayView1, ArrayView2};
 use rfx_core::{Result, RfxError};
 use std::os::raw::c_int;
 
@@ -19,6 +19,26 @@ pub(crate) fn check_square(a: &ArrayView2<'_, f64>, what: &str) -> Result<usize>
         )));
     }
     Ok(a.nrows())
+}
+
+/// The entries of `row` as a slice: borrowed when the row is contiguous, else copied into `buf` (reused from
+/// row to row, so a strided input costs a copy per row and no allocation after the first).
+///
+/// ```
+/// let a = ndarray::array![[1.0, 2.0], [3.0, 4.0]];
+/// let mut buf = Vec::new();
+/// assert_eq!(rfx_linalg::row_as_slice(a.row(1), &mut buf), [3.0, 4.0]); // borrowed
+/// assert_eq!(rfx_linalg::row_as_slice(a.column(1), &mut buf), [2.0, 4.0]); // copied
+/// ```
+pub fn row_as_slice<'a, 'r: 'a>(row: ArrayView1<'r, f64>, buf: &'a mut Vec<f64>) -> &'a [f64] {
+    match row.to_slice() {
+        Some(sl) => sl,
+        None => {
+            buf.clear();
+            buf.extend(row.iter());
+            buf
+        }
+    }
 }
 
 /// [`RfxError::Numerical`] when `a` has a NaN or an infinite entry (LAPACK would loop or return garbage).

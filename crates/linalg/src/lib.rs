@@ -76,7 +76,9 @@ mod vector;
 pub use backend::{f64_backend, set_f64_backend, Backend, BackendScope};
 pub use band::{BandReduction, BAND_WIDTH};
 pub use cholesky::Cholesky;
-pub use dense::{add_diag, center, check_finite, fro_norm, symmetrize, symmetrize_from_upper};
+pub use dense::{
+    add_diag, center, check_finite, fro_norm, row_as_slice, symmetrize, symmetrize_from_upper,
+};
 pub use eigen::{eigh, eigvalsh, SymEig};
 pub use gemm::{matmul_abt, matmul_abt_par};
 pub use memory::{check_memory, f64_bytes, DEFAULT_MEMORY_CAP};

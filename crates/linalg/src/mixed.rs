@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use rfx_core::{Result, RfxError};
 
 use crate::cholesky::faer_llt_in_place;
-use crate::dense::ensure_standard;
+use crate::dense::{ensure_standard, row_as_slice};
 use crate::memory::{check_memory, DEFAULT_MEMORY_CAP};
 use crate::syrk::DEFAULT_ROW_BLOCK;
 use crate::vector::axpy;
@@ -121,20 +121,11 @@ fn gram_f32_pass(
                 let mut acc = y.map(|_| Array2::<f64>::zeros((k, m)));
                 let mut buf = Vec::new();
                 for (i, mut to_row) in to.axis_iter_mut(Axis(0)).enumerate() {
-                    let from = z.row(r0 + i);
-                    let from: &[f64] = match from.as_slice() {
-                        Some(sl) => sl,
-                        None => {
-                            buf.clear();
-                            buf.extend(from.iter());
-                            &buf
-                        }
-                    };
-                    let mut finite = true;
-                    for (t, &f) in to_row.iter_mut().zip(from) {
-                        finite &= f.is_finite();
-                        *t = f as f32;
-                    }
+                    let from = row_as_slice(z.row(r0 + i), &mut buf);
+                    let finite = round_to_f32(
+                        to_row.as_slice_mut().expect("rows of a standard array"),
+                        from,
+                    );
                     if let (Some(acc), Some(y)) = (acc.as_mut(), y) {
                         if !finite {
                             return Err(r0 + i);
@@ -215,19 +206,29 @@ fn copy_f32(a: ArrayView2<'_, f64>, check: bool) -> std::result::Result<Array2<f
         .into_par_iter()
         .zip(a.axis_iter(Axis(0)))
         .enumerate()
-        .filter_map(|(i, (mut to, from))| {
-            let mut finite = true;
-            to.zip_mut_with(&from, |t, &f| {
-                finite &= f.is_finite();
-                *t = f as f32;
-            });
+        .map_init(Vec::new, |buf, (i, (mut to, from))| {
+            let finite = round_to_f32(
+                to.as_slice_mut().expect("rows of a standard array"),
+                row_as_slice(from, buf),
+            );
             (check && !finite).then_some(i)
         })
+        .flatten()
         .min();
     match bad {
         Some(row) => Err(row),
         None => Ok(out),
     }
+}
+
+/// `to[j] = from[j] as f32` (rounded to nearest); whether every `from[j]` is finite.
+fn round_to_f32(to: &mut [f32], from: &[f64]) -> bool {
+    let mut finite = true;
+    for (t, &f) in to.iter_mut().zip(from) {
+        finite &= f.is_finite();
+        *t = f as f32;
+    }
+    finite
 }
 
 /// A Cholesky factor in `f32` (faer's, one thread: 1.6× the system OpenBLAS's `spotrf` on one core in

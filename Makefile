@@ -4,6 +4,7 @@
 #   make verify      recompute a sample of the committed cells within 15 minutes and compare (results/verification.md)
 #   make status      which experiments' results are complete, partial or stale
 #   make bench       criterion benchmarks + rfx vs scikit-learn (results/performance.md)
+#   make bench-jax   rfx vs neural-tangents/JAX: exact NTK and approximate NTK Grams (its section of results/performance.md)
 #   make test        fmt check, clippy -D warnings, rustdoc -D warnings, all tests, a quick end-to-end run
 #   make test-cluster  sharded runs through GNU parallel and a one-node Slurm (job array + merge job), merged
 #                    and compared with a whole run; installs slurm-wlm, munge and parallel if missing (root)
@@ -31,7 +32,7 @@ TARGET_DIR := $(if $(CARGO_TARGET_DIR),$(CARGO_TARGET_DIR),target)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all setup data build reproduce verify status report test test-cluster quick fmt clippy doc architecture bench \
-  clean python-env python python-test
+  clean python-env python python-test bench-jax
 
 all: build
 
@@ -105,6 +106,17 @@ python: setup python-env
 	  -i $(abspath $(PYTHON_VENV))/bin/python -o $(abspath $(TARGET_DIR))/wheels
 	$(PYTHON_VENV)/bin/python -m pip install -q --disable-pip-version-check --force-reinstall --no-deps \
 	  $(TARGET_DIR)/wheels/rfxpy-*.whl
+
+## rfx against neural-tangents (JAX) in one Python process (issue 26): a venv with bench/python/jax-requirements.txt
+## (jax, neural-tangents and the TensorFlow it imports: about 1 GB from PyPI on the first run) and rfxpy as users
+## install it (release wheel), then bench/python/jax_side_by_side.py, which rewrites its own section of
+## results/performance.md (exact NTK Grams; NTK random features against the Monte Carlo NTK at comparable error).
+JAX_VENV ?= $(TARGET_DIR)/jaxenv
+bench-jax: setup data
+	@[ -x $(JAX_VENV)/bin/python ] || $(PYTHON) -m venv $(JAX_VENV)
+	$(JAX_VENV)/bin/python -m pip install -q --disable-pip-version-check -r bench/python/jax-requirements.txt
+	$(JAX_VENV)/bin/python -m pip install -q --disable-pip-version-check --force-reinstall --no-deps ./crates/python
+	$(JAX_VENV)/bin/python bench/python/jax_side_by_side.py
 
 ## The pytest suite of rfxpy (scikit-learn's estimator checks, equality with `rfx features`/`rfx gram` through
 ## $(TARGET_DIR)/debug/rfx, pickling, bad input, MNIST pipeline): run from the tests folder so that the

@@ -28,6 +28,9 @@ import sys
 import time
 import tomllib
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import report_section  # noqa: E402  (bench/python/report_section.py)
+
 import numpy as np
 import sklearn
 from sklearn.kernel_approximation import Nystroem, PolynomialCountSketch, RBFSampler
@@ -117,17 +120,13 @@ class Run:
         return np.load(os.path.join(self.out, name))
 
 
-def keep_python_section(path):
-    """The rfxpy side-by-side section of the existing report (bench/python/side_by_side.py), or None."""
-    begin, end = "<!-- python-side-by-side:begin", "<!-- python-side-by-side:end -->"
+def kept_sections(path):
+    """The sections that other scripts own in the existing report (bench/python/report_section.py: the
+    rfxpy and JAX side-by-side runs), kept as they were; empty without a report."""
     if not os.path.exists(path):
-        return None
+        return []
     with open(path) as f:
-        text = f.read()
-    if begin not in text or end not in text:
-        return None
-    i = text.index(begin)
-    return text[i: text.index(end, i) + len(end)] + "\n"
+        return report_section.sections(f.read())
 
 
 def main():
@@ -464,10 +463,9 @@ def write_report(args, R):
     w(f"| **all** | {sum(m['cells'] for m in R['manifests'])} | "
       f"{sum(m['cell_s'] for m in R['manifests']):.0f} | | **{est:.0f}** | | |")
     w("")
-    # the section of bench/python/side_by_side.py (rfxpy from Python, a separate run) is kept as it was
-    python_section = keep_python_section(args.results)
-    if python_section:
-        w(python_section)
+    # the sections of bench/python (rfxpy from Python, neural-tangents/JAX: separate runs) are kept as they were
+    for section in kept_sections(args.results):
+        w(section)
     if R["crit"]:
         w("## Criterion benchmarks of this run\n")
         w("```")

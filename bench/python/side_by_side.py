@@ -23,6 +23,7 @@ import sklearn
 from sklearn.kernel_approximation import Nystroem, PolynomialCountSketch, RBFSampler
 
 import rfxpy
+from report_section import write_section
 
 BEGIN = "<!-- python-side-by-side:begin (bench/python/side_by_side.py) -->"
 END = "<!-- python-side-by-side:end -->"
@@ -134,17 +135,7 @@ def main():
           "overhead can come out negative; the 1-row times show the fixed cost of a call (scikit-learn's validation).", END]
     section = "\n".join(L) + "\n"
 
-    path = pathlib.Path(a.results)
-    text = path.read_text() if path.exists() else ""
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        tail = rest.split(END, 1)[1].lstrip("\n")
-        text = head + section + ("\n" + tail if tail else "")
-    else:
-        marker = "## Criterion benchmarks of this run"
-        text = text.replace(marker, section + "\n" + marker, 1) if marker in text else text + "\n" + section
-    path.write_text(text)
-    print(f"wrote {path}")
+    write_section(a.results, BEGIN, END, section)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,37 @@
+"""Sections of results/performance.md that a side-by-side script owns: the text between its two markers
+``<!-- NAME:begin (script) -->`` and ``<!-- NAME:end -->``. bench/compare/compare.py rewrites the rest of the
+file and keeps every such section (``sections``); a script replaces its own in place, or inserts it before the
+criterion log on its first run (``write_section``).
+"""
+
+import pathlib
+import re
+
+_SECTION = re.compile(r"<!-- ([a-z0-9-]+):begin[^>]*-->.*?<!-- \1:end -->", re.S)
+_CRITERION = "## Criterion benchmarks of this run"
+
+
+def sections(text):
+    """Every marked section of ``text``, in order, each ending with a newline."""
+    return [m.group(0) + "\n" for m in _SECTION.finditer(text)]
+
+
+def write_section(path, begin, end, section):
+    """Replaces the text from ``begin`` to ``end`` in the file at ``path`` by ``section`` (which starts with
+    ``begin`` and ends with ``end``); without the markers, inserts it before the criterion log, or appends it."""
+    path = pathlib.Path(path)
+    text = path.read_text() if path.exists() else ""
+    if not section.endswith("\n"):
+        section += "\n"
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        tail = rest.split(end, 1)[1].lstrip("\n")
+        text = head + section + ("\n" + tail if tail else "")
+    elif _CRITERION in text:
+        text = text.replace(_CRITERION, section + "\n" + _CRITERION, 1)
+    else:
+        text = text + "\n" + section
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+    print(f"wrote {path}")

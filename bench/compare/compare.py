@@ -341,7 +341,8 @@ def write_report(args, R):
       f"Python {platform.python_version()}, {os.cpu_count()} CPUs of an {cpu_description()}. Every number below comes from this one run "
       f"(wall time {R['wall']:.0f} s; load average at start {R['load_start']}, at end {R['load_end']}), "
       f"except the full `make reproduce` time, which is estimated from the per-cell times in "
-      f"`results/*/cells.csv` as stated.\n")
+      f"`results/*/cells.csv` as stated, and the sections that `bench/python` scripts write (rfxpy and "
+      f"neural-tangents side by side), which are separate runs and state their own date, commit and machine.\n")
     w("**The machine is shared** (2 cores, three users); the 1/5/15-minute load average is printed next to "
       "every timing. A load above ~1 before our process starts means another user's job was competing for "
       "the cores, which slows both libraries (each ratio's two sides are measured one right after the other).\n")

@@ -43,25 +43,6 @@ def loadavg():
         return " ".join(f.read().split()[:3])
 
 
-def cpu_description():
-    """The CPU as `rfx run` records it in a manifest's host.cpu (model, family and model number, and the SIMD
-    extensions that pick the BLAS and faer kernels): timings here are this CPU's."""
-    info = {}
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                k, _, v = line.partition(":")
-                info.setdefault(k.strip(), v.strip())
-    except OSError:
-        return platform.processor() or "unknown CPU"
-    cpu = info.get("model name") or "unknown CPU"
-    if info.get("cpu family") and info.get("model"):
-        cpu += f", family {info['cpu family']} model {info['model']}"
-    flags = info.get("flags", "").split()
-    simd = [x for x in ("avx512f", "avx2", "fma") if x in flags]
-    return f"{cpu} ({', '.join(simd)})" if simd else cpu
-
-
 def median_time(reps, f):
     times, out = [], None
     for _ in range(max(reps, 1)):
@@ -338,7 +319,7 @@ def write_report(args, R):
     w("# Performance: rfx against scikit-learn (issues 10 and 26)\n")
     w(f"Written by `bench/compare/run.sh` (`make bench`) on {now}, rfx commit `{commit}`"
       f"{' (dirty tree)' if dirty else ''}, scikit-learn {sklearn.__version__}, numpy {np.__version__}, "
-      f"Python {platform.python_version()}, {os.cpu_count()} CPUs of an {cpu_description()}. Every number below comes from this one run "
+      f"Python {platform.python_version()}, {os.cpu_count()} CPUs of an {report_section.cpu_description()}. Every number below comes from this one run "
       f"(wall time {R['wall']:.0f} s; load average at start {R['load_start']}, at end {R['load_end']}), "
       f"except the full `make reproduce` time, which is estimated from the per-cell times in "
       f"`results/*/cells.csv` as stated, and the sections that `bench/python` scripts write (rfxpy and "

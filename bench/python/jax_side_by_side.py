@@ -35,7 +35,7 @@ from jax.experimental import disable_x64, enable_x64  # noqa: E402
 from neural_tangents import stax  # noqa: E402
 
 import rfxpy  # noqa: E402
-from report_section import write_section  # noqa: E402
+from report_section import cpu_description, write_section  # noqa: E402
 from side_by_side import idx, load  # noqa: E402
 
 BEGIN = "<!-- jax-side-by-side:begin (bench/python/jax_side_by_side.py) -->"
@@ -71,17 +71,6 @@ def timed(f, reps):
 
 def rel_fro(approx, exact):
     return float(np.linalg.norm(np.asarray(approx, dtype=np.float64) - exact) / np.linalg.norm(exact))
-
-
-def cpu_description():
-    info = {}
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            k, _, v = line.partition(":")
-            info.setdefault(k.strip(), v.strip())
-    flags = info.get("flags", "").split()
-    simd = ", ".join(x for x in ("avx512f", "avx2", "fma") if x in flags)
-    return f"{info.get('model name', 'unknown CPU')} ({simd})"
 
 
 def main():

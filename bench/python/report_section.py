@@ -5,6 +5,7 @@ criterion log on its first run (``write_section``).
 """
 
 import pathlib
+import platform
 import re
 
 _SECTION = re.compile(r"<!-- ([a-z0-9-]+):begin[^>]*-->.*?<!-- \1:end -->", re.S)
@@ -35,3 +36,22 @@ def write_section(path, begin, end, section):
     tmp.write_text(text)
     tmp.replace(path)
     print(f"wrote {path}")
+
+
+def cpu_description():
+    """The CPU as `rfx run` records it in a manifest's host.cpu (model, family and model number, and the SIMD
+    extensions that pick the BLAS and faer kernels): timings here are this CPU's."""
+    info = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                info.setdefault(k.strip(), v.strip())
+    except OSError:
+        return platform.processor() or "unknown CPU"
+    cpu = info.get("model name") or "unknown CPU"
+    if info.get("cpu family") and info.get("model"):
+        cpu += f", family {info['cpu family']} model {info['model']}"
+    flags = info.get("flags", "").split()
+    simd = [x for x in ("avx512f", "avx2", "fma") if x in flags]
+    return f"{cpu} ({', '.join(simd)})" if simd else cpu

@@ -23,7 +23,7 @@ import sklearn
 from sklearn.kernel_approximation import Nystroem, PolynomialCountSketch, RBFSampler
 
 import rfxpy
-from report_section import write_section
+from report_section import cpu_description, write_section
 
 BEGIN = "<!-- python-side-by-side:begin (bench/python/side_by_side.py) -->"
 END = "<!-- python-side-by-side:end -->"
@@ -111,7 +111,7 @@ def main():
         f"Written by `bench/python/side_by_side.py` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
         f"rfx commit `{commit}`, rfxpy {rfxpy.__version__} (release wheel, "
         f"`pip install ./crates/python`), scikit-learn {sklearn.__version__}, numpy {np.__version__}, Python "
-        f"{platform.python_version()}, {os.cpu_count()} CPUs (shared: the load average is printed next to "
+        f"{platform.python_version()}, {os.cpu_count()} CPUs of an {cpu_description()} (shared: the load average is printed next to "
         f"each row). Both libraries are called from the same Python process on the same float64 array: the "
         f"first n = {n} MNIST training rows (pixels / 255, d = {d}), output width m = {m}; time = fit + "
         f"transform of all n rows as a user writes it (`fit_transform`), median of {a.reps} runs."

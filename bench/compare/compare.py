@@ -38,11 +38,6 @@ from sklearn.kernel_ridge import KernelRidge
 from sklearn.linear_model import Ridge
 
 
-def loadavg():
-    with open("/proc/loadavg") as f:
-        return " ".join(f.read().split()[:3])
-
-
 def median_time(reps, f):
     times, out = [], None
     for _ in range(max(reps, 1)):
@@ -136,7 +131,7 @@ def main():
         return
     run = Run(args)
     t_start = time.time()
-    load_start = loadavg()
+    load_start = report_section.loadavg()
 
     # 1. DGEMM rate (and the data files) -- rfx measures it in process
     gemm_doc = run.rfx("dgemm")
@@ -156,7 +151,7 @@ def main():
     np_sgflops = 2 * args.gemm_n ** 3 / t_np32 / 1e9
     del A, B
     print(f"DGEMM rfx {gflops:.1f} GFLOP/s, numpy {np_gflops:.1f} GFLOP/s; SGEMM rfx {sgflops:.1f}, "
-          f"numpy {np_sgflops:.1f} (load {loadavg()})", flush=True)
+          f"numpy {np_sgflops:.1f} (load {report_section.loadavg()})", flush=True)
 
     X = run.npy("x.npy")
     y = run.npy("y.npy")
@@ -179,7 +174,7 @@ def main():
 
     def map_pair(label, rfx_name, sk_name, make, exact_kernel):
         r = run.rfx(rfx_name)["results"][0]
-        load_sk = loadavg()
+        load_sk = report_section.loadavg()
         t_sk, _ = median_time(args.reps, lambda: make(0).fit(X).transform(X))
         K = exact_kernel(Xe)
         e_rfx = [rel_fro(run.npy(f"gram_{rfx_name}_s{s}.npy"), K) for s in range(args.seeds)]
@@ -210,7 +205,7 @@ def main():
     # ridge on the same RFF features
     rs = run.rfx("ridge")["results"]
     Z, Zt, lam = run.npy("ridge_z.npy"), run.npy("ridge_zt.npy"), rs[0]["lambda"]
-    load_sk = loadavg()
+    load_sk = report_section.loadavg()
     t_sk, model = median_time(args.reps,
                               lambda: Ridge(alpha=lam, fit_intercept=False, solver="cholesky").fit(Z, y))
     p_sk = model.predict(Zt)
@@ -224,7 +219,7 @@ def main():
     # exact Gaussian KRR
     rs = run.rfx("krr")["results"]
     nk = rs[0]["n"]
-    load_sk = loadavg()
+    load_sk = report_section.loadavg()
     t_sk, model = median_time(args.reps,
                               lambda: KernelRidge(alpha=lam, kernel="rbf", gamma=gamma).fit(X[:nk], y[:nk]))
     p_sk = model.predict(Xt)
@@ -290,7 +285,7 @@ def main():
     R = dict(env=environments(), gflops=gflops, np_gflops=np_gflops, sgflops=sgflops, np_sgflops=np_sgflops,
              gemm_n=args.gemm_n, gemm_load=load_start,
                             gemm_maps=gemm_maps, pairs=pairs, trf=trf, others=others, manifests=manifests,
-                            quick=quick, crit=crit, load_start=load_start, load_end=loadavg(),
+                            quick=quick, crit=crit, load_start=load_start, load_end=report_section.loadavg(),
                             wall=time.time() - t_start, krr_parts=krr_parts)
     R["date"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     R["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,

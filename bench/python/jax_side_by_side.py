@@ -19,9 +19,7 @@ exact Grams agree.
 import argparse
 import os
 import pathlib
-import platform
 import statistics
-import subprocess
 import time
 
 import numpy as np
@@ -35,8 +33,8 @@ from jax.experimental import disable_x64, enable_x64  # noqa: E402
 from neural_tangents import stax  # noqa: E402
 
 import rfxpy  # noqa: E402
-from report_section import cpu_description, write_section  # noqa: E402
-from side_by_side import idx, load  # noqa: E402
+from report_section import loadavg, provenance, write_section  # noqa: E402
+from side_by_side import idx  # noqa: E402
 
 BEGIN = "<!-- jax-side-by-side:begin (bench/python/jax_side_by_side.py) -->"
 END = "<!-- jax-side-by-side:end -->"
@@ -94,7 +92,7 @@ def main():
     exact_rows, approx_rows = [], []
     for depth in depths:
         # exact Grams: rfx in f64; neural-tangents jit-compiled in f64 and in f32 (compilation is timed apart)
-        l0 = load()
+        l0 = loadavg()
         t_rfx, k_rfx = timed(lambda: rfxpy.ntk(x, depth=depth), a.reps)
         # an exact identity to judge the two Grams by: Θ(x, x) = (L + 1)‖x‖²
         diag = (depth + 1) * np.einsum("ij,ij->i", x, x)
@@ -114,14 +112,14 @@ def main():
             nt_times[dtype] = (t, compile_s, diff, diag_err(k_nt))
             print(f"depth {depth}: exact NTK rfx {t_rfx:.3f} s, neural-tangents {np.dtype(dtype).name} {t:.3f} s "
                   f"(first call {compile_s:.2f} s), max |Δ| / max |K| = {diff:.1e}", flush=True)
-        exact_rows.append((depth, t_rfx, diag_err(k_rfx), nt_times, l0, load()))
+        exact_rows.append((depth, t_rfx, diag_err(k_rfx), nt_times, l0, loadavg()))
 
         # approximate Grams of the same n rows, error against rfx's exact f64 Gram, over seeds
         for m in dims:
             for dtype in (np.float64, np.float32):
                 xd = x.astype(dtype)
                 feat_t, gram_t, errs = [], [], []
-                l0 = load()
+                l0 = loadavg()
                 for s in range(a.seeds):
                     t0 = time.perf_counter()
                     z = rfxpy.FeatureMap("ntk-rf", m, random_state=s, params={"depth": depth}).fit_transform(xd)
@@ -132,7 +130,7 @@ def main():
                     gram_t.append(t2 - t1)
                     errs.append(rel_fro(g, k_rfx))
                 approx_rows.append((depth, f"rfx NTK-RF, m = {m}", np.dtype(dtype).name, statistics.median(feat_t),
-                                    statistics.median(gram_t), errs, l0, load()))
+                                    statistics.median(gram_t), errs, l0, loadavg()))
                 print(f"depth {depth}: rfx ntk-rf m={m} {np.dtype(dtype).name}: features "
                       f"{statistics.median(feat_t):.3f} s + Gram {statistics.median(gram_t):.3f} s, error "
                       f"{np.mean(errs):.4f} ± {np.std(errs, ddof=1) if len(errs) > 1 else 0:.4f}", flush=True)
@@ -140,7 +138,7 @@ def main():
             for dtype in (np.float64, np.float32):
                 init_fn, apply_fn, _ = network(depth, w)
                 times, errs = [], []
-                l0 = load()
+                l0 = loadavg()
                 for s in range(a.seeds):
                     with precision(dtype):
                         xj = jnp.asarray(x_nt, dtype=dtype)
@@ -153,20 +151,18 @@ def main():
                     times.append(t)
                     errs.append(rel_fro(k_mc, k_rfx))
                 approx_rows.append((depth, f"neural-tangents Monte Carlo NTK, width {w}", np.dtype(dtype).name,
-                                    statistics.median(times), 0.0, errs, l0, load()))
+                                    statistics.median(times), 0.0, errs, l0, loadavg()))
                 print(f"depth {depth}: nt MC width {w} {np.dtype(dtype).name}: {statistics.median(times):.3f} s, "
                       f"error {np.mean(errs):.4f}", flush=True)
 
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
     L = [BEGIN, "## rfx against neural-tangents (JAX), same process (issue 26)", ""]
     L.append(
-        f"Written by `bench/python/jax_side_by_side.py` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
-        f"rfx commit `{commit}`, rfxpy {rfxpy.__version__} (release wheel), neural-tangents {nt.__version__}, "
-        f"jax {jax.__version__} (XLA on the CPU), numpy {np.__version__}, Python {platform.python_version()}, "
-        f"{os.cpu_count()} CPUs: {cpu_description()}. Data: the first n = {n} MNIST training rows "
-        f"(pixels / 255, d = {d}). Times are medians of {a.reps} calls after a first call that compiles "
-        f"(neural-tangents' compilation is listed apart); the load average is printed next to each row."
+        provenance("bench/python/jax_side_by_side.py",
+                   f"rfxpy {rfxpy.__version__} (release wheel), neural-tangents {nt.__version__}, jax {jax.__version__} "
+                   f"(XLA on the CPU), numpy {np.__version__}")
+        + f". Data: the first n = {n} MNIST training rows (pixels / 255, d = {d}). Times are medians of "
+        f"{a.reps} calls after a first call that compiles (neural-tangents' compilation is listed apart); the "
+        "load average is printed next to each row."
     )
     L += ["", "**Exact NTK Gram** (n × n, all pairs). rfx in float64 (`rfxpy.ntk`, the registry kernel `ntk`); "
           "neural-tangents' `kernel_fn(x, None, 'ntk')` under `jax.jit` in float64 and float32, on the network "
@@ -179,7 +175,7 @@ def main():
         t32, c32, d32, g32 = ntt[np.float32]
         L.append(f"| {depth} | {t_rfx:.3f} | {t64:.3f} | {t32:.3f} | {t_rfx / t64:.2f} | {t_rfx / t32:.2f} | "
                  f"{c64:.2f} / {c32:.2f} | {d64:.1e} / {d32:.1e} | {dg_rfx:.1e} / {g64:.1e} / {g32:.1e} | "
-                 f"{' '.join(l0)} / {' '.join(l1)} |")
+                 f"{l0} / {l1} |")
     L += ["", f"**Approximate NTK Grams of the same n rows**, relative Frobenius error ‖K̂ − K‖_F / ‖K‖_F against "
           f"rfx's exact float64 Gram, mean ± sd over {a.seeds} seeds; time = median over the seeds. rfx: "
           "NTK random features (`FeatureMap('ntk-rf', m)`: arc-cosine features and a degree-2 TensorSketch, "
@@ -194,7 +190,7 @@ def main():
         feat = f"{tf:.3f}" if tg else "—"
         gram = f"{tg:.3f}" if tg else "—"
         L.append(f"| {depth} | {name} | {dt} | {feat} | {gram} | {tf + tg:.3f} | {np.mean(errs):.4f} ± {sd:.4f} | "
-                 f"{' '.join(l0)} / {' '.join(l1)} |")
+                 f"{l0} / {l1} |")
     L += ["", "rfxpy runs its maps with OpenBLAS on one thread per task and rayon on all cores; XLA uses all cores. "
           "The Monte Carlo NTK is Grad-RF of the NTK papers (the gradient features of a finite network) computed "
           "without forming the features. JAX draws a network's weights differently in float64 and float32, so "

@@ -4,12 +4,16 @@ file and keeps every such section (``sections``); a script replaces its own in p
 criterion log on its first run (``write_section``).
 """
 
+import os
 import pathlib
 import platform
 import re
+import subprocess
+import time
 
 _SECTION = re.compile(r"<!-- ([a-z0-9-]+):begin[^>]*-->.*?<!-- \1:end -->", re.S)
 _CRITERION = "## Criterion benchmarks of this run"
+_ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def sections(text):
@@ -55,3 +59,19 @@ def cpu_description():
     flags = info.get("flags", "").split()
     simd = [x for x in ("avx512f", "avx2", "fma") if x in flags]
     return f"{cpu} ({', '.join(simd)})" if simd else cpu
+
+
+def provenance(script, libraries):
+    """The opening of a section: which script wrote it, when (UTC), at which rfx commit, with which libraries
+    (``libraries``, e.g. "numpy 2.4.6, scikit-learn 1.9.1"), on which Python and CPU."""
+    commit = subprocess.run(["git", "-C", str(_ROOT), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    return (f"Written by `{script}` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, rfx commit "
+            f"`{commit}`, {libraries}, Python {platform.python_version()}, {os.cpu_count()} CPUs of an "
+            f"{cpu_description()}")
+
+
+def loadavg():
+    """The 1/5/15-minute load averages, as printed next to every timing ("1.65 1.85 1.95")."""
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])

@@ -13,9 +13,7 @@ import argparse
 import gzip
 import os
 import pathlib
-import platform
 import statistics
-import subprocess
 import time
 
 import numpy as np
@@ -23,7 +21,7 @@ import sklearn
 from sklearn.kernel_approximation import Nystroem, PolynomialCountSketch, RBFSampler
 
 import rfxpy
-from report_section import cpu_description, write_section
+from report_section import loadavg, provenance, write_section
 
 BEGIN = "<!-- python-side-by-side:begin (bench/python/side_by_side.py) -->"
 END = "<!-- python-side-by-side:end -->"
@@ -36,10 +34,6 @@ def idx(path):
     ndim = data[3]
     shape = [int.from_bytes(data[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim)]
     return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(shape)
-
-
-def load():
-    return open("/proc/loadavg").read().split()[:3]
 
 
 def timed(f, reps):
@@ -81,10 +75,10 @@ def main():
     ]
     rows = []
     for task, ours, theirs, our_name, their_name in pairs:
-        l0 = load()
+        l0 = loadavg()
         t_ours = timed(ours, a.reps)
         t_theirs = timed(theirs, a.reps)
-        rows.append((task, our_name, their_name, t_ours, t_theirs, l0, load()))
+        rows.append((task, our_name, their_name, t_ours, t_theirs, l0, loadavg()))
         print(f"{task}: rfxpy {t_ours:.3f} s, scikit-learn {t_theirs:.3f} s")
 
     # Python overhead: the estimator (scikit-learn validation, parameters, pickling state) against the
@@ -104,14 +98,12 @@ def main():
         print(f"{name}: estimator {t_est:.3f} s, native {t_nat:.3f} s; 1 row {per_call * 1e6:.0f} us "
               f"vs native {per_call_native * 1e6:.0f} us")
 
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
     L = [BEGIN, "## rfxpy (Python) against scikit-learn, same process (issue 29)", ""]
     L.append(
-        f"Written by `bench/python/side_by_side.py` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
-        f"rfx commit `{commit}`, rfxpy {rfxpy.__version__} (release wheel, "
-        f"`pip install ./crates/python`), scikit-learn {sklearn.__version__}, numpy {np.__version__}, Python "
-        f"{platform.python_version()}, {os.cpu_count()} CPUs of an {cpu_description()} (shared: the load average is printed next to "
+        provenance("bench/python/side_by_side.py",
+                   f"rfxpy {rfxpy.__version__} (release wheel, `pip install ./crates/python`), scikit-learn "
+                   f"{sklearn.__version__}, numpy {np.__version__}")
+        + " (shared: the load average is printed next to "
         f"each row). Both libraries are called from the same Python process on the same float64 array: the "
         f"first n = {n} MNIST training rows (pixels / 255, d = {d}), output width m = {m}; time = fit + "
         f"transform of all n rows as a user writes it (`fit_transform`), median of {a.reps} runs."
@@ -119,7 +111,7 @@ def main():
     L += ["", "| map | rfxpy | scikit-learn | rfxpy (s) | sklearn (s) | ratio rfxpy/sklearn | load before / after |",
           "|---|---|---|---|---|---|---|"]
     for task, on, tn, to, tt, l0, l1 in rows:
-        L.append(f"| {task} | `{on}` | `{tn}` | {to:.3f} | {tt:.3f} | {to / tt:.2f} | {' '.join(l0)} / {' '.join(l1)} |")
+        L.append(f"| {task} | `{on}` | `{tn}` | {to:.3f} | {tt:.3f} | {to / tt:.2f} | {l0} / {l1} |")
     L += ["", "Python overhead of rfxpy: the estimator (`fit` + `transform`: scikit-learn's input validation, "
           "parameter handling) against the native calls it makes (`rfxpy._native.fit(...).transform(X)` on the "
           "same array), at the sizes above and for one row (200 calls, time per call):", "",

@@ -34,7 +34,7 @@ from neural_tangents import stax  # noqa: E402
 
 import rfxpy  # noqa: E402
 from report_section import loadavg, provenance, write_section  # noqa: E402
-from side_by_side import idx  # noqa: E402
+from side_by_side import mnist_rows  # noqa: E402
 
 BEGIN = "<!-- jax-side-by-side:begin (bench/python/jax_side_by_side.py) -->"
 END = "<!-- jax-side-by-side:end -->"
@@ -81,8 +81,7 @@ def main():
     p.add_argument("--widths", default="256,1024,4096", help="neural-tangents Monte Carlo hidden widths")
     p.add_argument("--results", default=str(ROOT / "results/performance.md"))
     a = p.parse_args()
-    data_dir = pathlib.Path(os.environ.get("RFX_DATA_DIR", ROOT / "data-cache")) / "mnist"
-    x = idx(data_dir / "train-images-idx3-ubyte.gz").reshape(-1, 784)[: a.n] / 255.0
+    x = mnist_rows(a.n)
     n, d = x.shape
     x_nt = x * np.sqrt(d)
     depths = [int(v) for v in a.depths.split(",")]

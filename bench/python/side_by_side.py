@@ -36,6 +36,12 @@ def idx(path):
     return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(shape)
 
 
+def mnist_rows(n):
+    """The first n MNIST training images as float64 rows, pixels / 255 (d = 784), from $RFX_DATA_DIR/mnist."""
+    data_dir = pathlib.Path(os.environ.get("RFX_DATA_DIR", ROOT / "data-cache")) / "mnist"
+    return idx(data_dir / "train-images-idx3-ubyte.gz").reshape(-1, 784)[:n] / 255.0
+
+
 def timed(f, reps):
     times = []
     for _ in range(reps):
@@ -52,8 +58,7 @@ def main():
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--results", default=str(ROOT / "results/performance.md"))
     a = p.parse_args()
-    data_dir = pathlib.Path(os.environ.get("RFX_DATA_DIR", ROOT / "data-cache")) / "mnist"
-    x = idx(data_dir / "train-images-idx3-ubyte.gz").reshape(-1, 784)[: a.n] / 255.0
+    x = mnist_rows(a.n)
     n, d, m = x.shape[0], x.shape[1], a.m
     sigma = 5.0  # gamma = 1 / (2 sigma^2) = 0.02, as bench/compare
     xs = x / np.sqrt(d)  # TensorSketch of (<x, y>/784 + 1)^2: rows x/28 with bias 1

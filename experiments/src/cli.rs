@@ -135,6 +135,11 @@ enum Command {
         /// Plan the [quick] version.
         #[arg(long)]
         quick: bool,
+        /// Use only the cell times recorded on this machine kind (`AVX-512`, `AVX2`, …, or `not recorded`
+        /// for cells computed before the kind was recorded); by default each experiment's most common kind.
+        /// Times of different kinds are never added up.
+        #[arg(long)]
+        machine_kind: Option<String>,
     },
     /// Check experiment files without running them: everything `rfx run` and `rfx run --quick` would use
     /// (the [quick] overrides included), and the sweep's size (at most 100,000 cells).
@@ -152,6 +157,10 @@ enum Command {
         #[arg(long, default_value = "experiments")]
         dir: PathBuf,
     },
+    /// The machine as cells record it (the `cpu` column): kind (AVX-512, AVX2, …), the OpenBLAS kernels in
+    /// use (`OPENBLAS_CORETYPE` overrides them) and the CPU model. Results are bit-identical for any thread
+    /// count on one machine; across kinds and kernels, identical or within each experiment's tolerance.
+    Machine,
     /// Re-plot an experiment's results folder from its CSV, without recomputing.
     Plot {
         /// Results folders (e.g. results/gegenbauer-vs-taylor).
@@ -678,6 +687,7 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             workers,
             times_from,
             quick,
+            machine_kind,
         } => {
             if workers.contains(&0) {
                 return Err(AppError::usage(
@@ -689,6 +699,7 @@ fn execute(cli: Cli) -> Result<(), AppError> {
                 &workers,
                 &times_from,
                 quick,
+                machine_kind.as_deref(),
                 &kinds,
             )
         }
@@ -713,6 +724,15 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             Ok(())
         }
         Command::List { dir } => list(&dir, &kinds),
+        Command::Machine => {
+            println!(
+                "{} (OPENBLAS_CORETYPE {})",
+                rfx_harness::run::cpu_field(kinds.kernels_name()),
+                std::env::var("OPENBLAS_CORETYPE")
+                    .map_or_else(|_| "unset".into(), |v| format!("={v}"))
+            );
+            Ok(())
+        }
         Command::Plot { dirs } => {
             for d in &dirs {
                 rfx_harness::outputs::replot(d, &kinds)?;
@@ -978,9 +998,14 @@ fn plan(
     workers: &[usize],
     times_from: &Path,
     quick: bool,
+    machine_kind: Option<&str>,
     kinds: &rfx_harness::Kinds,
 ) -> Result<(), AppError> {
     use rfx_harness::plan::{human, Plan};
+    // The machine kind whose cell times each experiment's plan uses, and the timed cells of other kinds left
+    // out (times of two kinds differ 2–3× and are never added up).
+    let mut kind_used: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    let mut left_out: Vec<String> = Vec::new();
     let mut plans = Vec::new();
     // Which CPU recorded each experiment's times (the manifest's last computing run; manifests written before
     // the CPU was recorded say nothing), grouped so that the hours below can be read against this machine.
@@ -990,7 +1015,17 @@ fn plan(
         if plans.iter().any(|p: &Plan| p.name == spec.name) {
             continue; // the same experiment named twice (e.g. by two globs)
         }
-        let times = rfx_harness::verify::recorded_times(&spec, times_from, kinds);
+        let times =
+            rfx_harness::verify::recorded_times_of_kind(&spec, times_from, kinds, machine_kind)
+                .map(|(kind, times, others)| {
+                    if !times.is_empty() {
+                        kind_used.entry(kind).or_default().push(spec.name.clone());
+                    }
+                    if others > 0 {
+                        left_out.push(format!("{} ({others})", spec.name));
+                    }
+                    times
+                });
         if times.as_ref().is_some_and(|t| !t.is_empty()) {
             let cpu = rfx_harness::folder::ResultsFolder::of(times_from, &spec)
                 .read_manifest()
@@ -1040,6 +1075,26 @@ fn plan(
         for (cpu, names) in &recorded_on {
             println!("- {cpu}: {}", names.join(", "));
         }
+    }
+    if !kind_used.is_empty() {
+        println!(
+            "\nMachine kind of the cell times used (this machine: {}):",
+            rfx_harness::run::machine_kind()
+        );
+        for (kind, names) in &kind_used {
+            println!("- {kind}: {}", names.join(", "));
+        }
+        if kind_used.len() > 1 {
+            println!(
+                "The pooled row adds times of several kinds; `--machine-kind KIND` plans one kind only."
+            );
+        }
+    }
+    if !left_out.is_empty() {
+        println!(
+            "Timed cells of another machine kind, left out and costed at the median of the kind used: {}.",
+            left_out.join(", ")
+        );
     }
     if !untimed.is_empty() {
         println!(

@@ -243,8 +243,8 @@ fn killed_run_resumes_without_recomputing() {
         "rows on disk when the tenth cell started:\n{before}"
     );
     assert!(
-        // dim, seed, mean, scaled, note, time_s, commit, load
-        finished.iter().all(|l| l.split(',').count() == 8),
+        // dim, seed, mean, scaled, note, time_s, commit, load, cpu
+        finished.iter().all(|l| l.split(',').count() == 9),
         "{before}"
     );
     // A kill in the middle of writing the tenth row leaves part of it, without a newline.
@@ -656,9 +656,15 @@ fn cells_record_the_commit_that_computed_them() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(out.join("st/cells.csv")).unwrap();
     let mut lines = text.lines();
-    assert!(lines.next().unwrap().ends_with(",commit,load"));
+    assert!(lines.next().unwrap().ends_with(",commit,load,cpu"));
     for line in lines {
         let mut fields = line.rsplit(',');
+        // The machine: kind/kernels/model, e.g. AVX2/Zen/AMD EPYC 7B13 (family 25 model 1).
+        let cpu: Vec<&str> = fields.next().unwrap().splitn(3, '/').collect();
+        assert!(
+            cpu.len() == 3 && !cpu[0].is_empty() && !cpu[1].is_empty() && !cpu[2].is_empty(),
+            "{line}"
+        );
         // The load field: 1-minute load average at the cell's start and end, the CPUs and the run's worker
         // threads (Linux).
         let load: Vec<f64> = fields
@@ -682,11 +688,12 @@ fn cells_record_the_commit_that_computed_them() {
     }
     let report = std::fs::read_to_string(out.join("st/report.md")).unwrap();
     assert!(report.contains("All 24 cells computed"), "{report}");
-    // A cells.csv written before the commit and load columns existed is read (commit unknown) and still
-    // reused.
+    assert!(report.contains("Machines: 24 cells on "), "{report}");
+    // A cells.csv written before the commit, load and cpu columns existed is read (commit and machine
+    // unknown) and still reused.
     let legacy: String = text
         .lines()
-        .map(|l| l.rsplitn(3, ',').nth(2).unwrap().to_string() + "\n")
+        .map(|l| l.rsplitn(4, ',').nth(3).unwrap().to_string() + "\n")
         .collect();
     std::fs::write(out.join("st/cells.csv"), legacy).unwrap();
     let o = run(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
@@ -694,7 +701,8 @@ fn cells_record_the_commit_that_computed_them() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("0 computed, 24 reused"));
     let report = std::fs::read_to_string(out.join("st/report.md")).unwrap();
     assert!(
-        report.contains("All 24 cells computed before per-cell provenance was recorded"),
+        report.contains("All 24 cells computed before per-cell provenance was recorded")
+            && report.contains("Machines: 24 cells not recorded."),
         "{report}"
     );
 }

@@ -669,8 +669,9 @@ mod tests {
 
     #[test]
     fn blocks_and_seeds_are_deterministic() {
-        // 2,100 rows > ROW_BLOCK: the blocked transform equals transforming the rows separately; same seed,
-        // same map.
+        // 2,100 rows > ROW_BLOCK: the blocked transform equals transforming its blocks separately (the same
+        // products of the same shapes: equal bits by construction) and, within rounding, each row alone; same
+        // seed, same map.
         let d = 2;
         let x = points(2100, d, 0.0, 1.0, &mut rng_stream(18, "pts"));
         let params = RandomGegenbauerParams::new(Gzk::gaussian(1.0).unwrap(), 16, 6, 2);
@@ -678,9 +679,29 @@ mod tests {
         let g = params.fit(d, &mut rng_stream(18, "fit")).unwrap();
         let z = f.transform(x.view()).unwrap();
         assert_eq!(z, g.transform(x.view()).unwrap());
+        for (a, b) in [(0, ROW_BLOCK), (ROW_BLOCK, 2100)] {
+            let zb = f.transform(x.slice(s![a..b, ..])).unwrap();
+            assert_eq!(zb, z.slice(s![a..b, ..]), "rows {a}..{b}");
+        }
+        // A one-row GEMM may run other BLAS kernels than the block's (OpenBLAS's Prescott and Sandybridge
+        // kernels do) and round each cosine differently: |Δt| ≤ 2γ_d = 4.4e-16 here, times the Lipschitz
+        // constant of P_d^ℓ on [−1, 1], ℓ(ℓ + d − 2)/(d − 1) = 36 at ℓ = q = 6, plus the recurrence's own
+        // rounding (≲ 2ℓ² ε = 1.6e-14), times the row's weights Σ_ℓ √α_ℓ |h_ℓ| / √m: under 3e-14 of them, so
+        // 1e-13 of them bounds it while a misplaced row (an O(1) change) fails.
+        let norms = crate::zonal::row_norms(x.view());
+        let h = f.kernel().radial_matrix(&norms, true, -0.5 * 16f64.ln());
         for i in [0, 2047, 2048, 2099] {
             let zi = f.transform(x.slice(s![i..i + 1, ..])).unwrap();
-            assert_eq!(zi.row(0), z.row(i));
+            let weights = (0..2)
+                .map(|p| (0..=6).map(|l| h[[i, l * 2 + p]].abs()).sum::<f64>())
+                .fold(0.0f64, f64::max);
+            let worst = (&zi.row(0) - &z.row(i))
+                .iter()
+                .fold(0.0f64, |m, v| m.max(v.abs()));
+            assert!(
+                worst <= 1e-13 * weights,
+                "row {i}: largest difference {worst:e} of weights {weights:e}"
+            );
         }
     }
 

@@ -215,6 +215,9 @@ pub struct Point {
     pub at: f64,
     /// Whether the cell was timed on a quiet machine ([`crate::results::Row::quiet`]; `None`: not recorded).
     pub quiet: Option<bool>,
+    /// The machine kind the cell ran on ([`crate::results::Row::machine_kind`]; empty: not recorded). A
+    /// timing claim compares the times of one kind only.
+    pub machine: String,
     /// The cell's per-item outcomes in the claim's item column (empty without one).
     pub items: Vec<bool>,
 }
@@ -712,6 +715,28 @@ pub fn evaluate(claim: &ClaimSpec, points: &[Point]) -> ClaimVerdict {
                  per-cell load was recorded), so they may come from a busy machine."
             ));
         }
+        // Times of two machine kinds differ 2–3×: only the kind with the most cells is compared (cells whose
+        // kind was not recorded count as one kind of their own).
+        let mut kinds: Vec<(&str, usize)> = Vec::new();
+        for p in &selected {
+            match kinds.iter_mut().find(|(k, _)| *k == p.machine) {
+                Some((_, c)) => *c += 1,
+                None => kinds.push((p.machine.as_str(), 1)),
+            }
+        }
+        if kinds.len() > 1 {
+            kinds.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+            let kept = kinds[0].0.to_string();
+            let n = selected.len();
+            selected.retain(|p| p.machine == kept);
+            remarks.push(format!(
+                "Times of one machine kind only: {} of {n} cells, on {}; the other {} ran on another kind and \
+                 are left out.",
+                selected.len(),
+                if kept.is_empty() { "a kind not recorded" } else { kept.as_str() },
+                n - selected.len()
+            ));
+        }
     }
     let along = claim.budget.as_ref().map(|b| b.along.as_str());
     let rep = claim.replicate.as_str();
@@ -1109,6 +1134,7 @@ mod tests {
             value,
             at: f64::NAN,
             quiet: None,
+            machine: String::new(),
             items: Vec::new(),
         }
     }
@@ -1438,6 +1464,7 @@ mod tests {
                         value: noise / f64::sqrt(m),
                         at: m * bits,
                         quiet: None,
+                        machine: String::new(),
                         items: Vec::new(),
                     });
                 }
@@ -1489,6 +1516,7 @@ mod tests {
                         value: base + 0.1 * d as f64 + noise,
                         at: f64::NAN,
                         quiet: None,
+                        machine: String::new(),
                         items: Vec::new(),
                     });
                 }
@@ -1536,5 +1564,35 @@ mod tests {
         assert!(v.remarks[0].starts_with("1 of 6 cells"));
         // a now has seeds 1, 2 and b 0, 1, 2: Welch.
         assert!(v.comparisons[0].detail.starts_with("Welch"));
+    }
+
+    #[test]
+    fn timing_claims_compare_one_machine_kind_only() {
+        // b's seeds 0..3 on an AVX-512 machine hold the claim a < b; two more cells of a timed on a slower
+        // AVX2 machine (3x the time) would reverse it if the kinds were mixed: they are left out.
+        let mut c = claim(&[&["a"], &["b"]], ClaimTest::Order);
+        c.timing = true;
+        let mut p: Vec<Point> = (0..3).map(|s| pt("a", s, 1.0 + 0.01 * s as f64)).collect();
+        p.extend((0..3).map(|s| pt("b", s, 2.0 + 0.02 * s as f64)));
+        p.extend((3..5).map(|s| pt("a", s, 6.0 + 0.01 * s as f64)));
+        for (i, x) in p.iter_mut().enumerate() {
+            x.quiet = Some(true);
+            x.machine = if i < 6 { "AVX-512" } else { "AVX2" }.into();
+        }
+        let v = run(&c, p.clone());
+        assert_eq!((v.word.as_str(), v.total()), ("holds", 1));
+        assert!(
+            v.remarks
+                .iter()
+                .any(|r| r.starts_with("Times of one machine kind only: 6 of 8 cells, on AVX-512")),
+            "{:?}",
+            v.remarks
+        );
+        // one kind: nothing left out, no remark
+        for x in &mut p {
+            x.machine = "AVX2".into();
+        }
+        let v = run(&c, p);
+        assert!(!v.remarks.iter().any(|r| r.contains("machine kind")));
     }
 }

@@ -98,11 +98,6 @@ impl ExperimentComparison {
 /// Compares the recomputed rows `b` with the recorded rows `a` of `spec` (cells matched by key; cells
 /// missing from either side are not compared and not counted as different).
 pub fn compare_rows(spec: &Spec, layout: &Layout, a: &[Row], b: &[Row]) -> ExperimentComparison {
-    let tolerances: Vec<Tolerance> = layout
-        .metrics
-        .iter()
-        .map(|m| spec.runner.tolerance(m))
-        .collect();
     let a_by_key: HashMap<String, &Row> = a.iter().map(|r| (r.key(layout), r)).collect();
     let b_by_key: HashMap<String, &Row> = b.iter().map(|r| (r.key(layout), r)).collect();
     let mut out = ExperimentComparison {
@@ -118,6 +113,11 @@ pub fn compare_rows(spec: &Spec, layout: &Layout, a: &[Row], b: &[Row]) -> Exper
             continue;
         };
         out.compared += 1;
+        let tolerances: Vec<Tolerance> = layout
+            .metrics
+            .iter()
+            .map(|m| spec.runner.cell_tolerance(cell, m))
+            .collect();
         let mut verdict = Verdict::Identical;
         let mut fields = Vec::new();
         for (j, (name, tol)) in layout.metrics.iter().zip(&tolerances).enumerate() {

@@ -157,6 +157,13 @@ pub trait Runner: Send + Sync {
     fn tolerance(&self, metric: &str) -> Tolerance {
         default_tolerance(metric)
     }
+    /// The tolerance of metric `metric` in one cell: [`Runner::tolerance`] unless the kind knows that this
+    /// cell's method amplifies rounding further (a Nyström map's $\Lambda_r^{-1/2}$ scales the rounding of
+    /// its eigendecomposition by up to $1/\text{rcond}$), so that another machine kind's BLAS kernels move
+    /// its metrics by more than the default allows without any change of the method.
+    fn cell_tolerance(&self, _cell: &Cell, metric: &str) -> Tolerance {
+        self.tolerance(metric)
+    }
     /// The key of the expensive computation this cell shares with other cells (a data split, an exact
     /// Gram, an eigendecomposition), computed once per run by whichever of them runs first, or `None`.
     /// `rfx verify` uses it to cost a sample: the first cell of a group pays for the group.
@@ -190,6 +197,10 @@ pub trait Kind: Sync {
 /// none), without the runner depending on those libraries.
 pub type RunGuard = fn(backend: &str) -> Box<dyn std::any::Any>;
 
+/// The name of the numeric kernels the application's cells run on, as the `cpu` column records it (the `rfx`
+/// binary: OpenBLAS's core name, `rfx_linalg::blas_core_name`), without the runner depending on them.
+pub type KernelsName = fn() -> String;
+
 /// The kinds an application offers, in the order `rfx list` shows them, and the [`RunGuard`] their cells
 /// need. Every function that reads an experiment file takes it, so that the runner itself knows no kind.
 #[derive(Clone, Default)]
@@ -197,6 +208,7 @@ pub struct Kinds {
     list: Vec<&'static dyn Kind>,
     run_guard: Option<RunGuard>,
     backends: &'static [&'static str],
+    kernels_name: Option<KernelsName>,
 }
 
 impl Kinds {
@@ -206,7 +218,20 @@ impl Kinds {
             list,
             run_guard: None,
             backends: &[],
+            kernels_name: None,
         }
+    }
+
+    /// The same kinds, whose cells record `name()` as the numeric kernels they ran on (the middle part of the
+    /// `cpu` column, [`crate::results::Row::cpu`]).
+    pub fn with_kernels_name(mut self, name: KernelsName) -> Kinds {
+        self.kernels_name = Some(name);
+        self
+    }
+
+    /// The name of the numeric kernels, if the application reports one.
+    pub fn kernels_name(&self) -> Option<KernelsName> {
+        self.kernels_name
     }
 
     /// The same kinds, whose cells run while a value made by `guard` is alive.

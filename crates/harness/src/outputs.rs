@@ -350,6 +350,7 @@ pub fn claim_points(
                 value: m[mi],
                 at: ai.map_or(f64::NAN, |i| m[i]),
                 quiet: row.quiet(layout),
+                machine: row.machine_kind(layout).to_string(),
                 items: ii.map_or_else(Vec::new, |j| row.items(layout, j)),
             })
         })
@@ -408,14 +409,15 @@ pub fn section(
         };
         let _ = writeln!(
             out,
-            "Experiment file `{}`, kind `{}`, seed {}{}; {} cells. {run} Cell times (all runs): {:.0} s in total. {}\n",
+            "Experiment file `{}`, kind `{}`, seed {}{}; {} cells. {run} Cell times (all runs): {:.0} s in total. {} {}\n",
             get("config_file"),
             spec.kind,
             spec.seed,
             if spec.quick { ", **quick settings**" } else { "" },
             get("cells_total"),
             cell_time,
-            crate::results::provenance_sentence(layout, rows)
+            crate::results::provenance_sentence(layout, rows),
+            crate::results::machines_sentence(layout, rows)
         );
     }
     if let Some((done, total)) = missing_cells(spec, layout, rows) {

@@ -5,8 +5,8 @@
 //! each test image was classified correctly), a note (why a cell was skipped), its timings, and last the
 //! provenance columns `commit` (the short hash of the commit whose code computed the cell, with `+dirty`
 //! when the working tree had uncommitted source changes; empty for cells computed before provenance was
-//! recorded) and `load`. Files written before the `commit` or `load` column existed are read as having
-//! empty ones.
+//! recorded), `load` and `cpu` (the machine kind, numeric kernels and CPU model: [`Row::cpu`]). Files
+//! written before the `commit`, `load` or `cpu` column existed are read as having empty ones.
 
 use crate::config::Value;
 use crate::spec::Spec;
@@ -16,6 +16,9 @@ pub const COMMIT_COLUMN: &str = "commit";
 
 /// The provenance column with the machine's load around the cell: `start/end/cpus/threads` (see [`Row::load`]).
 pub const LOAD_COLUMN: &str = "load";
+
+/// The provenance column naming the machine a cell ran on: `kind/kernels/model` (see [`Row::cpu`]).
+pub const CPU_COLUMN: &str = "cpu";
 
 /// The load field for a cell starting or ending now: the 1-minute load average (`/proc/loadavg`; empty where
 /// there is none) and the CPUs available to this process.
@@ -40,7 +43,7 @@ pub fn load_field(
 }
 
 /// The column layout of `cells.csv`: parameters, then metrics, then item columns, then `note`, then
-/// timings, then `commit` and `load`.
+/// timings, then `commit`, `load` and `cpu`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Layout {
     /// Sweep parameter names.
@@ -68,6 +71,13 @@ impl Layout {
 
     /// The CSV header.
     pub fn header(&self) -> Vec<String> {
+        let mut h = self.load_header();
+        h.push(CPU_COLUMN.into());
+        h
+    }
+
+    /// The header of files written before the `cpu` column existed.
+    fn load_header(&self) -> Vec<String> {
         let mut h = self.commit_header();
         h.push(LOAD_COLUMN.into());
         h
@@ -92,7 +102,7 @@ impl Layout {
 
     /// Number of columns.
     pub fn width(&self) -> usize {
-        self.note_index() + 1 + self.timings.len() + 2
+        self.note_index() + 1 + self.timings.len() + 3
     }
 
     /// The index of the first item column (after the parameters and metrics).
@@ -110,15 +120,16 @@ impl Layout {
         self.note_index() + 1
     }
 
-    /// The rows of a `cells.csv` whose header matches this layout (a file without the `commit` or `load`
-    /// column, or without the item columns, gets empty ones), and why each dropped line was dropped (cut off by a kill, not UTF-8, a metric or
+    /// The rows of a `cells.csv` whose header matches this layout (a file without the `commit`, `load` or
+    /// `cpu` column, or without the item columns, gets empty ones), and why each dropped line was dropped (cut off by a kill, not UTF-8, a metric or
     /// time that is not a number, a second row of one cell); `None` when the columns differ or the header
     /// cannot be read.
     pub fn read(&self, bytes: &[u8]) -> Option<(Vec<Row>, Vec<String>)> {
         let parsed = parse_cells(bytes);
         let header = parsed.header?;
         let mut rows = parsed.rows;
-        // Files written before the item columns existed lack them; those before `commit`/`load` lack the tail.
+        // Files written before the item columns existed lack them; those before `commit`/`load`/`cpu` lack the
+        // tail.
         let without_items = Layout {
             items: Vec::new(),
             ..self.clone()
@@ -130,10 +141,12 @@ impl Layout {
                 .find_map(|(i, l)| {
                     let missing = if header == l.header() {
                         0
-                    } else if header == l.commit_header() {
+                    } else if header == l.load_header() {
                         1
-                    } else if header == l.legacy_header() {
+                    } else if header == l.commit_header() {
                         2
+                    } else if header == l.legacy_header() {
+                        3
                     } else {
                         return None;
                     };
@@ -247,14 +260,27 @@ impl Row {
 
     /// The provenance field: the commit that computed the cell (empty when not recorded).
     pub fn commit<'a>(&'a self, layout: &Layout) -> &'a str {
-        self.0.get(layout.width() - 2).map_or("", String::as_str)
+        self.0.get(layout.width() - 3).map_or("", String::as_str)
     }
 
     /// The load field: `start/end/cpus/threads` (1-minute load average at the cell's start and end, CPUs
     /// available, the run's worker threads); `start/end/cpus` in cells computed before the threads were
     /// recorded; empty when not recorded.
     pub fn load<'a>(&'a self, layout: &Layout) -> &'a str {
+        self.0.get(layout.width() - 2).map_or("", String::as_str)
+    }
+
+    /// The machine field: `kind/kernels/model` — the machine kind by the widest vector extension the numeric
+    /// kernels dispatch on (`AVX-512`, `AVX2`, …), the BLAS kernels the run used (OpenBLAS's core name, e.g.
+    /// `Haswell`, `Prescott`) and the CPU model ([`crate::run::cpu_field`]); empty for cells computed before
+    /// it was recorded. Cell times, and sometimes the last bits of results, depend on it.
+    pub fn cpu<'a>(&'a self, layout: &Layout) -> &'a str {
         self.0.get(layout.width() - 1).map_or("", String::as_str)
+    }
+
+    /// The machine kind of [`Row::cpu`] (`AVX-512`, `AVX2`, …); empty when not recorded.
+    pub fn machine_kind<'a>(&'a self, layout: &Layout) -> &'a str {
+        self.cpu(layout).split('/').next().unwrap_or("")
     }
 
     /// Whether the cell was timed on a quiet machine; `None` when the load was not recorded.
@@ -315,6 +341,49 @@ pub fn provenance_sentence(layout: &Layout, rows: &[Row]) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
+    }
+}
+
+/// One sentence on the machines the cells ran on, by machine kind and numeric kernels ([`Row::cpu`]):
+/// `Machines: 120 cells on AVX-512 (Prescott kernels), 40 on AVX2 (Zen kernels).`, with the cells computed
+/// before the `cpu` column counted as not recorded. Cell times compare within one kind only.
+pub fn machines_sentence(layout: &Layout, rows: &[Row]) -> String {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for r in rows {
+        let mut parts = r.cpu(layout).splitn(3, '/');
+        let kind = parts.next().unwrap_or("");
+        let name = match (kind, parts.next()) {
+            ("", _) => String::new(),
+            (k, Some(kernels)) if kernels != "-" => format!("{k} ({kernels} kernels)"),
+            (k, _) => k.to_string(),
+        };
+        match counts.iter_mut().find(|(k, _)| *k == name) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((name, 1)),
+        }
+    }
+    counts.sort_by(|a, b| {
+        a.0.is_empty()
+            .cmp(&b.0.is_empty())
+            .then(b.1.cmp(&a.1))
+            .then_with(|| a.0.cmp(&b.0))
+    });
+    let parts: Vec<String> = counts
+        .iter()
+        .enumerate()
+        .map(|(i, (name, n))| {
+            let cells = if i == 0 { " cells" } else { "" };
+            if name.is_empty() {
+                format!("{n}{cells} not recorded")
+            } else {
+                format!("{n}{cells} on {name}")
+            }
+        })
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("Machines: {}.", parts.join(", "))
     }
 }
 
@@ -626,14 +695,20 @@ mod tests {
         };
         assert_eq!(
             layout.header(),
-            ["method", "seed", "accuracy", "correct", "note", "time_s", "commit", "load"]
+            ["method", "seed", "accuracy", "correct", "note", "time_s", "commit", "load", "cpu"]
         );
-        let text = "method,seed,accuracy,correct,note,time_s,commit,load\n\
-                    a,0,0.75,0111,,1.5,abc,0.10/0.20/2\n\
-                    b,0,,,too big,0.1,abc,0.10/0.20/2\n\
-                    c,0,0.5,01x1,,1.0,abc,0.10/0.20/2\n";
+        let text = "method,seed,accuracy,correct,note,time_s,commit,load,cpu\n\
+                    a,0,0.75,0111,,1.5,abc,0.10/0.20/2,AVX2/Zen/AMD EPYC (family 25 model 1)\n\
+                    b,0,,,too big,0.1,abc,0.10/0.20/2,AVX2/Zen/x\n\
+                    c,0,0.5,01x1,,1.0,abc,0.10/0.20/2,AVX2/Zen/x\n";
         let (rows, dropped) = layout.read(text.as_bytes()).unwrap();
         assert_eq!(rows.len(), 2);
+        assert_eq!(
+            rows[0].cpu(&layout),
+            "AVX2/Zen/AMD EPYC (family 25 model 1)"
+        );
+        assert_eq!(rows[0].machine_kind(&layout), "AVX2");
+        assert_eq!(rows[0].load(&layout), "0.10/0.20/2");
         assert_eq!(rows[0].items(&layout, 0), vec![false, true, true, true]);
         assert_eq!(rows[0].note(&layout), "");
         assert_eq!(rows[0].time_s(&layout), 1.5);
@@ -653,6 +728,19 @@ mod tests {
             (1.5, "abc")
         );
         assert_eq!(rows[0].quiet(&layout), None);
+        assert_eq!(rows[0].machine_kind(&layout), "");
+        // A file from before the `cpu` column: the load and commit where they were, an empty machine.
+        let old = "method,seed,accuracy,correct,note,time_s,commit,load\na,0,0.75,01,,1.5,abc,0.1/0.2/2\n";
+        let (rows, dropped) = layout.read(old.as_bytes()).unwrap();
+        assert!(dropped.is_empty());
+        assert_eq!(
+            (
+                rows[0].commit(&layout),
+                rows[0].load(&layout),
+                rows[0].cpu(&layout)
+            ),
+            ("abc", "0.1/0.2/2", "")
+        );
     }
 
     #[test]

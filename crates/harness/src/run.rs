@@ -433,6 +433,7 @@ fn compute_cells(
         .open(cells_path)
         .map_err(|e| AppError::io(cells_path, e))?;
     let sink = Mutex::new((file, Vec::<Row>::new()));
+    let cpu = cpu_field(spec.kernels_name);
     // With expected cell times the bar counts expected milliseconds, so that its ETA is the recorded time
     // of the cells still to run scaled by this run's pace; without them it counts cells.
     let expected_ms = |key: &str| -> u64 {
@@ -529,6 +530,7 @@ fn compute_cells(
         fields.extend(timings.iter().map(|t| t.to_string()));
         fields.push(provenance.to_string());
         fields.push(load);
+        fields.push(cpu.clone());
         let line = csv_line(&fields);
         {
             let mut guard = sink
@@ -881,6 +883,45 @@ pub fn cpu_description() -> String {
     } else {
         format!("{cpu} ({})", simd.join(", "))
     }
+}
+
+/// The machine kind by the widest vector extension that the numeric kernels (OpenBLAS's, faer's, rfx's own)
+/// dispatch on, detected at run time: `AVX-512` (avx512f), `AVX2`, or the architecture's name (`x86_64`
+/// without AVX2, `aarch64`, …). Results computed on one kind are bit-identical for any thread count; across
+/// kinds they may differ in the last bits (other kernels), within each experiment's declared tolerance.
+pub fn machine_kind() -> &'static str {
+    let simd = simd_extensions();
+    if simd.contains(&"avx512f") {
+        "AVX-512"
+    } else if simd.contains(&"avx2") {
+        "AVX2"
+    } else {
+        std::env::consts::ARCH
+    }
+}
+
+/// The `cpu` field of the cells a run computes ([`crate::results::Row::cpu`]): `kind/kernels/model`, e.g.
+/// `AVX-512/Prescott/Intel(R) Xeon(R) Processor (family 6 model 207)` — the [`machine_kind`], the name of
+/// the numeric kernels the application reports ([`crate::kind::Kinds::with_kernels_name`]; `-` when it
+/// reports none) and the CPU model. A `/` inside a part becomes `-` (the field splits in three) and commas are
+/// dropped (the CSV field stays unquoted).
+pub fn cpu_field(kernels: Option<crate::kind::KernelsName>) -> String {
+    // no `/` inside a part (the field splits in three) and no comma (the CSV field stays unquoted)
+    let clean = |s: String| s.replace('/', "-").replace(',', "");
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |key: &str| {
+        info.lines()
+            .filter_map(|l| l.split_once(':'))
+            .find(|(k, _)| k.trim() == key)
+            .map(|(_, v)| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let mut model = field("model name").unwrap_or_else(|| "unknown CPU".into());
+    if let (Some(family), Some(m)) = (field("cpu family"), field("model")) {
+        model = format!("{model} (family {family} model {m})");
+    }
+    let kernels = kernels.map_or_else(|| "-".to_string(), |f| f());
+    format!("{}/{}/{}", machine_kind(), clean(kernels), clean(model))
 }
 
 /// The SIMD extensions among those the numeric kernels dispatch on, detected at run time.

@@ -433,6 +433,8 @@ pub struct Spec {
     pub runner: Box<dyn Runner>,
     /// Held while the cells run ([`Kinds::with_run_guard`] of the kinds the file was read with).
     pub run_guard: Option<RunGuard>,
+    /// The name of the numeric kernels recorded in the `cpu` column ([`Kinds::with_kernels_name`]).
+    pub kernels_name: Option<crate::kind::KernelsName>,
     /// The numerical backend (`[experiment] backend`, one of [`Kinds::backends`]; the first when absent,
     /// empty when the application offers none), passed to the run guard.
     pub backend: String,
@@ -618,6 +620,7 @@ impl Spec {
             quick,
             runner,
             run_guard: kinds.run_guard(),
+            kernels_name: kinds.kernels_name(),
             backend,
             backend_chosen,
         };

@@ -355,6 +355,10 @@ pub fn verify(opts: &VerifyOptions, kinds: &Kinds) -> Result<(), AppError> {
     let work = std::env::temp_dir().join(format!("rfx-verify-{}", std::process::id()));
     let _cleanup = RemoveOnDrop(work.clone());
     let mut results: Vec<(ExperimentComparison, Plan, usize, String)> = Vec::new();
+    // identical / within tolerance / different by the machine (kind and kernels) that computed the committed
+    // cells, each recomputed on this machine
+    let here = crate::run::cpu_field(kinds.kernels_name());
+    let mut by_machine: std::collections::BTreeMap<String, [usize; 3]> = Default::default();
     // This machine's wall seconds per recorded second, from the experiments run so far (1 until
     // SPEED_AFTER_S recorded seconds have run): shares, deadlines and the overrun test are in this machine's
     // time. The cells may have been recorded on a faster or slower machine, or on a loaded one.
@@ -425,6 +429,20 @@ pub fn verify(opts: &VerifyOptions, kinds: &Kinds) -> Result<(), AppError> {
             .cloned()
             .collect();
         let cmp = compare_rows(&l.spec, &l.layout, &recorded, &new_rows);
+        let mut groups: std::collections::BTreeMap<String, Vec<Row>> = Default::default();
+        for r in &recorded {
+            groups
+                .entry(machine_of(r.cpu(&l.layout)))
+                .or_default()
+                .push(r.clone());
+        }
+        for (machine, rows) in &groups {
+            let c = compare_rows(&l.spec, &l.layout, rows, &new_rows);
+            let e = by_machine.entry(machine.clone()).or_default();
+            e[0] += c.identical;
+            e[1] += c.within;
+            e[2] += c.different;
+        }
         let not_reached = plan.keys.len() - cmp.compared;
         println!(
             "{}: {} of {} cells checked in {:.1} s (planned {:.1} s): {}{}",
@@ -467,6 +485,7 @@ pub fn verify(opts: &VerifyOptions, kinds: &Kinds) -> Result<(), AppError> {
         crate::kind::DEFAULT_RELATIVE_TOLERANCE
     );
     md.push_str(&comparison_table(&comparisons));
+    md.push_str(&machine_table(&machine_of(&here), &by_machine));
     md.push_str("\n| experiment | strata sampled | note |\n|---|---:|---|\n");
     for (cmp, plan, _, note) in &results {
         let _ = writeln!(
@@ -484,6 +503,10 @@ pub fn verify(opts: &VerifyOptions, kinds: &Kinds) -> Result<(), AppError> {
         comparisons.iter().map(|c| c.identical).sum::<usize>(),
         comparisons.iter().map(|c| c.within).sum::<usize>(),
         opts.report.display()
+    );
+    println!(
+        "{}",
+        machine_table(&machine_of(&here), &by_machine).trim_end()
     );
     let failing: Vec<&str> = results
         .iter()
@@ -506,6 +529,84 @@ impl Drop for RemoveOnDrop {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// `kind (kernels kernels)` of a `cpu` field ([`crate::results::Row::cpu`]); `not recorded` when empty.
+fn machine_of(cpu: &str) -> String {
+    let mut parts = cpu.splitn(3, '/');
+    match (parts.next().unwrap_or(""), parts.next()) {
+        ("", _) => KIND_NOT_RECORDED.to_string(),
+        (k, Some(kernels)) if kernels != "-" => format!("{k} ({kernels} kernels)"),
+        (k, _) => k.to_string(),
+    }
+}
+
+/// The counts by the machine that computed the committed cells, all recomputed on `here`.
+fn machine_table(
+    here: &str,
+    by_machine: &std::collections::BTreeMap<String, [usize; 3]>,
+) -> String {
+    let mut md = format!(
+        "\nBy the machine that computed the committed cells, each recomputed on this machine, {here}:\n\n\
+         | committed cells computed on | identical | within tolerance | different |\n|---|---:|---:|---:|\n"
+    );
+    for (machine, [i, w, d]) in by_machine {
+        let _ = writeln!(md, "| {machine} | {i} | {w} | {d} |");
+    }
+    md
+}
+
+/// The name [`recorded_times_of_kind`] gives the cells computed before the `cpu` column was recorded.
+pub const KIND_NOT_RECORDED: &str = "not recorded";
+
+/// The recorded cell times of `spec`'s experiment under `root` from one machine kind only
+/// ([`crate::results::Row::machine_kind`]; cells computed before the kind was recorded form the kind
+/// [`KIND_NOT_RECORDED`]): `kind` when given, otherwise the kind with the most timed cells. Returns the kind
+/// chosen, its times by cell key, and how many timed cells of other kinds were left out (their times are
+/// another machine's and do not add up with these). `None` as for [`recorded_times`]; an empty map when the
+/// folder has no cell of that kind.
+pub fn recorded_times_of_kind(
+    spec: &Spec,
+    root: &Path,
+    kinds: &Kinds,
+    kind: Option<&str>,
+) -> Option<(String, HashMap<String, f64>, usize)> {
+    let crate::folder::Loaded {
+        layout,
+        rows,
+        fingerprint: fp,
+        ..
+    } = ResultsFolder::of(root, spec).load(kinds).ok()?;
+    if fp != spec.fingerprint() {
+        return None;
+    }
+    let mut by_kind: std::collections::BTreeMap<String, HashMap<String, f64>> = Default::default();
+    for r in &rows {
+        let t = r.time_s(&layout);
+        if !t.is_finite() {
+            continue;
+        }
+        let k = match r.machine_kind(&layout) {
+            "" => KIND_NOT_RECORDED,
+            k => k,
+        };
+        by_kind
+            .entry(k.to_string())
+            .or_default()
+            .insert(r.key(&layout), t);
+    }
+    let chosen = match kind {
+        Some(k) => k.to_string(),
+        None => by_kind
+            .iter()
+            .max_by_key(|(_, t)| t.len())
+            .map(|(k, _)| k.clone())
+            .unwrap_or_else(|| KIND_NOT_RECORDED.to_string()),
+    };
+    let total: usize = by_kind.values().map(HashMap::len).sum();
+    let times = by_kind.remove(&chosen).unwrap_or_default();
+    let others = total - times.len();
+    Some((chosen, times, others))
 }
 
 /// The recorded cell times (`time_s` by cell key) of `spec`'s experiment under `root`, when its folder holds

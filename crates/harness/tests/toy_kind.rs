@@ -93,7 +93,9 @@ scale = 2.0
 "#;
 
 fn kinds() -> Kinds {
-    Kinds::new(vec![&Toy]).with_run_guard(guard)
+    Kinds::new(vec![&Toy])
+        .with_run_guard(guard)
+        .with_kernels_name(|| "toy-kernels".into())
 }
 
 fn cells_csv(root: &Path) -> String {
@@ -118,9 +120,15 @@ fn a_kind_from_the_caller_runs_under_its_guard_and_resumes() {
     );
     let text = cells_csv(dir.path());
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[0], "n,seed,scaled,guarded,note,time_s,commit,load");
+    assert_eq!(
+        lines[0],
+        "n,seed,scaled,guarded,note,time_s,commit,load,cpu"
+    );
     assert_eq!(lines.len(), 7);
+    // every cell names the machine: kind, the kernels the application reports, the CPU model
+    let want = format!("{}/toy-kernels/", rfx_harness::run::machine_kind());
     for line in &lines[1..] {
+        assert!(line.contains(&want), "{line} lacks {want}");
         let f: Vec<&str> = line.split(',').collect();
         let (n, scaled): (f64, f64) = (f[0].parse().unwrap(), f[2].parse().unwrap());
         assert!((0.0..2.0 * n).contains(&scaled), "{line}");

@@ -90,7 +90,7 @@ pub use syrk::{
     gram_cols, gram_rows, gram_rows_add_upper, gram_rows_upper_serial, NormalEquations,
     DEFAULT_ROW_BLOCK,
 };
-pub use threads::{blas_threads, set_blas_threads, SingleBlasThread};
+pub use threads::{blas_core_name, blas_threads, set_blas_threads, SingleBlasThread};
 pub use vector::{axpy, dot, matmul_nn, matmul_tn, sq_dist};
 
 #[cfg(test)]

@@ -5,6 +5,31 @@ use std::os::raw::c_int;
 extern "C" {
     fn openblas_set_num_threads(num_threads: c_int);
     fn openblas_get_num_threads() -> c_int;
+    fn openblas_get_corename() -> *const std::os::raw::c_char;
+}
+
+/// The name of the kernels OpenBLAS chose for this CPU at load time (its `openblas_get_corename`), e.g.
+/// `Haswell`, `SkylakeX`, `Cooperlake`, `Zen`, or `Prescott` — the SSE3 fallback that OpenBLAS 0.3.21 takes on
+/// CPUs it does not know, such as a family-6 model-207 Xeon. `OPENBLAS_CORETYPE` overrides the choice. The
+/// BLAS products of the workspace round according to these kernels, so cells record the name beside the CPU.
+///
+/// ```
+/// assert!(!rfx_linalg::blas_core_name().is_empty());
+/// ```
+pub fn blas_core_name() -> String {
+    // SAFETY: OpenBLAS returns a pointer to a static NUL-terminated string (never freed); checked for null.
+    let p = unsafe { openblas_get_corename() };
+    if p.is_null() {
+        return "unknown".into();
+    }
+    // SAFETY: non-null, NUL-terminated, static (see above).
+    let name = unsafe { std::ffi::CStr::from_ptr(p) };
+    let name = name.to_string_lossy().trim().to_string();
+    if name.is_empty() {
+        "unknown".into()
+    } else {
+        name
+    }
 }
 
 /// The live [`SingleBlasThread`] guards and the thread count to restore when the last one ends (OpenBLAS has

@@ -66,8 +66,8 @@ pub use apply::{
 };
 pub use kernels::{kernel, kernels, with_bias, KernelSpec};
 pub use methods::{
-    bias_of, build_method, method, methods, table_kernels, table_methods, ternary_fit, BoxedMap,
-    MethodChoice, MethodSpec, BIAS, NTK_DEPTH,
+    bias_of, build_method, method, methods, rounding_amplification, table_kernels, table_methods,
+    ternary_fit, BoxedMap, MethodChoice, MethodSpec, BIAS, NTK_DEPTH,
 };
 pub use params::{ParamDoc, ParamKind, Params, RawValue, Value};
 pub use targets::{

@@ -1262,6 +1262,18 @@ pub fn methods() -> &'static [MethodSpec] {
     METHODS
 }
 
+/// How much method `name` at its registry parameters amplifies the rounding of its inputs, at most: 1 for
+/// maps whose features are sums of products (random features and sketches: their rounding is that of the
+/// products), $1/\text{rcond}$ for Nyström ([`NystromParams::rounding_amplification`]). A kind
+/// scales its comparison tolerance by it, so that a cell recomputed on another machine kind — other BLAS
+/// kernels, other rounding — is judged by the bound its method gives. Unknown names: 1.
+pub fn rounding_amplification(name: &str) -> f64 {
+    match name {
+        "nystrom" => NystromParams::new(1).rounding_amplification(),
+        _ => 1.0,
+    }
+}
+
 /// The method called `name`; the error lists the allowed names.
 pub fn method(name: &str) -> Result<&'static MethodSpec, String> {
     METHODS.iter().find(|m| m.name == name).ok_or_else(|| {

@@ -54,6 +54,17 @@ impl NystromParams {
         }
     }
 
+    /// How much the map amplifies the rounding of its inputs, at most: $1/\text{rcond}$. The features
+    /// $z(x) = \Lambda_r^{-1/2} U_r^\top k_S(x)$ keep eigenvalues down to $\text{rcond}\cdot\lambda_{\max}$; a
+    /// perturbation $\delta K$ of $K_{SS}$ of relative size $\epsilon$ (other BLAS kernels rounding the same
+    /// products differently) moves the kept eigenpairs' contributions by up to
+    /// $\epsilon\thinspace\lambda_{\max}/\lambda_i \le \epsilon/\text{rcond}$ (Weyl and Davis–Kahan, relative to the
+    /// eigenvalue), so the same cell computed on two machine kinds agrees to about $\epsilon/\text{rcond}$
+    /// ($1.1\cdot 10^{-6}$ at the default), not to $\epsilon$.
+    pub fn rounding_amplification(&self) -> f64 {
+        1.0 / self.rcond.max(f64::EPSILON)
+    }
+
     /// Sets the sampling scheme.
     pub fn sampling(mut self, sampling: LandmarkSampling) -> Self {
         self.sampling = sampling;

@@ -347,7 +347,8 @@ const APPLY_ROWWISE_MAX: usize = 2;
 /// refinement steps of [`Precision::MixedF32`] are bound by reading $Z$) and on all cores. For one or two
 /// right-hand sides each row contributes $z_i (z_i^\top v)$ straight from L1 (a matrix–vector product per
 /// block would read it twice); for more, each block of [`APPLY_BLOCK`] rows makes two BLAS products on one
-/// thread. The same bits for any thread count.
+/// thread, on a contiguous copy of the block when $Z$'s rows are strided. The same bits for any thread count and
+/// either layout of $Z$.
 fn normal_apply(z: ArrayView2<'_, f64>, v: ArrayView2<'_, f64>, lam: f64) -> Array2<f64> {
     let (n, m) = z.dim();
     let k = v.ncols();
@@ -371,7 +372,11 @@ fn normal_apply(z: ArrayView2<'_, f64>, v: ArrayView2<'_, f64>, lam: f64) -> Arr
         } else {
             let mut acc = Array2::<f64>::zeros((m, k));
             for b in (start..end).step_by(APPLY_BLOCK) {
-                let zb = z.slice(s![b..(b + APPLY_BLOCK).min(end), ..]);
+                // rows of a strided Z are copied into a contiguous block first, so that both layouts hand
+                // the BLAS the same operands and get the same bits by construction (a transposed view would
+                // let OpenBLAS pick other kernels, whose sums round differently)
+                let rows = z.slice(s![b..(b + APPLY_BLOCK).min(end), ..]);
+                let zb = rows.as_standard_layout();
                 let u = zb.dot(&v);
                 general_mat_mul(1.0, &zb.t(), &u, 1.0, &mut acc);
             }

@@ -43,6 +43,7 @@ pub fn registry() -> Kinds {
         &selftest::SelfTest,
     ])
     .with_backends(&rfx_linalg::Backend::NAMES)
+    .with_kernels_name(rfx_linalg::blas_core_name)
     .with_run_guard(|backend| {
         Box::new((
             rfx_linalg::SingleBlasThread::new(),
@@ -51,6 +52,25 @@ pub fn registry() -> Kinds {
             ),
         ))
     })
+}
+
+/// The tolerance of a metric of a cell whose `method` parameter names `method` (`name` or `name(k=v, …)`):
+/// a relative tolerance widened to $4\epsilon$ times the method's rounding amplification
+/// ([`rfx_registry::rounding_amplification`]: $1/\text{rcond}$ for Nyström) where that is larger — the bound
+/// within which another machine kind's BLAS kernels may move the cell — and any other tolerance as it is.
+pub fn method_tolerance(
+    t: rfx_harness::kind::Tolerance,
+    method: &str,
+) -> rfx_harness::kind::Tolerance {
+    use rfx_harness::kind::Tolerance;
+    let name =
+        rfx_registry::MethodChoice::parse(method).map_or_else(|_| method.to_string(), |c| c.name);
+    match t {
+        Tolerance::Relative(r) => Tolerance::Relative(
+            r.max(4.0 * f64::EPSILON * rfx_registry::rounding_amplification(&name)),
+        ),
+        other => other,
+    }
 }
 
 /// The sweep parameter `name` giving a number of random features, an integer from 1 to 100,000.

@@ -356,6 +356,13 @@ impl CrossRunner {
 }
 
 impl Runner for CrossRunner {
+    fn cell_tolerance(&self, cell: &Cell, metric: &str) -> rfx_harness::kind::Tolerance {
+        let t = self.tolerance(metric);
+        match cell.str("method") {
+            Ok(method) => crate::kinds::method_tolerance(t, method),
+            Err(_) => t,
+        }
+    }
     fn metrics(&self) -> Vec<String> {
         [
             "rel_fro",

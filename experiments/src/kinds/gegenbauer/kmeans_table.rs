@@ -136,6 +136,13 @@ impl Kind for KmeansTable {
 }
 
 impl Runner for KmeansRunner {
+    fn cell_tolerance(&self, cell: &Cell, metric: &str) -> rfx_harness::kind::Tolerance {
+        let t = self.tolerance(metric);
+        match cell.str("method") {
+            Ok(method) => crate::kinds::method_tolerance(t, method),
+            Err(_) => t,
+        }
+    }
     fn metrics(&self) -> Vec<String> {
         ["objective", "exact_objective", "feature_s", "kmeans_s", "k"]
             .iter()

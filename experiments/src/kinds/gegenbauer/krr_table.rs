@@ -303,6 +303,13 @@ impl Kind for KrrTable {
 }
 
 impl Runner for KrrRunner {
+    fn cell_tolerance(&self, cell: &Cell, metric: &str) -> rfx_harness::kind::Tolerance {
+        let t = self.tolerance(metric);
+        match cell.str("method") {
+            Ok(method) => crate::kinds::method_tolerance(t, method),
+            Err(_) => t,
+        }
+    }
     fn metrics(&self) -> Vec<String> {
         [
             "test_mse",

@@ -393,6 +393,13 @@ impl MemoryRunner {
 }
 
 impl Runner for MemoryRunner {
+    fn cell_tolerance(&self, cell: &Cell, metric: &str) -> rfx_harness::kind::Tolerance {
+        let t = self.tolerance(metric);
+        match cell.str("method") {
+            Ok(method) => crate::kinds::method_tolerance(t, method),
+            Err(_) => t,
+        }
+    }
     fn metrics(&self) -> Vec<String> {
         ["bits", "test_error", "accuracy", "test_mse"]
             .into_iter()

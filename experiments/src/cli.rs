@@ -726,10 +726,12 @@ fn execute(cli: Cli) -> Result<(), AppError> {
         Command::List { dir } => list(&dir, &kinds),
         Command::Machine => {
             println!(
-                "{} (OPENBLAS_CORETYPE {})",
+                "{} ({})",
                 rfx_harness::run::cpu_field(kinds.kernels_name()),
-                std::env::var("OPENBLAS_CORETYPE")
-                    .map_or_else(|_| "unset".into(), |v| format!("={v}"))
+                std::env::var("OPENBLAS_CORETYPE").map_or_else(
+                    |_| "OPENBLAS_CORETYPE unset".into(),
+                    |v| format!("OPENBLAS_CORETYPE={v}")
+                )
             );
             Ok(())
         }

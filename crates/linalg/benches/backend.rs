@@ -35,6 +35,69 @@ fn to_faer<T: Copy + faer::traits::ComplexField>(a: &Array2<T>) -> Mat<T> {
     Mat::from_fn(a.nrows(), a.ncols(), |i, j| a[[i, j]])
 }
 
+/// $C = AB$ of square row-major matrices by OpenBLAS's `cblas_dgemm` itself (one thread), not through
+/// ndarray's `dot`: that calls the BLAS only when some crate of the build turns on ndarray's `blas` feature
+/// (the workspace's `ndarray-linalg` does; `cargo bench -p rfx-linalg` alone does not, and then measured the
+/// pure-Rust `matrixmultiply` under this row's name).
+fn blas_dgemm(a: &Array2<f64>, b: &Array2<f64>) -> Array2<f64> {
+    let n = a.nrows();
+    assert!(
+        a.is_standard_layout() && b.is_standard_layout() && a.dim() == b.dim() && n == a.ncols()
+    );
+    let mut c = Array2::<f64>::zeros((n, n));
+    let ni = n as i32;
+    // SAFETY: three contiguous row-major n × n buffers, leading dimension n.
+    unsafe {
+        cblas_sys::cblas_dgemm(
+            cblas_sys::CBLAS_LAYOUT::CblasRowMajor,
+            cblas_sys::CBLAS_TRANSPOSE::CblasNoTrans,
+            cblas_sys::CBLAS_TRANSPOSE::CblasNoTrans,
+            ni,
+            ni,
+            ni,
+            1.0,
+            a.as_ptr(),
+            ni,
+            b.as_ptr(),
+            ni,
+            0.0,
+            c.as_mut_ptr(),
+            ni,
+        );
+    }
+    c
+}
+
+/// The `f32` counterpart of [`blas_dgemm`] (`cblas_sgemm`).
+fn blas_sgemm(a: &Array2<f32>, b: &Array2<f32>) -> Array2<f32> {
+    let n = a.nrows();
+    assert!(
+        a.is_standard_layout() && b.is_standard_layout() && a.dim() == b.dim() && n == a.ncols()
+    );
+    let mut c = Array2::<f32>::zeros((n, n));
+    let ni = n as i32;
+    // SAFETY: as in blas_dgemm.
+    unsafe {
+        cblas_sys::cblas_sgemm(
+            cblas_sys::CBLAS_LAYOUT::CblasRowMajor,
+            cblas_sys::CBLAS_TRANSPOSE::CblasNoTrans,
+            cblas_sys::CBLAS_TRANSPOSE::CblasNoTrans,
+            ni,
+            ni,
+            ni,
+            1.0,
+            a.as_ptr(),
+            ni,
+            b.as_ptr(),
+            ni,
+            0.0,
+            c.as_mut_ptr(),
+            ni,
+        );
+    }
+    c
+}
+
 fn best_of<T>(reps: usize, mut f: impl FnMut() -> T) -> Duration {
     (0..reps)
         .map(|_| {
@@ -118,7 +181,7 @@ fn ops(x: &Inputs) -> Vec<Op<'_>> {
             2.0 * n3,
             Box::new(move || {
                 let _pin = SingleBlasThread::new();
-                black_box(x.z.dot(&x.z));
+                black_box(blas_dgemm(&x.z, &x.z));
             }),
             Box::new(move || {
                 let mut c = Mat::<f64>::zeros(n, n);
@@ -138,7 +201,7 @@ fn ops(x: &Inputs) -> Vec<Op<'_>> {
             2.0 * n3,
             Box::new(move || {
                 let _pin = SingleBlasThread::new();
-                black_box(x.z32.dot(&x.z32));
+                black_box(blas_sgemm(&x.z32, &x.z32));
             }),
             Box::new(move || {
                 let mut c = Mat::<f32>::zeros(n, n);

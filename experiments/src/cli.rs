@@ -331,7 +331,7 @@ pub fn main() -> i32 {
             return 0;
         }
     };
-    match execute(cli) {
+    match check_rayon_env().and_then(|()| execute(cli)) {
         Ok(()) => 0,
         Err(e) => {
             // one line, whatever a library put in the message (e.g. a parser's multi-line diagnostic)
@@ -373,6 +373,24 @@ const MAX_THREADS: usize = 1024;
 
 /// The longest `--time-limit`, in minutes (about two years).
 const MAX_TIME_LIMIT_MIN: f64 = 1e6;
+
+/// `RAYON_NUM_THREADS`, which sizes rayon's global pool before any `--threads` applies, within the same
+/// limits as `--threads` (100,000 made `rfx gram` panic or hang: issue 60). Unset or empty: all cores.
+fn check_rayon_env() -> Result<(), AppError> {
+    let Some(v) = std::env::var_os("RAYON_NUM_THREADS") else {
+        return Ok(());
+    };
+    let text = v.to_string_lossy();
+    match text.trim().parse::<usize>() {
+        _ if text.trim().is_empty() => Ok(()),
+        // rayon itself reads 0 as "all cores"
+        Ok(t) if t <= MAX_THREADS => Ok(()),
+        _ => Err(AppError::usage(format!(
+            "environment variable RAYON_NUM_THREADS={text:?}: expected a number of threads from 1 to \
+             {MAX_THREADS} (0 or unset: all cores)"
+        ))),
+    }
+}
 
 /// `--threads`: at least 1 and at most [`MAX_THREADS`].
 fn check_threads(threads: Option<usize>) -> Result<(), AppError> {
@@ -689,10 +707,14 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             quick,
             machine_kind,
         } => {
-            if workers.contains(&0) {
-                return Err(AppError::usage(
-                    "--workers: counts must be at least 1, e.g. --workers 1,8,128",
-                ));
+            if let Some(bad) = workers
+                .iter()
+                .find(|&&w| !(1..=MAX_PLAN_WORKERS).contains(&w))
+            {
+                return Err(AppError::usage(format!(
+                    "--workers: {bad} is not a worker count; allowed: whole numbers from 1 to {MAX_PLAN_WORKERS}, \
+                     e.g. --workers 1,8,128"
+                )));
             }
             plan(
                 &experiment_files(files),
@@ -992,6 +1014,9 @@ fn list(dir: &Path, kinds: &Kinds) -> Result<(), AppError> {
     }
     Ok(())
 }
+
+/// The most workers `rfx plan` plans for: more than any sweep has cells (at most 100,000) makes no difference.
+const MAX_PLAN_WORKERS: usize = 100_000;
 
 /// `rfx plan`: one line per experiment and one for all of them pooled (every cell of every experiment shared
 /// among the workers).

@@ -1200,4 +1200,62 @@ fn plan_uses_the_recorded_cell_times() {
     );
     let o = run(&["plan", f.to_str().unwrap(), "--workers", "0"]);
     assert_eq!(o.status.code(), Some(2));
+    // huge worker counts (a panic or an abort before: issue 60) are a usage error naming the range; the
+    // largest allowed one plans in a moment
+    for w in ["18446744073709551615", "4294967296", "1000000000"] {
+        let o = run(&["plan", f.to_str().unwrap(), "--workers", w]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "--workers {w}: {err}");
+        assert!(err.contains("from 1 to 100000"), "--workers {w}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "--workers {w}: {err}");
+    }
+    let o = run(&["plan", f.to_str().unwrap(), "--workers", "1,100000"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn a_huge_rayon_thread_count_in_the_environment_is_refused() {
+    // RAYON_NUM_THREADS sizes rayon's global pool before --threads applies; 100,000 made `rfx gram` panic
+    // or hang (issue 60). Now a one-line usage error naming the variable and the range, exit 2; a sane value
+    // and 0 (rayon's "all cores") still run.
+    let dir = tempfile::tempdir().unwrap();
+    let x = write(dir.path(), "x.csv", "1,2\n3,4\n");
+    let out = dir.path().join("k.csv");
+    let args = [
+        "gram",
+        "--kernel",
+        "gaussian",
+        "--input",
+        x.to_str().unwrap(),
+        "--output",
+    ];
+    for bad in ["100000", "18446744073709551616", "many", "-1"] {
+        let o = rfx()
+            .args(args)
+            .arg(&out)
+            .env("RAYON_NUM_THREADS", bad)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "RAYON_NUM_THREADS={bad}: {err}");
+        assert!(
+            err.contains("RAYON_NUM_THREADS") && err.contains("from 1 to 1024"),
+            "{err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(!out.exists());
+    }
+    for good in ["2", "0"] {
+        let o = rfx()
+            .args(args)
+            .arg(&out)
+            .env("RAYON_NUM_THREADS", good)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "RAYON_NUM_THREADS={good}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
 }

@@ -8,7 +8,8 @@
 //! $\max(t_{\max}, \sum_i t_i / N) \le T_{\mathrm{opt}} \le T \le \tfrac43 T_{\mathrm{opt}}$ and
 //! $T \le \sum_i t_i / N + t_{\max}$.
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 
 /// One cell and its expected cost in seconds.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,16 +30,52 @@ pub fn lpt(jobs: &[Job], workers: usize) -> (Vec<usize>, Vec<f64>) {
             .total_cmp(&jobs[a].cost)
             .then_with(|| jobs[a].key.cmp(&jobs[b].key))
     });
+    // Each job goes to the least-loaded worker, ties to the lowest index: a min-heap of (load, index) gives the
+    // same choice as a scan of every worker in O(log workers), so that a large worker count (`rfx plan
+    // --workers 100000`) costs no more than the jobs. Only workers that ever get a job enter the heap: the
+    // idle ones all have load 0 and the lowest of them is the next unused index.
     let mut load = vec![0.0_f64; workers];
     let mut shard = vec![0usize; jobs.len()];
+    let mut heap: BinaryHeap<Reverse<(LoadKey, usize)>> = BinaryHeap::new();
+    let mut unused = 0usize;
     for j in order {
-        let w = (0..workers)
-            .min_by(|&a, &b| load[a].total_cmp(&load[b]).then(a.cmp(&b)))
-            .unwrap_or(0);
+        let busiest_idle = (unused < workers).then_some(unused);
+        let w = match (heap.peek(), busiest_idle) {
+            // an idle worker (load 0) wins unless a used one also has load 0 and a lower index
+            (Some(Reverse((l, i))), Some(u)) if l.0 > 0.0 || *i > u => {
+                unused += 1;
+                u
+            }
+            (None, Some(u)) => {
+                unused += 1;
+                u
+            }
+            (Some(_), _) => heap.pop().map(|Reverse((_, i))| i).unwrap_or(0),
+            (None, None) => 0,
+        };
         load[w] += jobs[j].cost.max(0.0);
         shard[j] = w;
+        heap.push(Reverse((LoadKey(load[w]), w)));
     }
     (shard, load)
+}
+
+/// A load ordered by `f64::total_cmp` (loads are finite and non-negative).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct LoadKey(f64);
+
+impl Eq for LoadKey {}
+
+impl PartialOrd for LoadKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for LoadKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
 }
 
 /// A cell to plan: its key, the group of cells it shares an expensive computation with

@@ -61,23 +61,53 @@ impl CnnGradRfParams {
         self
     }
 
-    /// Number of parameters $q^2 c w + (K-1)q^2w^2 + w$.
+    /// Number of parameters $q^2 c w + (K-1)q^2w^2 + w$ (saturating at `usize::MAX`, so that a width read from
+    /// input cannot overflow: such a count then fails the memory check).
     pub fn output_dim(&self) -> usize {
-        let q2 = self.filter * self.filter;
-        q2 * self.shape.2 * self.width
-            + self.layers.saturating_sub(1) * q2 * self.width * self.width
-            + self.width
+        let q2 = self.filter.saturating_mul(self.filter);
+        let w = self.width;
+        q2.saturating_mul(self.shape.2)
+            .saturating_mul(w)
+            .saturating_add(
+                self.layers
+                    .saturating_sub(1)
+                    .saturating_mul(q2)
+                    .saturating_mul(w)
+                    .saturating_mul(w),
+            )
+            .saturating_add(w)
     }
 
     /// These parameters with the width $w \ge 1$ whose parameter count [`CnnGradRfParams::output_dim`] is
     /// closest to the budget $m$ (ties: the smaller width; it may exceed $m$). How a CNN Grad-RF baseline is
     /// given "$m$ features" (Zandieh et al. 2021, Table 1: $w = 22, 30, 48$ for $m$ = 9,328 / 17,040 / 42,816).
+    ///
+    /// The count grows strictly with $w$ (its last term is $w$), so the width is the largest $w^*$ with count
+    /// $\le m$, found by bisection over $[1, m]$ in $O(\log m)$ steps whatever $m$ (a step-by-step search
+    /// hung on a budget of $2^{64} - 1$), or $w^* + 1$ when that count is strictly closer to $m$.
     pub fn closest_width(self, m: usize) -> Self {
         let dims = |w: usize| self.clone().width(w).output_dim();
-        let mut w = 1;
-        while dims(w + 1) <= m || dims(w + 1).abs_diff(m) < dims(w).abs_diff(m) {
-            w += 1;
+        // largest w in [1, m] with dims(w) <= m (dims(w) >= w), or 1 when even dims(1) > m
+        let (mut lo, mut hi) = (1usize, m.max(1));
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            if dims(mid) <= m {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
         }
+        let w = if dims(lo) <= m
+            && lo < usize::MAX
+            && dims(lo + 1).abs_diff(m) < dims(lo).abs_diff(m)
+        {
+            lo + 1
+        } else if dims(lo) > m {
+            // dims(1) > m: w = 1, as the smallest network
+            1
+        } else {
+            lo
+        };
         self.width(w)
     }
 
@@ -371,6 +401,39 @@ mod tests {
         for m in [9328, 17_040, 42_816] {
             assert_eq!(rgb.clone().closest_width(m).output_dim(), m);
         }
+    }
+
+    #[test]
+    fn closest_width_is_the_step_search_and_fast_for_any_budget() {
+        // the step-by-step search it replaced (ties: the smaller width), on every budget up to 5,000
+        let step = |p: &CnnGradRfParams, m: usize| {
+            let dims = |w: usize| p.clone().width(w).output_dim();
+            let mut w = 1;
+            while dims(w + 1) <= m || dims(w + 1).abs_diff(m) < dims(w).abs_diff(m) {
+                w += 1;
+            }
+            w
+        };
+        for p in [
+            CnnGradRf::params().shape(12, 12, 1).filter(3).layers(3),
+            CnnGradRf::params().shape(8, 8, 3).filter(1).layers(1),
+        ] {
+            for m in 0..5000 {
+                assert_eq!(p.clone().closest_width(m).width, step(&p, m), "m = {m}");
+            }
+        }
+        // budgets read from input: a bisection of at most 64 steps, counts saturating instead of overflowing
+        // (the step search hung on 2^64 - 1, issue 60)
+        let p = CnnGradRf::params().shape(28, 28, 1).layers(2);
+        for m in [usize::MAX, usize::MAX / 3, 1 << 40] {
+            let q = p.clone().closest_width(m);
+            assert!(
+                q.output_dim() <= m || q.output_dim().abs_diff(m) <= m,
+                "m = {m}"
+            );
+            assert!(q.width >= 1);
+        }
+        assert_eq!(p.clone().width(usize::MAX).output_dim(), usize::MAX);
     }
 
     #[test]

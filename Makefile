@@ -5,7 +5,8 @@
 #   make status      which experiments' results are complete, partial or stale
 #   make bench       criterion benchmarks + rfx vs scikit-learn (results/performance.md)
 #   make bench-jax   rfx vs neural-tangents/JAX: exact NTK and approximate NTK Grams (its section of results/performance.md)
-#   make test        fmt check, clippy -D warnings, rustdoc -D warnings, all tests, a quick end-to-end run
+#   make test        fmt check, clippy -D warnings, rustdoc -D warnings, all tests (under two OpenBLAS kernel
+#                    settings), a quick end-to-end run
 #   make test-cluster  sharded runs through GNU parallel and a one-node Slurm (job array + merge job), merged
 #                    and compared with a whole run; installs slurm-wlm, munge and parallel if missing (root)
 #   make python      the Python package rfxpy (crates/python) built with maturin into a venv ($(PYTHON_VENV))
@@ -148,8 +149,8 @@ quick: setup
 ## The whole `cargo test` runs twice: under the OpenBLAS kernels the environment chose and under the other
 ## setting of the two this project meets (OPENBLAS_CORETYPE=Haswell when it is unset; unset, with
 ## OPENBLAS_L2_SIZE, when it is set), so that a green run on one machine kind means green on the other: a
-## test asserting bit equality across BLAS call shapes or layouts fails under one of them (tests/README of
-## ARCHITECTURE.md, "Machine kinds"). The second run takes about 70 s on 2 cores.
+## test asserting bit equality across BLAS call shapes or layouts fails under one of them (ARCHITECTURE.md,
+## "Machine kinds"). The second run (cargo test and pytest side by side) takes about 75 s on 2 cores.
 DATA_TESTS := --test real_data --test thread_determinism
 OTHER_BLAS := $(if $(OPENBLAS_CORETYPE),env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE,env OPENBLAS_CORETYPE=Haswell)
 OTHER_BLAS_NAME := $(if $(OPENBLAS_CORETYPE),OPENBLAS_CORETYPE unset (the host's default kernels),OPENBLAS_CORETYPE=Haswell)

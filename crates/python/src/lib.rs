@@ -194,6 +194,30 @@ fn check_finite<T: Copy + Into<f64>>(x: ArrayView2<'_, T>, what: &str) -> Result
     }
 }
 
+/// The CLI's guarantee for a result (`rfx features`/`gram` refuse to write one): no NaN or infinity. A
+/// non-finite entry is an error naming the input and the place (rows of X, columns of the features or of Y),
+/// as inputs of huge norm give (a polynomial kernel of rows of norm 1e200, RFF of rows of 1e308).
+fn check_result<T: Copy + Into<f64>>(
+    r: ArrayView2<'_, T>,
+    what: &str,
+    inputs: &str,
+) -> Result<(), Failure> {
+    if r.iter().all(|v| (*v).into().is_finite()) {
+        return Ok(());
+    }
+    match r
+        .indexed_iter()
+        .map(|(i, v)| (i, (*v).into()))
+        .find(|(_, v): &(_, f64)| !v.is_finite())
+    {
+        None => Ok(()),
+        Some(((i, j), v)) => Err(Failure::Value(format!(
+            "{what}: entry ({i}, {j}) of the result is {v}, not a finite number: {inputs} too large (or too \
+             small) for it in this precision; rescale the rows"
+        ))),
+    }
+}
+
 /// A Python value as a registry value: `bool`, `int`, `float`, `str`, or a list/tuple of reals.
 fn raw_value(name: &str, v: &Bound<'_, PyAny>) -> PyResult<RawValue> {
     if v.is_instance_of::<PyBool>() {
@@ -306,8 +330,10 @@ impl FittedMap {
             let method = self.method;
             let z = compute(py, move || {
                 check_finite(v, "X")?;
-                transform_rows_f32(map.as_ref(), v)
-                    .map_err(|e| crate_failure(&format!("method {method}"), e))
+                let z = transform_rows_f32(map.as_ref(), v)
+                    .map_err(|e| crate_failure(&format!("method {method}"), e))?;
+                check_result(z.view(), &format!("method {method}"), "the rows of X are")?;
+                Ok(z)
             })?;
             return Ok(PyArray2::from_owned_array(py, z).into_any());
         }
@@ -318,8 +344,10 @@ impl FittedMap {
         let method = self.method;
         let z = compute(py, move || {
             check_finite(v, "X")?;
-            transform_rows(map.as_ref(), v)
-                .map_err(|e| crate_failure(&format!("method {method}"), e))
+            let z = transform_rows(map.as_ref(), v)
+                .map_err(|e| crate_failure(&format!("method {method}"), e))?;
+            check_result(z.view(), &format!("method {method}"), "the rows of X are")?;
+            Ok(z)
         })?;
         Ok(PyArray2::from_owned_array(py, z).into_any())
     }
@@ -451,13 +479,23 @@ fn gram<'py>(
         if separate {
             check_finite(yv, "Y")?;
         }
-        if separate {
+        let kk = if separate {
             gram_rows(k.as_ref(), xv, yv)
         } else {
             // K(X, X): the tiles on and above the diagonal only, as `rfx gram` without --against
             gram_self_rows(k.as_ref(), xv, 0..xv.nrows())
         }
-        .map_err(|e| crate_failure(&format!("kernel {}", spec.name), e))
+        .map_err(|e| crate_failure(&format!("kernel {}", spec.name), e))?;
+        check_result(
+            kk.view(),
+            &format!("kernel {}", spec.name),
+            if separate {
+                "the rows of X or Y are"
+            } else {
+                "the rows of X are"
+            },
+        )?;
+        Ok(kk)
     })?;
     Ok(PyArray2::from_owned_array(py, kk))
 }

@@ -328,3 +328,27 @@ def test_the_registry_is_listed():
     assert sigma["type"] == "float" and sigma["min"] == 1e-6 and sigma["default"] == "1"
     assert rfxpy.RandomFourierFeatures().sigma == 1.0
     assert rfxpy.Nystroem.method_name == "nystrom"
+
+
+@pytest.mark.parametrize("kernel", ["polynomial", "ntk", "gzk"])
+def test_kernels_refuse_a_result_that_is_not_finite(rows, kernel):
+    """Rows of huge norm overflow these kernels; like `rfx gram`, the result is refused, never returned with
+    NaN or infinity in it (issue 60, cause 8)."""
+    huge = rows * 1e200
+    with pytest.raises(ValueError, match=f"kernel {kernel}: entry .* not a finite number"):
+        rfxpy._native.gram(kernel, huge)
+    with pytest.raises(ValueError, match="rows of X or Y"):
+        rfxpy._native.gram(kernel, huge, huge)
+    assert np.isfinite(rfxpy._native.gram(kernel, rows)).all()
+
+
+@pytest.mark.parametrize("method", ["rff", "ntk-rf"])
+def test_maps_refuse_features_that_are_not_finite(rows, method):
+    """Features of rows of 1e308 overflow: a ValueError naming the method, as `rfx features` refuses them."""
+    fmap = rfxpy._native.fit(method, 16, None, 0, rows)
+    huge = np.full_like(rows, 1e308)
+    with pytest.raises(ValueError, match=f"method {method}: entry .* not a finite number"):
+        fmap.transform(huge)
+    with pytest.raises(ValueError, match="not a finite number"):
+        fmap.transform(np.full_like(rows, 3e38, dtype=np.float32))
+    assert np.isfinite(fmap.transform(rows)).all()

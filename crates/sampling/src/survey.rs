@@ -493,7 +493,7 @@ fn ssf(
     for (i, mut row) in w.axis_iter_mut(Axis(0)).enumerate() {
         let t = ((i as f64 + 0.5) / s_freq as f64 + shift).fract();
         let t = t.clamp(1e-15, 1.0 - 1e-15);
-        let r = chi2.inverse_cdf(t).sqrt();
+        let r = chi_quantile(&chi2, d, t)?;
         let dir = vq.row(order[i % (2 * n)]);
         // odd d: the first d coordinates of a uniform point of S^{d_e - 1} rescaled to unit norm keep a
         // uniform direction in R^d
@@ -504,6 +504,32 @@ fn ssf(
             .for_each(|o, &v| *o = r * v / (nrm * sigma));
     }
     Ok(w)
+}
+
+/// The $t$-quantile of the $\chi_d$ radius, $\sqrt{F^{-1}_{\chi^2_d}(t)}$, from statrs' $\chi^2_d$ quantile, or
+/// where that is not a finite number — statrs 0.18 returns NaN for $d = 1$ below $t \approx 0.03$ and for
+/// $d = 2$ below $t \approx 10^{-6}$, which made SSF's features NaN on one-column data — from the closed forms
+/// $\chi_1$: $\sqrt 2\thinspace\text{erf}^{-1}(t)$ and $\chi_2$: $\sqrt{-2\ln(1 - t)}$. Values statrs gets right are
+/// kept as they were (the committed cells' radii).
+fn chi_quantile(chi2: &ChiSquared, d: usize, t: f64) -> Result<f64> {
+    let q = chi2.inverse_cdf(t);
+    if q.is_finite() && q >= 0.0 {
+        return Ok(q.sqrt());
+    }
+    let r = match d {
+        1 => std::f64::consts::SQRT_2 * statrs::function::erf::erf_inv(t),
+        2 => (-2.0 * (-t).ln_1p()).sqrt(),
+        _ => f64::NAN,
+    };
+    if r.is_finite() && r >= 0.0 {
+        Ok(r)
+    } else {
+        Err(RfxError::invalid(
+            "chi quantile",
+            format!("d = {d}, t = {t}"),
+            "a finite radius (the chi-squared quantile failed)",
+        ))
+    }
 }
 
 /// Solves for $\ell_c = z_c^\top (G + \mu I)^{-1} z_c$ for every column $z_c$ of `z` ($n\times m$), with
@@ -726,6 +752,58 @@ mod tests {
     use super::*;
     use crate::fourier::{Output, Rff as RffType};
     use rfx_core::rng_stream;
+
+    #[test]
+    fn chi_quantiles_are_finite_and_invert_the_cdf_for_every_dimension() {
+        // statrs' χ² quantile is NaN for d = 1 at small t (and d = 2 at very small t); the radius must be
+        // finite everywhere, and satisfy F_{χ²_d}(r²) = t where statrs' quantile is accurate (t >= 1e-4; far in
+        // the lower tail it is off for d >= 3 too — e.g. F(r²) = 8.9e-8 at t = 1e-15, d = 3 — which SSF's
+        // stratified t meets only when its random shift falls within 1e-6 of a stratum's start: left as is, the
+        // committed cells' radii)
+        for d in [1usize, 2, 3, 5, 784] {
+            let chi2 = ChiSquared::new(d as f64).unwrap();
+            for t in [
+                1e-15,
+                1e-12,
+                1e-7,
+                1e-4,
+                0.003,
+                0.02,
+                0.3,
+                0.5,
+                0.9,
+                1.0 - 1e-12,
+            ] {
+                let r = chi_quantile(&chi2, d, t).unwrap();
+                assert!(r.is_finite() && r >= 0.0, "d = {d}, t = {t}: {r}");
+                if t < 1e-4 && d > 2 {
+                    continue;
+                }
+                // F_{χ²_1}(r²) = erf(r/√2), evaluated directly (statrs' χ² CDF rounds tiny arguments to 0)
+                let back = if d == 1 {
+                    statrs::function::erf::erf(r / std::f64::consts::SQRT_2)
+                } else {
+                    chi2.cdf(r * r)
+                };
+                assert!(
+                    (back - t).abs() <= 1e-9 * t.min(1.0 - t).max(1e-12) + 1e-14,
+                    "d = {d}, t = {t}: F(r^2) = {back}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn ssf_features_on_one_column_are_finite() {
+        // d = 1 drew χ_1 radii from statrs' NaN quantiles: NaN features (found by rfxpy's result check)
+        let x = Array2::from_shape_fn((20, 1), |(i, _)| i as f64 / 10.0 - 1.0);
+        for m in [4, 8, 64] {
+            let w = ssf(1, m, 1.0, 2, &mut rng_stream(5, "ssf-1d")).unwrap();
+            assert!(w.iter().all(|v| v.is_finite()), "m = {m}: {w:?}");
+            let z = x.dot(&w.t());
+            assert!(z.iter().all(|v| v.is_finite()));
+        }
+    }
 
     /// Sample variance $S^2$ and its standard error $\sqrt{(\hat m_4 - S^4)/R}$ (the large-$R$ sampling
     /// distribution of the variance estimate).

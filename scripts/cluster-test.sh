@@ -77,7 +77,8 @@ wait_jobs "$jobs"
 kept="$(rows "$shard1")"
 [ "$kept" -ge 2 ] && [ "$kept" -lt 6 ] || fail "shard 1 had $kept of 6 rows when cancelled (expected 2 to 5)"
 [ ! -f "$T/st-out/st/cells.csv" ] || fail "the merge ran although shard 1 was cancelled"
-before="$(tail -n +2 "$shard1" | grep -E '^[^,]+(,[^,]*){7}$' || true)"
+# complete rows: the 9 fields of a selftest row (dim, seed, mean, scaled, note, time_s, commit, load, cpu)
+before="$(tail -n +2 "$shard1" | grep -E '^[^,]+(,[^,]*){8}$' || true)"
 step "shard 1 cancelled with $kept finished rows; resubmitting index 1"
 jobs="$(scripts/slurm/submit.sh "$T/st.toml" --shards 4 --out "$T/st-out" --rfx "$RFX" --logs "$T/logs" \
   --array 1 | ids)"

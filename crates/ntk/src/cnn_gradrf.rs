@@ -82,9 +82,9 @@ impl CnnGradRfParams {
     /// closest to the budget $m$ (ties: the smaller width; it may exceed $m$). How a CNN Grad-RF baseline is
     /// given "$m$ features" (Zandieh et al. 2021, Table 1: $w = 22, 30, 48$ for $m$ = 9,328 / 17,040 / 42,816).
     ///
-    /// The count grows strictly with $w$ (its last term is $w$), so the width is the largest $w^*$ with count
+    /// The count grows strictly with $w$ (its last term is $w$), so the width is the largest $w^\ast$ with count
     /// $\le m$, found by bisection over $[1, m]$ in $O(\log m)$ steps whatever $m$ (a step-by-step search
-    /// hung on a budget of $2^{64} - 1$), or $w^* + 1$ when that count is strictly closer to $m$.
+    /// hung on a budget of $2^{64} - 1$), or $w^\ast + 1$ when that count is strictly closer to $m$.
     pub fn closest_width(self, m: usize) -> Self {
         let dims = |w: usize| self.clone().width(w).output_dim();
         // largest w in [1, m] with dims(w) <= m (dims(w) >= w), or 1 when even dims(1) > m

@@ -135,6 +135,11 @@ fn check(papers_dir: &Path) -> (Vec<String>, usize) {
         if named.is_empty() {
             own = texts.iter().flat_map(|(_, n)| n.iter().copied()).collect();
         }
+        let papers = if named.is_empty() {
+            "no paper".to_string()
+        } else {
+            named.join(" / ")
+        };
         let list = |key: &str| -> Vec<toml::Table> {
             doc.get(key)
                 .and_then(|v| v.as_array())
@@ -149,11 +154,7 @@ fn check(papers_dir: &Path) -> (Vec<String>, usize) {
                     problems.push(format!(
                         "{name}: claim {} quotes {s}, which {} does not print",
                         k + 1,
-                        if named.is_empty() {
-                            "no paper".to_string()
-                        } else {
-                            named.join(" / ")
-                        }
+                        papers
                     ));
                 }
             }
@@ -175,7 +176,7 @@ fn check(papers_dir: &Path) -> (Vec<String>, usize) {
                     problems.push(format!(
                         "{name}: paper_value {} has value {v}, which {} does not print (nor as a percentage)",
                         k + 1,
-                        if named.is_empty() { "no paper".to_string() } else { named.join(" / ") }
+                        papers
                     ));
                 }
             }
@@ -186,11 +187,7 @@ fn check(papers_dir: &Path) -> (Vec<String>, usize) {
                     problems.push(format!(
                         "{name}: paper_value {} cites {s} in its ref, which {} does not print",
                         k + 1,
-                        if named.is_empty() {
-                            "no paper".to_string()
-                        } else {
-                            named.join(" / ")
-                        }
+                        papers
                     ));
                 }
             }

@@ -344,19 +344,24 @@ pub fn provenance_sentence(layout: &Layout, rows: &[Row]) -> String {
     }
 }
 
+/// The machine of a `cpu` field ([`Row::cpu`]) as reports name it: `AVX-512 (Prescott kernels)`, the kind
+/// alone when no kernels were reported (`-`), empty when the field is (not recorded).
+pub fn machine_name(cpu: &str) -> String {
+    let mut parts = cpu.splitn(3, '/');
+    match (parts.next().unwrap_or(""), parts.next()) {
+        ("", _) => String::new(),
+        (k, Some(kernels)) if kernels != "-" => format!("{k} ({kernels} kernels)"),
+        (k, _) => k.to_string(),
+    }
+}
+
 /// One sentence on the machines the cells ran on, by machine kind and numeric kernels ([`Row::cpu`]):
 /// `Machines: 120 cells on AVX-512 (Prescott kernels), 40 on AVX2 (Zen kernels).`, with the cells computed
 /// before the `cpu` column counted as not recorded. Cell times compare within one kind only.
 pub fn machines_sentence(layout: &Layout, rows: &[Row]) -> String {
     let mut counts: Vec<(String, usize)> = Vec::new();
     for r in rows {
-        let mut parts = r.cpu(layout).splitn(3, '/');
-        let kind = parts.next().unwrap_or("");
-        let name = match (kind, parts.next()) {
-            ("", _) => String::new(),
-            (k, Some(kernels)) if kernels != "-" => format!("{k} ({kernels} kernels)"),
-            (k, _) => k.to_string(),
-        };
+        let name = machine_name(r.cpu(layout));
         match counts.iter_mut().find(|(k, _)| *k == name) {
             Some((_, n)) => *n += 1,
             None => counts.push((name, 1)),

@@ -865,16 +865,8 @@ fn hostname() -> String {
 /// (avx2, fma)`. Recorded cell times are this machine's: the same cell took 2–3× longer on an AVX2-only EPYC
 /// than on the AVX-512 one that recorded most of `results/`.
 pub fn cpu_description() -> String {
-    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let field = |key: &str| {
-        info.lines()
-            .filter_map(|l| l.split_once(':'))
-            .find(|(k, _)| k.trim() == key)
-            .map(|(_, v)| v.trim().to_string())
-            .filter(|v| !v.is_empty())
-    };
-    let mut cpu = field("model name").unwrap_or_else(|| "unknown CPU".into());
-    if let (Some(family), Some(model)) = (field("cpu family"), field("model")) {
+    let (mut cpu, family_model) = cpu_model();
+    if let Some((family, model)) = family_model {
         cpu = format!("{cpu}, family {family} model {model}");
     }
     let simd = simd_extensions();
@@ -908,6 +900,17 @@ pub fn machine_kind() -> &'static str {
 pub fn cpu_field(kernels: Option<crate::kind::KernelsName>) -> String {
     // no `/` inside a part (the field splits in three) and no comma (the CSV field stays unquoted)
     let clean = |s: String| s.replace('/', "-").replace(',', "");
+    let (mut model, family_model) = cpu_model();
+    if let Some((family, m)) = family_model {
+        model = format!("{model} (family {family} model {m})");
+    }
+    let kernels = kernels.map_or_else(|| "-".to_string(), |f| f());
+    format!("{}/{}/{}", machine_kind(), clean(kernels), clean(model))
+}
+
+/// The CPU's model name from `/proc/cpuinfo` (`unknown CPU` where there is none) and its family and model
+/// numbers when both are given: what [`cpu_description`] and [`cpu_field`] write, each in its own format.
+fn cpu_model() -> (String, Option<(String, String)>) {
     let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let field = |key: &str| {
         info.lines()
@@ -916,12 +919,8 @@ pub fn cpu_field(kernels: Option<crate::kind::KernelsName>) -> String {
             .map(|(_, v)| v.trim().to_string())
             .filter(|v| !v.is_empty())
     };
-    let mut model = field("model name").unwrap_or_else(|| "unknown CPU".into());
-    if let (Some(family), Some(m)) = (field("cpu family"), field("model")) {
-        model = format!("{model} (family {family} model {m})");
-    }
-    let kernels = kernels.map_or_else(|| "-".to_string(), |f| f());
-    format!("{}/{}/{}", machine_kind(), clean(kernels), clean(model))
+    let name = field("model name").unwrap_or_else(|| "unknown CPU".into());
+    (name, field("cpu family").zip(field("model")))
 }
 
 /// The SIMD extensions among those the numeric kernels dispatch on, detected at run time.

@@ -531,13 +531,11 @@ impl Drop for RemoveOnDrop {
     }
 }
 
-/// `kind (kernels kernels)` of a `cpu` field ([`crate::results::Row::cpu`]); `not recorded` when empty.
+/// `kind (kernels kernels)` of a `cpu` field ([`crate::results::machine_name`]); `not recorded` when empty.
 fn machine_of(cpu: &str) -> String {
-    let mut parts = cpu.splitn(3, '/');
-    match (parts.next().unwrap_or(""), parts.next()) {
-        ("", _) => KIND_NOT_RECORDED.to_string(),
-        (k, Some(kernels)) if kernels != "-" => format!("{k} ({kernels} kernels)"),
-        (k, _) => k.to_string(),
+    match crate::results::machine_name(cpu) {
+        m if m.is_empty() => KIND_NOT_RECORDED.to_string(),
+        m => m,
     }
 }
 
@@ -556,6 +554,18 @@ fn machine_table(
     md
 }
 
+/// The rows of `spec`'s experiment under `root` when its folder holds cells of the same settings (its
+/// fingerprint is today's), read with `kinds`.
+fn current_rows(spec: &Spec, root: &Path, kinds: &Kinds) -> Option<(Layout, Vec<Row>)> {
+    let crate::folder::Loaded {
+        layout,
+        rows,
+        fingerprint: fp,
+        ..
+    } = ResultsFolder::of(root, spec).load(kinds).ok()?;
+    (fp == spec.fingerprint()).then_some((layout, rows))
+}
+
 /// The name [`recorded_times_of_kind`] gives the cells computed before the `cpu` column was recorded.
 pub const KIND_NOT_RECORDED: &str = "not recorded";
 
@@ -571,15 +581,7 @@ pub fn recorded_times_of_kind(
     kinds: &Kinds,
     kind: Option<&str>,
 ) -> Option<(String, HashMap<String, f64>, usize)> {
-    let crate::folder::Loaded {
-        layout,
-        rows,
-        fingerprint: fp,
-        ..
-    } = ResultsFolder::of(root, spec).load(kinds).ok()?;
-    if fp != spec.fingerprint() {
-        return None;
-    }
+    let (layout, rows) = current_rows(spec, root, kinds)?;
     let mut by_kind: std::collections::BTreeMap<String, HashMap<String, f64>> = Default::default();
     for r in &rows {
         let t = r.time_s(&layout);
@@ -612,15 +614,7 @@ pub fn recorded_times_of_kind(
 /// The recorded cell times (`time_s` by cell key) of `spec`'s experiment under `root`, when its folder holds
 /// cells of the same settings (read with `kinds`).
 pub fn recorded_times(spec: &Spec, root: &Path, kinds: &Kinds) -> Option<HashMap<String, f64>> {
-    let crate::folder::Loaded {
-        layout,
-        rows,
-        fingerprint: fp,
-        ..
-    } = ResultsFolder::of(root, spec).load(kinds).ok()?;
-    if fp != spec.fingerprint() {
-        return None;
-    }
+    let (layout, rows) = current_rows(spec, root, kinds)?;
     Some(
         rows.iter()
             .map(|r| (r.key(&layout), r.time_s(&layout)))

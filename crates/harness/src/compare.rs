@@ -125,7 +125,22 @@ pub fn compare_rows(spec: &Spec, layout: &Layout, a: &[Row], b: &[Row]) -> Exper
             if x == y || *tol == Tolerance::WallTime {
                 continue;
             }
-            let (v, abs, rel) = judge(tol, x, y);
+            let (v, abs, rel) = match tol {
+                Tolerance::Items { boundary, items } => {
+                    let count = |r: &Row| {
+                        layout
+                            .metrics
+                            .iter()
+                            .position(|m| m == boundary)
+                            .and_then(|i| r.0[np + i].parse::<f64>().ok())
+                            .filter(|k| k.is_finite() && *k >= 0.0)
+                            .unwrap_or(0.0)
+                    };
+                    let near = count(ra).max(count(rb));
+                    judge_items(near, *items, x, y)
+                }
+                _ => judge(tol, x, y),
+            };
             out.max_abs = out.max_abs.max(abs);
             out.max_rel = out.max_rel.max(rel);
             if v == Verdict::Different {
@@ -383,6 +398,28 @@ pub fn run_compare(a: &Path, b: &Path, identical: bool, kinds: &Kinds) -> Result
     Ok(())
 }
 
+/// The verdict of a fraction of `items` items ([`Tolerance::Items`]) whose recorded text `x` and
+/// recomputed text `y` differ, when `near` items lie near the decision boundary: within tolerance when
+/// they differ by at most `near` items ($|x - y|\cdot\text{items} \le \text{near}$, up to the rounding of the
+/// fraction's own division), with the absolute and relative differences as [`judge`] gives them.
+fn judge_items(near: f64, items: usize, x: &str, y: &str) -> (Verdict, f64, f64) {
+    let (v, abs, rel) = judge(&Tolerance::Absolute(0.0), x, y);
+    if v == Verdict::WithinTolerance || abs == 0.0 && rel == 0.0 {
+        return (v, abs, rel);
+    }
+    let moved = abs * items as f64;
+    let ok = moved <= near + 1e-6 * (1.0 + moved);
+    (
+        if ok {
+            Verdict::WithinTolerance
+        } else {
+            Verdict::Different
+        },
+        abs,
+        rel,
+    )
+}
+
 /// One metric's verdict for recorded text `x` and recomputed text `y` that differ, with their absolute and
 /// relative differences (0 when they are not both finite numbers): within a [`Tolerance::Relative`]
 /// relative or a [`Tolerance::Absolute`] absolute difference, else different.
@@ -398,7 +435,7 @@ fn judge(tol: &Tolerance, x: &str, y: &str) -> (Verdict, f64, f64) {
     let ok = match tol {
         Tolerance::Relative(r) => rel <= *r,
         Tolerance::Absolute(t) => abs <= *t,
-        Tolerance::Exact | Tolerance::WallTime => false,
+        Tolerance::Exact | Tolerance::WallTime | Tolerance::Items { .. } => false,
     };
     let v = if ok {
         Verdict::WithinTolerance
@@ -411,6 +448,30 @@ fn judge(tol: &Tolerance, x: &str, y: &str) -> (Verdict, f64, f64) {
 #[cfg(test)]
 mod judge_tests {
     use super::*;
+
+    #[test]
+    fn fractions_of_items_move_by_the_items_near_the_boundary() {
+        // the Nyström logistic cell of issue 55: one of 5,000 test images flipped (0.0514 -> 0.0516)
+        let (x, y) = ("0.0514", "0.05159999999999998");
+        assert_eq!(judge_items(0.0, 5000, x, y).0, Verdict::Different);
+        assert_eq!(judge_items(1.0, 5000, x, y).0, Verdict::WithinTolerance);
+        // two images moved need two near the boundary
+        assert_eq!(
+            judge_items(1.0, 5000, "0.0514", "0.0518").0,
+            Verdict::Different
+        );
+        assert_eq!(
+            judge_items(2.0, 5000, "0.0514", "0.0518").0,
+            Verdict::WithinTolerance
+        );
+        // the same number in other text is identical; non-numbers and non-finite values differ
+        assert_eq!(
+            judge_items(0.0, 5000, "0.05", "0.050").0,
+            Verdict::WithinTolerance
+        );
+        assert_eq!(judge_items(9.0, 5000, "NaN", "NaN").0, Verdict::Different);
+        assert_eq!(judge_items(9.0, 5000, "a", "0.1").0, Verdict::Different);
+    }
 
     #[test]
     fn relative_and_absolute_tolerances() {

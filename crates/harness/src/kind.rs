@@ -107,6 +107,17 @@ pub enum Tolerance {
     Absolute(f64),
     /// A wall time or a quantity derived from one: not compared.
     WallTime,
+    /// A fraction of `items` test items decided by the sign of a score (an error rate, an accuracy):
+    /// identical, or differing by at most $k/\text{items}$, where $k$ is the larger of the two cells' values
+    /// of the count metric `boundary` — the items whose score lies within its perturbation bound of the
+    /// decision boundary, the only items whose decision another machine's rounding can change. A fraction
+    /// has no relative rounding bound of its own: one item flipping moves it by $1/\text{items}$.
+    Items {
+        /// The count metric of the same cell giving the items near the boundary.
+        boundary: &'static str,
+        /// The number of test items the fraction is taken over.
+        items: usize,
+    },
 }
 
 /// The relative tolerance of floating-point metrics unless a kind declares another: far above the

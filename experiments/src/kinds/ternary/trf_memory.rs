@@ -22,6 +22,19 @@
 //! a fit that does not reach it in `max_iter` iterations is skipped ("(-)" with the solver's message). The
 //! paper used 10 epochs of SGD.
 //!
+//! **Items near the boundary.** A classifier's `test_error` and `accuracy` are fractions of `n_test`
+//! images decided by the sign of a score $s_i$; another machine's rounding changes a decision only where
+//! $|s_i|$ is below the score's perturbation bound $\delta_i$. `boundary_items` counts those images, and
+//! `rfx verify` lets the two fractions differ by that many images (`Tolerance::Items`). The ridge scores
+//! $\mathbf z_i^\top\mathbf w$ are sums of products whose rounding is bounded relatively,
+//! $\delta_i = r\,\Vert\mathbf z_i\Vert\Vert\mathbf w\Vert$ with $r$ the cell's relative tolerance. L-BFGS stops at
+//! a gradient norm $\Vert g\Vert \le$ `logistic_tol`, and the objective is $\lambda$-strongly convex in
+//! $\mathbf w$, so each run's $\tilde{\mathbf w} = (\mathbf w, b)$ lies within $\Vert g\Vert/\lambda$ of the optimum
+//! and two runs' within $2\,$`logistic_tol`$/\lambda$ of each other (taking λ as the curvature along the
+//! unpenalized intercept too, where the loss' own curvature $\frac1n\sum_i\sigma'(s_i)$ is far larger):
+//! $\delta_i = 2\,\text{tol}\,\Vert\tilde{\mathbf z}_i\Vert/\lambda + r\,\Vert\tilde{\mathbf z}_i\Vert\Vert\tilde{\mathbf w}\Vert$,
+//! $\tilde{\mathbf z}_i = (\mathbf z_i, 1)$ (every image when λ = 0).
+//!
 //! **Cells.** `task` (`mnist-parity`: MNIST even vs odd digits; `fashion-parity`: Fashion-MNIST classes
 //! 0–4 vs 5–9; `protein`: UCI protein regression), `method` (`lp-rff-8`, `lp-rff-1`, `rff`, `nystrom`,
 //! `trf-<ε>`), `m`, `seed`. The train/test subsample of a `(task, seed)` is drawn from
@@ -394,6 +407,15 @@ impl MemoryRunner {
 
 impl Runner for MemoryRunner {
     fn cell_tolerance(&self, cell: &Cell, metric: &str) -> rfx_harness::kind::Tolerance {
+        use rfx_harness::kind::Tolerance;
+        if matches!(metric, "test_error" | "accuracy" | "boundary_items") {
+            // fractions of the test images, compared up to the images near the decision boundary (a count
+            // of those images moves with them: it is compared the same way against itself)
+            return Tolerance::Items {
+                boundary: "boundary_items",
+                items: self.s.n_test,
+            };
+        }
         let t = self.tolerance(metric);
         match cell.str("method") {
             Ok(method) => crate::kinds::method_tolerance(t, method),
@@ -401,10 +423,16 @@ impl Runner for MemoryRunner {
         }
     }
     fn metrics(&self) -> Vec<String> {
-        ["bits", "test_error", "accuracy", "test_mse"]
-            .into_iter()
-            .map(String::from)
-            .collect()
+        [
+            "bits",
+            "test_error",
+            "accuracy",
+            "test_mse",
+            "boundary_items",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect()
     }
     fn timings(&self) -> Vec<String> {
         vec!["time_features_s".into(), "time_fit_s".into()]
@@ -465,7 +493,12 @@ impl Runner for MemoryRunner {
         let (r, time_features) = timed(|| self.features(method, m, &data, rng));
         let (ztr, zte) = r.map_err(|e| fatal("features", e))?;
         let bits = bits_per_feature(method, self.s.trf_bits) * m as f64 * self.s.batch as f64;
-        let (r, time_fit) = timed(|| -> Result<(f64, f64, f64), String> {
+        // the relative rounding bound of this cell's scores: its metrics' relative tolerance
+        let r = match self.cell_tolerance(cell, "test_mse") {
+            rfx_harness::kind::Tolerance::Relative(r) => r,
+            _ => rfx_harness::kind::DEFAULT_RELATIVE_TOLERANCE,
+        };
+        let (r, time_fit) = timed(|| -> Result<(f64, f64, f64, f64), String> {
             if regression {
                 let params = RidgeParams::new(self.s.lambda_ridge).scale(LambdaScale::TimesN);
                 let model = Ridge::fit_vec(ztr.view(), data.ytr.view(), &params)
@@ -473,7 +506,7 @@ impl Runner for MemoryRunner {
                 let pred = model.predict(zte.view()).map_err(|e| e.to_string())?;
                 let err = &pred.column(0) - &data.yte;
                 let mse = err.dot(&err) / err.len() as f64;
-                Ok((mse, f64::NAN, mse))
+                Ok((mse, f64::NAN, mse, f64::NAN))
             } else if !self.s.logistic {
                 // ridge classifier: least squares on ±1 labels, class = sign of the prediction
                 let y: Array1<f64> = data
@@ -492,7 +525,10 @@ impl Runner for MemoryRunner {
                     .filter(|(v, &l)| (**v > 0.0) == (l == 1))
                     .count();
                 let acc = correct as f64 / data.lte.len().max(1) as f64;
-                Ok((1.0 - acc, acc, f64::NAN))
+                let w_norm = norm(model.weights().iter());
+                let near =
+                    boundary_items(pred.column(0).iter().copied(), &zte, |zn| r * zn * w_norm);
+                Ok((1.0 - acc, acc, f64::NAN, near))
             } else {
                 let params = LogisticParams {
                     max_iter: self.s.max_iter,
@@ -510,10 +546,20 @@ impl Runner for MemoryRunner {
                 let pred = model.predict(zte.view()).map_err(|e| e.to_string())?;
                 let correct = pred.iter().zip(&data.lte).filter(|(a, b)| a == b).count();
                 let acc = correct as f64 / data.lte.len().max(1) as f64;
-                Ok((1.0 - acc, acc, f64::NAN))
+                let scores = model
+                    .decision_function(zte.view())
+                    .map_err(|e| e.to_string())?;
+                let w_norm = norm(model.weights().iter().chain(model.bias().iter()));
+                let (tol, lambda) = (self.s.logistic_tol, self.s.lambda_logistic);
+                let near = boundary_items(scores.column(0).iter().copied(), &zte, |zn| {
+                    // ‖(z, 1)‖ from ‖z‖
+                    let zt = (zn * zn + 1.0).sqrt();
+                    2.0 * tol * zt / lambda + r * zt * w_norm
+                });
+                Ok((1.0 - acc, acc, f64::NAN, near))
             }
         });
-        let (test_error, accuracy, test_mse) =
+        let (test_error, accuracy, test_mse, near) =
             r.map_err(|e| match e.strip_prefix(NOT_CONVERGED) {
                 // an unconverged logistic fit is recorded as "(-)" with the solver's message, not used
                 Some(m) => CellError::Skipped(format!(
@@ -523,10 +569,32 @@ impl Runner for MemoryRunner {
             })?;
         Ok(CellOutput {
             items: Vec::new(),
-            metrics: vec![bits, test_error, accuracy, test_mse],
+            metrics: vec![bits, test_error, accuracy, test_mse, near],
             timings: vec![time_features, time_fit],
         })
     }
+}
+
+/// The Euclidean norm of `v`.
+fn norm<'a>(v: impl Iterator<Item = &'a f64>) -> f64 {
+    v.map(|x| x * x).sum::<f64>().sqrt()
+}
+
+/// How many of the scores $s_i$ lie within their perturbation bound of the decision boundary,
+/// $|s_i| \le \delta_i$ with $\delta_i$ = `bound`$(\Vert\mathbf z_i\Vert)$ for the test features $\mathbf z_i$ (rows of
+/// `z`); a non-finite bound (λ = 0) counts the item.
+fn boundary_items(
+    scores: impl Iterator<Item = f64>,
+    z: &Array2<f64>,
+    bound: impl Fn(f64) -> f64,
+) -> f64 {
+    scores
+        .zip(z.rows())
+        .filter(|(s, zi)| {
+            let d = bound(norm(zi.iter()));
+            d.is_nan() || s.abs() <= d
+        })
+        .count() as f64
 }
 
 #[cfg(test)]
@@ -548,6 +616,17 @@ mod tests {
         assert_eq!(name(Method::Trf(0.5)), Ok("ternary"));
         assert_eq!(name(Method::LpRff(8)), Ok("lp-rff"));
         assert_eq!(name(Method::Nystrom), Ok("nystrom"));
+    }
+
+    #[test]
+    fn boundary_items_count_the_scores_within_their_bound() {
+        // rows of norm 1, 2, 3, 4 (the bound is 0.1 times the norm): scores 0.05 and -0.15 lie within it, 0.31 and -1.0 not
+        let z = ndarray::array![[1.0, 0.0], [0.0, 2.0], [3.0, 0.0], [0.0, 4.0]];
+        let scores = [0.05, -0.15, 0.31, -1.0];
+        assert_eq!(boundary_items(scores.into_iter(), &z, |n| 0.1 * n), 2.0);
+        // λ = 0 gives an infinite bound: every item; a NaN bound counts the item too
+        assert_eq!(boundary_items(scores.into_iter(), &z, |n| n / 0.0), 4.0);
+        assert_eq!(boundary_items(scores.into_iter(), &z, |_| f64::NAN), 4.0);
     }
 
     #[test]

@@ -7,4 +7,5 @@
 pub mod cli;
 pub mod kinds;
 pub mod matrix_io;
+pub mod npy;
 pub mod tools;

@@ -1,5 +1,6 @@
 //! Matrices in and out of the command line: CSV (with or without a header line, auto-detected) and `.npy`
-//! (float32 or float64, C or Fortran order, read with `ndarray-npy`), read whole or in blocks of rows; output
+//! (float32 or float64, either byte order, C or Fortran order, read by [`crate::npy`]: its header parsed as the
+//! Python literal it is), read whole or in blocks of rows; output
 //! written in blocks to a temporary file that is renamed into place when complete (atomic).
 //!
 //! Every value must be finite: a NaN or infinite value is an input error naming the file, the line (CSV) or
@@ -16,7 +17,6 @@ use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use ndarray::{s, Array2, ArrayView2};
-use ndarray_npy::{ReadNpyError, ReadNpyExt};
 
 use rfx_harness::error::AppError;
 use rfx_linalg::{check_memory, f64_bytes};
@@ -107,7 +107,7 @@ fn format_of(path: &Path, what: &str) -> Result<Format, AppError> {
 
 enum Source {
     Csv {
-        reader: csv::Reader<File>,
+        reader: csv::Reader<LineBounded<File>>,
         /// The first data row, read while detecting the header.
         first: Option<Vec<f64>>,
     },
@@ -154,108 +154,24 @@ fn parse_field(path: &Path, line: u64, col: usize, field: &str) -> Result<f64, A
     Ok(v)
 }
 
-fn npy_error(path: &Path, e: ReadNpyError) -> AppError {
-    AppError::usage(format!(
-        "{}: not a readable .npy matrix: {e}",
-        path.display()
-    ))
-}
-
-/// The shape and item size a `.npy` header declares, and the header's length, when they can be read
-/// (`None`: left to `ndarray-npy`, which reports the malformed header).
-fn npy_declared(path: &Path) -> Option<(Vec<u64>, u64, u64)> {
-    use std::io::Read;
-    let mut f = File::open(path).ok()?;
-    let mut pre = [0u8; 12];
-    f.read_exact(&mut pre[..10]).ok()?;
-    if &pre[..6] != b"\x93NUMPY" {
-        return None;
-    }
-    let (len, start) = match pre[6] {
-        1 => (u64::from(u16::from_le_bytes([pre[8], pre[9]])), 10u64),
-        2 | 3 => {
-            f.read_exact(&mut pre[10..12]).ok()?;
-            (
-                u64::from(u32::from_le_bytes([pre[8], pre[9], pre[10], pre[11]])),
-                12u64,
-            )
-        }
-        _ => return None,
-    };
-    let mut dict = vec![0u8; usize::try_from(len.min(1 << 20)).ok()?];
-    f.read_exact(&mut dict).ok()?;
-    let dict = String::from_utf8_lossy(&dict);
-    let descr = dict.split("'descr'").nth(1)?;
-    let descr = descr.split('\'').nth(1)?;
-    let item: u64 = descr
-        .trim_start_matches(['<', '>', '|', '='])
-        .get(1..)?
-        .parse()
-        .ok()?;
-    let shape = dict.split("'shape'").nth(1)?;
-    let shape = shape.split('(').nth(1)?.split(')').next()?;
-    let dims = shape
-        .split(',')
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .map(|t| t.parse::<u64>().ok())
-        .collect::<Option<Vec<u64>>>()?;
-    Some((dims, item, start + len))
-}
-
-/// Checks a `.npy` file's declared shape against its real size and the memory cap before it is read.
-fn check_npy_size(path: &Path, cap: u64) -> Result<(), AppError> {
-    let Some((dims, item, header)) = npy_declared(path) else {
-        return Ok(());
-    };
-    let values = dims
-        .iter()
-        .try_fold(1u128, |acc, &d| acc.checked_mul(u128::from(d)))
-        .unwrap_or(u128::MAX);
-    let file = std::fs::metadata(path)
-        .map_err(|e| AppError::usage(format!("{}: {e}", path.display())))?
-        .len();
-    let payload = u128::from(file.saturating_sub(header));
-    let shape: Vec<String> = dims.iter().map(u64::to_string).collect();
-    if values.saturating_mul(u128::from(item)) > payload {
-        return Err(AppError::usage(format!(
-            "{}: the .npy header declares shape ({}) of {item}-byte values, more than the {payload} bytes the file holds after its header (a truncated or forged file)",
-            path.display(),
-            shape.join(", ")
-        )));
-    }
-    // read as declared (float32 is read, then widened), then held as float64
-    check_memory(
-        &format!("{} ({} values)", path.display(), shape.join(" x ")),
-        f64_bytes(values.saturating_mul(2)),
-        cap,
-    )
-    .map_err(|e| AppError::usage(format!("{e} (raise --memory-cap-mb)")))
-}
-
 fn read_npy(path: &Path, cap: u64) -> Result<Array2<f64>, AppError> {
-    check_npy_size(path, cap)?;
-    let open = || File::open(path).map_err(|e| AppError::usage(format!("{}: {e}", path.display())));
-    let a = match Array2::<f64>::read_npy(open()?) {
-        Ok(a) => a,
-        Err(ReadNpyError::WrongDescriptor(d64)) => match Array2::<f32>::read_npy(open()?) {
-            Ok(a) => a.mapv(f64::from),
-            Err(ReadNpyError::WrongDescriptor(_)) => {
-                return Err(AppError::usage(format!(
-                    "{}: unsupported .npy dtype {d64}; allowed: float32 ('<f4') or float64 ('<f8'), 2-D",
-                    path.display()
-                )))
-            }
-            Err(e) => return Err(npy_error(path, e)),
-        },
-        Err(ReadNpyError::WrongNdim(_, nd)) => {
-            return Err(AppError::usage(format!(
-                "{}: .npy array has {nd} dimensions; expected a 2-D matrix (rows x columns)",
-                path.display()
-            )))
+    let (rows, cols, values) = crate::npy::read_matrix(path, |what, bytes| {
+        check_memory(
+            &format!("{} ({what})", path.display()),
+            u64::try_from(bytes).unwrap_or(u64::MAX),
+            cap,
+        )
+        .map_err(|e| format!("{e} (raise --memory-cap-mb)"))
+    })
+    .map_err(|e| {
+        if e.starts_with(&path.display().to_string()) {
+            AppError::usage(e)
+        } else {
+            AppError::usage(format!("{}: {e}", path.display()))
         }
-        Err(e) => return Err(npy_error(path, e)),
-    };
+    })?;
+    let a = Array2::from_shape_vec((rows, cols), values)
+        .map_err(|e| AppError::usage(format!("{}: {e}", path.display())))?;
     if a.nrows() == 0 || a.ncols() == 0 {
         return Err(AppError::usage(format!(
             "{}: empty matrix ({} x {})",
@@ -307,7 +223,7 @@ impl RowBlocks {
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(false)
             .flexible(true)
-            .from_reader(file);
+            .from_reader(LineBounded::new(file));
         let mut rec = csv::StringRecord::new();
         let empty = || AppError::usage(format!("{}: empty file (no rows)", path.display()));
         if !reader
@@ -463,6 +379,55 @@ impl RowBlocks {
         let x = ndarray::concatenate(ndarray::Axis(0), &views)
             .map_err(|e| AppError::internal(format!("{}: {e}", self.path.display())))?;
         Ok((x, self.header))
+    }
+}
+
+/// The longest CSV line read, in bytes: 100,000 columns of 24-character numbers fit, a file without line
+/// breaks (a binary file named `.csv`) is refused instead of being held as one growing line.
+pub const MAX_LINE_BYTES: u64 = 1 << 26;
+
+/// A reader that fails once a line grows past [`MAX_LINE_BYTES`] (the CSV parser would otherwise keep
+/// one record growing with the file).
+pub struct LineBounded<R> {
+    inner: R,
+    /// Bytes since the last line break.
+    run: u64,
+    /// Line breaks seen.
+    lines: u64,
+}
+
+impl<R> LineBounded<R> {
+    fn new(inner: R) -> Self {
+        LineBounded {
+            inner,
+            run: 0,
+            lines: 0,
+        }
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for LineBounded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        for &b in &buf[..n] {
+            if b == b'\n' {
+                self.lines += 1;
+                self.run = 0;
+            } else {
+                self.run += 1;
+                if self.run > MAX_LINE_BYTES {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!(
+                            "line {} is longer than {} MiB without a line break (not a CSV text file?)",
+                            self.lines + 1,
+                            MAX_LINE_BYTES >> 20
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(n)
     }
 }
 
@@ -813,6 +778,25 @@ impl Drop for MatrixWriter {
 mod tests {
     use super::*;
     use ndarray::array;
+    // an independent reader of what the writer wrote
+    use ndarray_npy::ReadNpyExt;
+
+    #[test]
+    fn a_line_without_end_is_refused_at_the_bound() {
+        use std::io::Read;
+        // a line of exactly the bound passes, one byte more fails, a line break resets the count
+        let ok = std::io::repeat(b'1')
+            .take(MAX_LINE_BYTES)
+            .chain(&b"\n1"[..]);
+        let mut sink = Vec::new();
+        assert!(LineBounded::new(ok).read_to_end(&mut sink).is_ok());
+        let bad = std::io::repeat(0).take(MAX_LINE_BYTES + 1);
+        let e = LineBounded::new(bad).read_to_end(&mut sink).unwrap_err();
+        assert!(
+            e.to_string().contains("line 1 is longer than 64 MiB"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn npy_written_in_blocks_reads_back() {

@@ -362,6 +362,84 @@ fn cases() -> Vec<Case> {
             .file("big.npy", bytes),
         );
     }
+    // Issue 60, cause 1: headers the old size pre-check did not understand (double quotes, hex, underscores,
+    // a repeated key) declared a huge shape and the reader allocated it (abort). Each is refused now: a
+    // header the parser reads declares more than the file holds, and a repeated key is malformed.
+    let payload: Vec<u8> = [1.0f64, 2.0, 3.0, 4.0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    for (what, dict) in [
+        (
+            "double quotes",
+            "{\"descr\": \"<f8\", \"fortran_order\": False, \"shape\": (1000000000, 1000000000), }",
+        ),
+        (
+            "hex",
+            "{'descr': '<f8', 'fortran_order': False, 'shape': (0x7fffffff, 0x7fffffff), }",
+        ),
+        (
+            "underscores",
+            "{'descr': '<f8', 'fortran_order': False, 'shape': (1_000_000_000, 1_000), }",
+        ),
+        (
+            "a repeated shape key",
+            "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), 'shape': (1000000000, 1000), }",
+        ),
+        (
+            "the shape key first",
+            "{'shape': (1000000000, 1000), 'descr': '<f8', 'fortran_order': False, }",
+        ),
+    ] {
+        let bytes = npy_raw(dict, &payload);
+        let mut c = case(
+            "2-memory",
+            format!("features rff on an .npy header with {what}"),
+            &[],
+            Refused,
+        )
+        .file("big.npy", bytes.clone());
+        c.args = with_input(feat("rff", "8", &[]), "@big.npy");
+        v.push(c);
+        for args in [
+            &[
+                "gram", "--kernel", "gaussian", "--input", "@big.npy", "--output", "@k.csv",
+            ][..],
+            &[
+                "gram", "--kernel", "gaussian", "--input", "@x.csv", "--against", "@big.npy",
+                "--output", "@k.csv",
+            ][..],
+            &[
+                "features", "--method", "nystrom", "--dim", "4", "--input", "@x.csv", "--fit-on",
+                "@big.npy", "--output", "@z.csv",
+            ][..],
+            &[
+                "fit", "--method", "rff", "--dim", "8", "--input", "@big.npy", "--test", "@x.csv",
+                "--target-column", "0",
+            ][..],
+        ] {
+            v.push(
+                case(
+                    "2-memory",
+                    format!("{} on an .npy header with {what}", args[..2].join(" ")),
+                    args,
+                    Refused,
+                )
+                .file("big.npy", bytes.clone()),
+            );
+        }
+    }
+    // Issue 60, cause 2: a file of NUL bytes without a line break named .csv grew one line without limit
+    // in `features`' streaming reader (abort); refused at 64 MiB now.
+    let mut c = case(
+        "2-memory",
+        "features on 65 MiB of NUL bytes named .csv",
+        &[],
+        Refused,
+    )
+    .file("nul.csv", vec![0u8; (65 << 20) + 1]);
+    c.args = with_input(feat("rff", "8", &[]), "@nul.csv");
+    v.push(c);
     v.push(case(
         "2-memory",
         "gram --memory-cap-mb 0",

@@ -475,6 +475,34 @@ fn huge_sweeps() -> Vec<SpecCase> {
             bytes: format!("{head}dim = [{}]\nseed = [{}]\n", list(2000), list(1000)).into_bytes(),
             expect: Some("the sweep has 2000000 cells".into()),
         },
+        // issue 60, cause 3: a 10^6-character plot title aborted `rfx run` (5·10^6: a panic) and
+        // `rfx validate` accepted it
+        SpecCase {
+            name: "a plot title of a million characters".into(),
+            bytes: format!(
+                "{head}dim = [1]\n\n[plot]\ntitle = \"{}\"\nx = \"dim\"\ny = \"mean\"\nx_label = \"d\"\ny_label = \"e\"\n",
+                "W".repeat(1_000_000)
+            )
+            .into_bytes(),
+            expect: Some("a string of 1000000 characters; allowed: at most 1000 (one line)".into()),
+        },
+        SpecCase {
+            name: "an experiment title of five million characters".into(),
+            bytes: format!(
+                "[experiment]\nname = \"h\"\nkind = \"selftest\"\nseed = 1\ntitle = \"{}\"\n\n[sweep]\ndim = [1]\n",
+                "é".repeat(5_000_000)
+            )
+            .into_bytes(),
+            expect: Some("a string of 5000000 characters".into()),
+        },
+        SpecCase {
+            name: "a control character in a label".into(),
+            bytes: format!(
+                "{head}dim = [1]\n\n[plot]\ntitle = \"t\"\nx = \"dim\"\ny = \"mean\"\nx_label = \"d\\u0007\"\ny_label = \"e\"\n"
+            )
+            .into_bytes(),
+            expect: Some("the control character U+0007".into()),
+        },
         SpecCase {
             name: "a huge quick sweep".into(),
             bytes: format!(

@@ -350,6 +350,9 @@ impl<'d, 'a> Section<'d, 'a> {
 
     /// A scalar value converted to [`Value`]; errors for arrays and tables.
     pub fn scalar(&self, key: &str, v: &Spanned<DeValue<'a>>) -> Result<Value, ConfigError> {
+        if let DeValue::String(s) = v.get_ref() {
+            check_text(key, s).map_err(|m| self.error_in(key, v, m))?;
+        }
         scalar(v.get_ref()).ok_or_else(|| {
             self.error_in(
                 key,
@@ -387,7 +390,10 @@ impl<'d, 'a> Section<'d, 'a> {
         match self.raw(key) {
             None => Ok(None),
             Some(v) => match v.get_ref() {
-                DeValue::String(s) => Ok(Some(s.to_string())),
+                DeValue::String(s) => {
+                    check_text(key, s).map_err(|m| self.error(key, m))?;
+                    Ok(Some(s.to_string()))
+                }
                 other => Err(self.error(
                     key,
                     format!("expected a string, found {}", type_name(other)),
@@ -659,6 +665,42 @@ pub fn choice_in(key: &'static str, value: &str, allowed: &[&str]) -> Result<(),
             message: format!("unknown value \"{value}\"; allowed: {}", allowed.join(", ")),
         })
     }
+}
+
+/// The longest `notes` or `description` text, in characters.
+pub const MAX_TEXT_CHARS: usize = 100_000;
+/// The longest other string (a title, label, caption, quote or value), in characters.
+pub const MAX_LINE_CHARS: usize = 1_000;
+
+/// Checks a string of the experiment file: `notes` and `description` (texts) at most [`MAX_TEXT_CHARS`]
+/// characters with line breaks and tabs allowed, every other string (titles, labels, captions, values: drawn
+/// on one line, used in file names) at most [`MAX_LINE_CHARS`] on one line; no other control characters
+/// (they would make a malformed SVG or report).
+fn check_text(key: &str, s: &str) -> Result<(), String> {
+    let text = matches!(key, "notes" | "description");
+    let max = if text { MAX_TEXT_CHARS } else { MAX_LINE_CHARS };
+    let n = s.chars().count();
+    if n > max {
+        return Err(format!(
+            "a string of {n} characters; allowed: at most {max}{}",
+            if text { "" } else { " (one line)" }
+        ));
+    }
+    if let Some(c) = s
+        .chars()
+        .find(|&c| c.is_control() && !(text && (c == '\n' || c == '\t' || c == '\r')))
+    {
+        return Err(format!(
+            "the control character U+{:04X} in a string; allowed: printable text{}",
+            u32::from(c),
+            if text {
+                ", line breaks and tabs"
+            } else {
+                " on one line"
+            }
+        ));
+    }
+    Ok(())
 }
 
 fn scalar(v: &DeValue<'_>) -> Option<Value> {

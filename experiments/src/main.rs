@@ -2,7 +2,19 @@
 
 fn main() {
     restore_default_sigpipe();
+    remove_temporaries_on_signal();
     std::process::exit(rfx_experiments::cli::main());
+}
+
+/// On SIGINT, SIGTERM or SIGHUP, removes the temporary files being written (a partial `gram` or
+/// `features` output, a report file) and exits with 130, the shell's code for an interrupted command. A
+/// run's `cells.csv` needs no cleanup: every finished cell is already flushed, and a rerun resumes.
+fn remove_temporaries_on_signal() {
+    // the handler runs on its own thread (not in signal context), so it may take a lock and remove files
+    let _ = ctrlc::set_handler(|| {
+        rfx_harness::io::remove_temporaries();
+        std::process::exit(130);
+    });
 }
 
 /// Rust ignores SIGPIPE, so printing to a closed pipe (`rfx list | head`) would panic in `println!`;

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use ndarray::{s, Array2, ArrayView2};
 
 use rfx_harness::error::AppError;
+use rfx_harness::io::Temporary;
 use rfx_linalg::{check_memory, f64_bytes};
 
 /// Whether the first CSV line is a header.
@@ -512,18 +513,8 @@ pub fn refuse_overwrite(
 /// file is removed and the error (an unwritable place, a directory) is the user's (exit 2).
 pub fn write_text_atomic(flag: &str, path: &Path, bytes: &[u8]) -> Result<(), AppError> {
     check_output_place(flag, path)?;
-    let tmp = rfx_harness::io::temp_path(path);
-    let res = (|| {
-        let mut f = File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)
-    })();
-    res.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        AppError::usage(format!("{flag} {}: {e}", path.display()))
-    })
+    rfx_harness::io::write_atomic(path, bytes)
+        .map_err(|e| AppError::usage(format!("{flag} {}: {e}", path.display())))
 }
 
 /// An output path must not be a directory and its folder must exist.
@@ -551,7 +542,7 @@ fn check_output_place(flag: &str, path: &Path) -> Result<(), AppError> {
 /// `.csv`: one line per row, no header, shortest round-trip decimal form; `.npy`: float64, C order.
 pub struct MatrixWriter {
     path: PathBuf,
-    tmp: PathBuf,
+    tmp: Temporary,
     out: Option<BufWriter<File>>,
     format: Format,
     dtype: Dtype,
@@ -631,13 +622,13 @@ impl MatrixWriter {
     pub fn create(path: &Path, ncols: usize, dtype: Dtype) -> Result<Self, AppError> {
         let format = format_of(path, "--output")?;
         check_output_place("--output", path)?;
-        let tmp = rfx_harness::io::temp_path(path);
-        let file = File::create(&tmp)
+        let tmp = Temporary::new(path);
+        let file = File::create(tmp.path())
             .map_err(|e| AppError::usage(format!("--output {}: {e}", path.display())))?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
         if format == Format::Npy {
             out.write_all(&npy_header(0, ncols, dtype))
-                .map_err(|e| AppError::io(&tmp, e))?;
+                .map_err(|e| AppError::io(tmp.path(), e))?;
         }
         Ok(MatrixWriter {
             path: path.to_path_buf(),
@@ -692,7 +683,7 @@ impl MatrixWriter {
                 self.ncols
             )));
         }
-        let tmp = self.tmp.clone();
+        let tmp = self.tmp.path().to_path_buf();
         let out = self
             .out
             .as_mut()
@@ -740,37 +731,26 @@ impl MatrixWriter {
     /// Completes the file (the `.npy` header gets the row count), syncs it and renames it into place;
     /// returns the shape written.
     pub fn finish(mut self) -> Result<(usize, usize), AppError> {
-        let tmp = self.tmp.clone();
+        let tmp = self.tmp.path().to_path_buf();
         let err = |e| AppError::io(&tmp, e);
         let out = self
             .out
             .take()
             .ok_or_else(|| AppError::internal("writer already finished"))?;
-        let res = (|| {
-            let mut file = out.into_inner().map_err(|e| err(e.into_error()))?;
-            if self.format == Format::Npy {
-                file.seek(SeekFrom::Start(0)).map_err(err)?;
-                file.write_all(&npy_header(self.rows, self.ncols, self.dtype))
-                    .map_err(err)?;
-            }
-            file.sync_all().map_err(err)?;
-            drop(file);
-            std::fs::rename(&self.tmp, &self.path)
-                .map_err(|e| AppError::usage(format!("--output {}: {e}", self.path.display())))
-        })();
-        if let Err(e) = res {
-            let _ = std::fs::remove_file(&self.tmp);
-            return Err(e);
+        // on any failure the temporary file is removed when `self.tmp` drops
+        let mut file = out.into_inner().map_err(|e| err(e.into_error()))?;
+        if self.format == Format::Npy {
+            file.seek(SeekFrom::Start(0)).map_err(err)?;
+            file.write_all(&npy_header(self.rows, self.ncols, self.dtype))
+                .map_err(err)?;
         }
-        Ok((self.rows, self.ncols))
-    }
-}
-
-impl Drop for MatrixWriter {
-    fn drop(&mut self) {
-        if self.out.take().is_some() {
-            let _ = std::fs::remove_file(&self.tmp);
-        }
+        file.sync_all().map_err(err)?;
+        drop(file);
+        let (rows, ncols, path) = (self.rows, self.ncols, self.path.clone());
+        self.tmp
+            .commit(&path)
+            .map_err(|e| AppError::usage(format!("--output {}: {e}", path.display())))?;
+        Ok((rows, ncols))
     }
 }
 

@@ -32,19 +32,80 @@ fn host_tag() -> String {
     }
 }
 
+/// The temporary files being written by this process ([`Temporary`]), removed by
+/// [`remove_temporaries`] when a signal ends the process.
+static LIVE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn live() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    LIVE.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A temporary file next to its destination ([`temp_path`]): registered while it exists, so that a
+/// signal handler can remove it ([`remove_temporaries`]); removed when dropped uncommitted, and when its
+/// rename into place fails.
+#[derive(Debug)]
+pub struct Temporary {
+    path: PathBuf,
+    done: bool,
+}
+
+impl Temporary {
+    /// The temporary path for `dest`, registered (nothing is created yet).
+    pub fn new(dest: &Path) -> Self {
+        let path = temp_path(dest);
+        live().push(path.clone());
+        Temporary { path, done: false }
+    }
+
+    /// The temporary path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Renames the temporary file to `dest`; on failure (e.g. `dest` is a directory) the temporary file is
+    /// removed and the error returned.
+    pub fn commit(mut self, dest: &Path) -> std::io::Result<()> {
+        let r = std::fs::rename(&self.path, dest);
+        if r.is_ok() {
+            self.done = true;
+        }
+        r
+    }
+}
+
+impl Drop for Temporary {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_file(&self.path);
+        }
+        live().retain(|p| p != &self.path);
+    }
+}
+
+/// Removes every temporary file this process is writing (called by the CLI's SIGINT/SIGTERM handler just
+/// before it exits, so that an interrupted `gram` or `features` leaves no partial output behind).
+pub fn remove_temporaries() {
+    for p in live().drain(..) {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
 /// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync, then rename.
-/// A reader sees either the old file or the new one, never a mix; a crash leaves the old file intact.
+/// A reader sees either the old file or the new one, never a mix; a crash leaves the old file intact, and
+/// a failure (a full disk, `path` a directory) leaves no temporary file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = temp_path(path);
+    let tmp = Temporary::new(path);
     {
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut f = std::fs::File::create(tmp.path())?;
         f.write_all(bytes)?;
         f.sync_all()?;
     }
-    std::fs::rename(&tmp, path)
+    tmp.commit(path)
 }
 
-/// Runs `write` on a temporary path next to `path`, then renames it into place.
+/// Runs `write` on a temporary path next to `path`, then renames it into place (the temporary file
+/// removed on any failure).
 pub fn with_atomic_path<E>(
     path: &Path,
     write: impl FnOnce(&Path) -> Result<(), E>,
@@ -52,13 +113,12 @@ pub fn with_atomic_path<E>(
 where
     E: std::fmt::Display,
 {
-    let tmp = temp_path(path);
-    match write(&tmp) {
-        Ok(()) => std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display())),
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(format!("{}: {e}", path.display()))
-        }
+    let tmp = Temporary::new(path);
+    match write(tmp.path()) {
+        Ok(()) => tmp
+            .commit(path)
+            .map_err(|e| format!("{}: {e}", path.display())),
+        Err(e) => Err(format!("{}: {e}", path.display())),
     }
 }
 
@@ -90,6 +150,37 @@ pub fn utc_now() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn failed_renames_and_signals_leave_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        // the destination is a directory: the rename fails, the temporary file goes
+        let dest = dir.path().join("manifest.json");
+        std::fs::create_dir(&dest).unwrap();
+        assert!(write_atomic(&dest, b"{}").is_err());
+        assert!(with_atomic_path(&dest, |p| std::fs::write(p, b"x")).is_err());
+        let names = |d: &Path| -> Vec<String> {
+            std::fs::read_dir(d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        };
+        assert_eq!(names(dir.path()), vec!["manifest.json".to_string()]);
+        // a temporary being written is removed by the signal path, and forgotten after a commit
+        let out = dir.path().join("k.npy");
+        let t = Temporary::new(&out);
+        std::fs::write(t.path(), b"partial").unwrap();
+        assert!(live().contains(&t.path().to_path_buf()));
+        remove_temporaries();
+        assert!(!t.path().exists());
+        let t2 = Temporary::new(&out);
+        std::fs::write(t2.path(), b"whole").unwrap();
+        let p2 = t2.path().to_path_buf();
+        t2.commit(&out).unwrap();
+        assert!(!live().contains(&p2));
+        assert_eq!(std::fs::read(&out).unwrap(), b"whole");
+        drop(t);
+    }
 
     #[test]
     fn atomic_write_replaces_whole_file() {

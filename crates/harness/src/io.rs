@@ -86,9 +86,19 @@ impl Drop for Temporary {
 /// Removes every temporary file this process is writing (called by the CLI's SIGINT/SIGTERM handler just
 /// before it exits, so that an interrupted `gram` or `features` leaves no partial output behind).
 pub fn remove_temporaries() {
-    for p in live().drain(..) {
-        let _ = std::fs::remove_file(p);
-    }
+    remove_temporaries_where(|_| true);
+}
+
+/// Removes the registered temporary files whose path satisfies `which` and forgets them.
+fn remove_temporaries_where(which: impl Fn(&Path) -> bool) {
+    live().retain(|p| {
+        if which(p) {
+            let _ = std::fs::remove_file(p);
+            false
+        } else {
+            true
+        }
+    });
 }
 
 /// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync, then rename.
@@ -171,7 +181,8 @@ mod tests {
         let t = Temporary::new(&out);
         std::fs::write(t.path(), b"partial").unwrap();
         assert!(live().contains(&t.path().to_path_buf()));
-        remove_temporaries();
+        // (only this test's folder: tests run in parallel threads of one process)
+        remove_temporaries_where(|p| p.starts_with(dir.path()));
         assert!(!t.path().exists());
         let t2 = Temporary::new(&out);
         std::fs::write(t2.path(), b"whole").unwrap();

@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::claims::{ClaimSpec, ClaimTest, EqualBudget, FactorReading, GroupMode, Margin};
+use crate::claims::{ClaimSpec, ClaimTest, EqualBudget, FactorReading, GroupMode, Margin, Scale};
 use crate::config::{ConfigError, Doc, Section, Value};
 use crate::kind::{check_int, Cell, Kind, Kinds, RunGuard, Runner};
 
@@ -1703,6 +1703,29 @@ fn read_claim(
         }
     }
     let timing = s.opt_bool("timing")?.unwrap_or(metric.ends_with("_s"));
+    let scale = match s.opt_choice("scale", &["linear", "log"])?.as_deref() {
+        Some("log") => Scale::Log,
+        _ => Scale::Linear,
+    };
+    if scale == Scale::Log {
+        if !matches!(test, ClaimTest::Order | ClaimTest::Ratio { .. }) {
+            return Err(s.error(
+                "scale",
+                "scale = \"log\" is for test = \"order\" or \"ratio\" (margins are in the metric's units)",
+            ));
+        }
+        for (key, why) in [
+            (
+                "binomial_n",
+                "the binomial spread is on the accuracy's own scale",
+            ),
+            ("items", "per-item outcomes are on the accuracy's own scale"),
+        ] {
+            if s.value(key).is_some() {
+                return Err(s.error("scale", format!("scale = \"log\" not with `{key}`: {why}")));
+            }
+        }
+    }
     s.finish()?;
     Ok(ClaimSpec {
         text,
@@ -1721,5 +1744,6 @@ fn read_claim(
         replicate,
         budget,
         timing,
+        scale,
     })
 }

@@ -70,6 +70,12 @@
 //! is never **holds**: a verdict of holds or holds in part on the order becomes "holds in part; factor differs"
 //! (the direction holds, the size does not).
 //!
+//! *Best.* With `best = true` (two groups: each member of the first is claimed best against the second) the
+//! units counted above are not the comparisons but each (context, member of the first group): it is *best*
+//! (holds) there when every one of its comparisons holds, *beaten* (reversed) when one is reversed, and
+//! otherwise inconclusive, leaning against the claim when some member of the second group has the better
+//! mean. "Best in 4 of 18 contexts" rather than "holds in 88 of 144 pairs"; the pair counts are printed beside.
+//!
 //! *Power.* When every comparison is a $t$-test with at most 2 degrees of freedom (e.g. 2 or 3 seeds), or has
 //! one value each side, the claim is *underpowered*: "within noise" reads "underpowered (df = 1)" and a decided
 //! word gets the qualifier " (underpowered: df = 1)" (df the largest of the comparisons').
@@ -248,6 +254,9 @@ pub struct ClaimSpec {
     pub timing: bool,
     /// The scale of the tests (`scale = "log"`: on $\ln$ of the metric).
     pub scale: Scale,
+    /// `best = true`: each member of the first of two groups is claimed best, judged per context (see the
+    /// module documentation) rather than pair by pair.
+    pub best: bool,
 }
 
 /// One computed cell as the claims see it.
@@ -326,6 +335,8 @@ pub struct ClaimVerdict {
     pub leaning_against: usize,
     /// The number of tested comparisons whose p-values were Holm-adjusted together.
     pub family: usize,
+    /// For a `best` claim, the pair counts (holds, reversed, inconclusive) beside the per-context ones above.
+    pub pairs: Option<(usize, usize, usize)>,
     /// Every comparison.
     pub comparisons: Vec<Comparison>,
     /// Sentences the reader needs: the compared ranges, the measured factor, timing caveats.
@@ -338,23 +349,35 @@ impl ClaimVerdict {
         self.holds + self.reversed + self.inconclusive
     }
 
-    /// "holds in 12, reversed in 1, inconclusive in 17 of 30 (5 of them leaning against the claim)".
+    /// "holds in 12, reversed in 1, inconclusive in 17 of 30 (5 of them leaning against the claim)"; for a
+    /// `best` claim the same per context, then the pairs.
     pub fn counts(&self) -> String {
-        format!(
-            "holds in {}, reversed in {}, inconclusive in {} of {}{}",
-            self.holds,
-            self.reversed,
-            self.inconclusive,
-            self.total(),
-            if self.leaning_against > 0 {
-                format!(
-                    " ({} of them leaning against the claim)",
-                    self.leaning_against
-                )
-            } else {
-                String::new()
-            }
-        )
+        let leaning = if self.leaning_against > 0 {
+            format!(
+                " ({} of them leaning against the claim)",
+                self.leaning_against
+            )
+        } else {
+            String::new()
+        };
+        match self.pairs {
+            None => format!(
+                "holds in {}, reversed in {}, inconclusive in {} of {}{leaning}",
+                self.holds,
+                self.reversed,
+                self.inconclusive,
+                self.total()
+            ),
+            Some((h, r, i)) => format!(
+                "best in {}, beaten in {}, inconclusive in {} of {} contexts{leaning}; pair by pair: holds in {h}, \
+                 reversed in {r}, inconclusive in {i} of {}",
+                self.holds,
+                self.reversed,
+                self.inconclusive,
+                self.total(),
+                h + r + i
+            ),
+        }
     }
 }
 
@@ -882,6 +905,7 @@ pub fn evaluate(claim: &ClaimSpec, points: &[Point]) -> ClaimVerdict {
                 inconclusive: 0,
                 leaning_against: 0,
                 family: 0,
+                pairs: None,
                 comparisons: Vec::new(),
                 remarks,
             };
@@ -1136,17 +1160,50 @@ pub fn evaluate(claim: &ClaimSpec, points: &[Point]) -> ClaimVerdict {
         })
         .collect();
     let count = |o: Outcome| comparisons.iter().filter(|c| c.outcome == o).count();
-    let (holds, reversed, inconclusive) = (
+    let pair_counts = (
         count(Outcome::Holds),
         count(Outcome::Reversed),
         count(Outcome::Inconclusive),
     );
-    let leaning_against = comparisons
+    // The units the word counts: the comparisons, or for a `best` claim each (context, claimed-best member).
+    let units: Vec<(Outcome, bool)> = if claim.best {
+        let mut keys: Vec<(&str, &str)> = Vec::new();
+        for c in &comparisons {
+            if !keys.contains(&(c.context.as_str(), c.a.as_str())) {
+                keys.push((c.context.as_str(), c.a.as_str()));
+            }
+        }
+        keys.iter()
+            .map(|(ctx, a)| {
+                let here: Vec<&Comparison> = comparisons
+                    .iter()
+                    .filter(|c| c.context == *ctx && c.a == *a)
+                    .collect();
+                let outcome = if here.iter().all(|c| c.outcome == Outcome::Holds) {
+                    Outcome::Holds
+                } else if here.iter().any(|c| c.outcome == Outcome::Reversed) {
+                    Outcome::Reversed
+                } else {
+                    Outcome::Inconclusive
+                };
+                (outcome, here.iter().any(|c| c.against))
+            })
+            .collect()
+    } else {
+        comparisons.iter().map(|c| (c.outcome, c.against)).collect()
+    };
+    let unit_count = |o: Outcome| units.iter().filter(|u| u.0 == o).count();
+    let (holds, reversed, inconclusive) = (
+        unit_count(Outcome::Holds),
+        unit_count(Outcome::Reversed),
+        unit_count(Outcome::Inconclusive),
+    );
+    let leaning_against = units
         .iter()
-        .filter(|c| c.outcome == Outcome::Inconclusive && c.against)
+        .filter(|u| u.0 == Outcome::Inconclusive && u.1)
         .count();
     let leaning_for = inconclusive - leaning_against;
-    let n = comparisons.len();
+    let n = units.len();
     let mut word = if n == 0 {
         "not evaluated".to_string()
     } else if holds == n {
@@ -1245,6 +1302,7 @@ pub fn evaluate(claim: &ClaimSpec, points: &[Point]) -> ClaimVerdict {
         inconclusive,
         leaning_against,
         family,
+        pairs: claim.best.then_some(pair_counts),
         comparisons,
         remarks,
     }
@@ -1271,10 +1329,11 @@ pub fn claims_markdown(claims: &[(&ClaimSpec, ClaimVerdict)]) -> String {
             } else {
                 ""
             },
-            if c.scale == Scale::Log {
-                ", log scale"
-            } else {
-                ""
+            match (c.scale, c.best) {
+                (Scale::Log, true) => ", log scale, best per context",
+                (Scale::Log, false) => ", log scale",
+                (Scale::Linear, true) => ", best per context",
+                (Scale::Linear, false) => "",
             },
             v.word,
             v.holds,
@@ -1345,6 +1404,15 @@ pub fn claims_markdown(claims: &[(&ClaimSpec, ClaimVerdict)]) -> String {
          differs from the paper's is at most **holds in part**, and a claim whose tests all have df ≤ 2 is marked \
          **underpowered**. Claims and their tests: README, \"Writing an experiment\".\n"
     );
+    if claims.iter().any(|(c, _)| c.best) {
+        let _ = writeln!(
+            out,
+            "Claims judged *best per context* count each context (and each member claimed best) once: **best** \
+             (holds) where it beats every other member significantly, **beaten** (reversed) where one beats it \
+             significantly, inconclusive otherwise — against the claim where another member has the better \
+             mean; the pair-by-pair counts are given beside.\n"
+        );
+    }
     if claims.iter().any(|(c, _)| c.items.is_some()) {
         let _ = writeln!(
             out,
@@ -1383,6 +1451,7 @@ mod tests {
             budget: None,
             timing: false,
             scale: Scale::Linear,
+            best: false,
         }
     }
 
@@ -1925,6 +1994,62 @@ mod tests {
         assert_eq!(v.word, "holds (underpowered: df = 1)");
         // The verdict summary counts the qualified word under its base.
         assert!(v.word.split(" (").next() == Some("holds"));
+    }
+
+    /// Member `m` in context `ds`: `offset` above a at every seed, with the shared seed noise and the own
+    /// noise of [`pair_in`] (b's sign), so that a against it is as a against b there.
+    fn member_in(m: &str, ds: &str, offset: f64) -> Vec<Point> {
+        pair_in(ds, offset)
+            .into_iter()
+            .filter(|p| p.get("method") == Some(&Value::Str("b".into())))
+            .map(|mut p| {
+                p.params[0].1 = Value::Str(m.into());
+                p
+            })
+            .collect()
+    }
+
+    #[test]
+    fn best_claims_count_contexts_not_pairs() {
+        // "a is best" against b and c in four contexts: best at x; at y and z a beats b but not c (c's mean
+        // 0.002 below a's at y, above at z); at w c beats a.
+        let mut p = Vec::new();
+        for (ds, gap_c) in [("x", 0.1), ("y", -0.002), ("z", 0.002), ("w", -0.1)] {
+            p.extend(pair_in(ds, 0.1));
+            p.extend(member_in("c", ds, gap_c));
+        }
+        let mut c = claim(&[&["a"], &["b", "c"]], ClaimTest::Order);
+        // Pair by pair: 5 of 8 hold, 1 reversed, 1 leaning against: holds in part.
+        let v = run(&c, p.clone());
+        assert_eq!(
+            (v.holds, v.reversed, v.inconclusive, v.leaning_against),
+            (5, 1, 2, 1),
+            "{:?}",
+            v.comparisons
+        );
+        assert_eq!(v.word, "holds in part; leaning against in 1");
+        // Per context: best at x, beaten at w, inconclusive at y (against) and z (for): mixed.
+        c.best = true;
+        let v = run(&c, p.clone());
+        assert_eq!(
+            (v.holds, v.reversed, v.inconclusive, v.leaning_against),
+            (1, 1, 2, 1)
+        );
+        assert_eq!(v.word, "mixed");
+        assert!(
+            v.counts().starts_with(
+                "best in 1, beaten in 1, inconclusive in 2 of 4 contexts (1 of them leaning against the claim); \
+                 pair by pair: holds in 5, reversed in 1, inconclusive in 2 of 8"
+            ),
+            "{}",
+            v.counts()
+        );
+        // Without w and y: best at x, inconclusive but ahead by mean at z: holds in part.
+        let p: Vec<Point> = p
+            .into_iter()
+            .filter(|x| !matches!(x.get("ds"), Some(Value::Str(d)) if d == "w" || d == "y"))
+            .collect();
+        assert_eq!(run(&c, p).word, "holds in part");
     }
 
     #[test]

@@ -1726,6 +1726,13 @@ fn read_claim(
             }
         }
     }
+    let best = s.opt_bool("best")?.unwrap_or(false);
+    if best && (order.len() != 2 || test != ClaimTest::Order) {
+        return Err(s.error(
+            "best",
+            "best = true needs test = \"order\" and two groups: the members claimed best, then the others",
+        ));
+    }
     s.finish()?;
     Ok(ClaimSpec {
         text,
@@ -1745,5 +1752,6 @@ fn read_claim(
         budget,
         timing,
         scale,
+        best,
     })
 }

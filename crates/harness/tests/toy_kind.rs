@@ -269,6 +269,21 @@ fn claim_scale_is_linear_or_log() {
     );
 }
 
+/// `best = true` needs an order test of two groups (the members claimed best, then the others).
+#[test]
+fn best_claims_need_two_groups() {
+    let claim =
+        "\n[[claim]]\ntext = \"c\"\nquote = \"q\"\nmetric = \"scaled\"\nby = \"n\"\nbest = true\n";
+    let ok = format!("{FILE}{claim}order = [1, [2, 3]]\n");
+    let spec = Spec::parse(Path::new("toy.toml"), &ok, false, &kinds());
+    assert!(spec.is_ok_and(|s| s.claims[0].best));
+    let e = refused(&format!("{FILE}{claim}order = [1, 2, 3]\n"), false);
+    assert!(
+        e.contains("`claim[0].best`: best = true needs test = \"order\" and two groups"),
+        "{e}"
+    );
+}
+
 /// `[[plot]]` gives several plots, each after the first with its own name (its files `<experiment>-<name>`);
 /// a missing or repeated name is refused, and `[plot]` keeps the experiment's own file name.
 #[test]

@@ -38,6 +38,47 @@
 //! Timing claims (`timing = true`, default for metrics ending in `_s`) use only cells whose load average at
 //! start and end was below the number of CPUs; cells timed on a busy machine are dropped, and cells whose load
 //! was not recorded are used with the verdict saying the timings are unverified.
+//!
+//! Log scale: with `scale = "log"` (for multiplicative metrics: kernel errors, condition numbers, times) every
+//! test runs on $\ln$ of the metric — paired differences of logs, i.e. ratios — and the means shown are
+//! geometric means; a claim whose cells include a value $\le 0$ is not evaluated (the remark says so).
+//!
+//! # From comparisons to the verdict
+//!
+//! *Multiple comparisons.* A claim is one family: the p-values of its tested comparisons (all but `exact` ones
+//! and those with one value each side) are adjusted together by Holm's step-down
+//! ([`crate::outputs::holm_adjust`]), and a comparison holds or is reversed only where its adjusted p-value is
+//! below $\alpha$. For the interval tests a comparison's p-value is that of its decided direction: the TOST
+//! (resp. non-inferiority) p-value for *holds*, the one-sided test of the difference beyond the margin for
+//! *reversed*, whichever is smaller; the printed interval is the unadjusted $(1-2\alpha)$ one.
+//!
+//! *Direction.* An inconclusive comparison *leans against* the claim when its point estimate is on the wrong
+//! side: for `order` and `ratio` the claimed-better side's mean is worse; for `equivalent` the difference of the
+//! means is at least the margin; for `not-worse` the loss is at least the margin. The others lean *for* it.
+//! With $H$ holds, $R$ reversed, $L$ leaning against and $F$ leaning for, of $n$ comparisons:
+//!
+//! * **not evaluated** when $n = 0$; **holds** when $H = n$; **within noise** when $H = R = 0$;
+//! * **holds in part** when $H > R + L$ (the significant holds outweigh the reversals and the leaning-against
+//!   ones together), with the qualifier "; leaning against in $L$" when $L > 0$;
+//! * **does not hold** when $R > H + F$ (symmetrically), or when nothing holds ($H = 0$) and the reversals
+//!   with the leaning-against ones outweigh the leaning-for ones ($R + L > F$);
+//! * **mixed** otherwise: the evidence points both ways (with $H = 0$: some reversed, but at least as many
+//!   inconclusive comparisons lean for the claim). A claim needs more to be said to hold in part than to be
+//!   said not to hold: the burden is on the claim.
+//!
+//! *Factor.* A `ratio` claim whose measured factor does not agree with the paper's within `factor_tolerance`
+//! is never **holds**: a verdict of holds or holds in part on the order becomes "holds in part; factor differs"
+//! (the direction holds, the size does not).
+//!
+//! *Best.* With `best = true` (two groups: each member of the first is claimed best against the second) the
+//! units counted above are not the comparisons but each (context, member of the first group): it is *best*
+//! (holds) there when every one of its comparisons holds, *beaten* (reversed) when one is reversed, and
+//! otherwise inconclusive, leaning against the claim when some member of the second group has the better
+//! mean. "Best in 4 of 18 contexts" rather than "holds in 88 of 144 pairs"; the pair counts are printed beside.
+//!
+//! *Power.* When every comparison is a $t$-test with at most 2 degrees of freedom (e.g. 2 or 3 seeds), or has
+//! one value each side, the claim is *underpowered*: "within noise" reads "underpowered (df = 1)" and a decided
+//! word gets the qualifier " (underpowered: df = 1)" (df the largest of the comparisons').
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -75,6 +116,15 @@ pub enum GroupMode {
     Any,
     /// The members' mean, per seed.
     Mean,
+}
+
+/// The scale the tests run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// The metric itself (default).
+    Linear,
+    /// The metric's natural logarithm (multiplicative metrics: errors, condition numbers, times).
+    Log,
 }
 
 /// An equivalence or non-inferiority margin $\delta$.
@@ -202,6 +252,11 @@ pub struct ClaimSpec {
     pub budget: Option<EqualBudget>,
     /// A timing claim (only cells timed on a quiet machine count).
     pub timing: bool,
+    /// The scale of the tests (`scale = "log"`: on $\ln$ of the metric).
+    pub scale: Scale,
+    /// `best = true`: each member of the first of two groups is claimed best, judged per context (see the
+    /// module documentation) rather than pair by pair.
+    pub best: bool,
 }
 
 /// One computed cell as the claims see it.
@@ -256,6 +311,13 @@ pub struct Comparison {
     pub detail: String,
     /// Worse mean / better mean (ratio claims).
     pub factor: Option<f64>,
+    /// The point estimate is on the wrong side of the claim (see the module documentation).
+    pub against: bool,
+    /// The p-value of the test before Holm's adjustment (`None`: exact values or no test).
+    pub p: Option<f64>,
+    /// The degrees of freedom of a $t$-test (`Some(0.0)`: one value each side, no test; `None`: a $z$-test or
+    /// exact values).
+    pub df: Option<f64>,
 }
 
 /// The verdict on a claim.
@@ -269,6 +331,12 @@ pub struct ClaimVerdict {
     pub reversed: usize,
     /// Comparisons within noise.
     pub inconclusive: usize,
+    /// Of the comparisons within noise, those whose means lean against the claim.
+    pub leaning_against: usize,
+    /// The number of tested comparisons whose p-values were Holm-adjusted together.
+    pub family: usize,
+    /// For a `best` claim, the pair counts (holds, reversed, inconclusive) beside the per-context ones above.
+    pub pairs: Option<(usize, usize, usize)>,
     /// Every comparison.
     pub comparisons: Vec<Comparison>,
     /// Sentences the reader needs: the compared ranges, the measured factor, timing caveats.
@@ -281,15 +349,35 @@ impl ClaimVerdict {
         self.holds + self.reversed + self.inconclusive
     }
 
-    /// "holds in 12, reversed in 1, inconclusive in 17 of 30".
+    /// "holds in 12, reversed in 1, inconclusive in 17 of 30 (5 of them leaning against the claim)"; for a
+    /// `best` claim the same per context, then the pairs.
     pub fn counts(&self) -> String {
-        format!(
-            "holds in {}, reversed in {}, inconclusive in {} of {}",
-            self.holds,
-            self.reversed,
-            self.inconclusive,
-            self.total()
-        )
+        let leaning = if self.leaning_against > 0 {
+            format!(
+                " ({} of them leaning against the claim)",
+                self.leaning_against
+            )
+        } else {
+            String::new()
+        };
+        match self.pairs {
+            None => format!(
+                "holds in {}, reversed in {}, inconclusive in {} of {}{leaning}",
+                self.holds,
+                self.reversed,
+                self.inconclusive,
+                self.total()
+            ),
+            Some((h, r, i)) => format!(
+                "best in {}, beaten in {}, inconclusive in {} of {} contexts{leaning}; pair by pair: holds in {h}, \
+                 reversed in {r}, inconclusive in {i} of {}",
+                self.holds,
+                self.reversed,
+                self.inconclusive,
+                self.total(),
+                h + r + i
+            ),
+        }
     }
 }
 
@@ -413,21 +501,50 @@ fn t_quantile(q: f64, df: f64) -> f64 {
     StudentsT::new(0.0, 1.0, df).map_or(f64::INFINITY, |d| d.inverse_cdf(q))
 }
 
+/// $P(T > x / \mathrm{se})$ for Student's $t$ with `df` degrees of freedom: a one-sided p-value; zero spread
+/// decides any positive `x`.
+fn p_above(x: f64, se: f64, df: f64) -> f64 {
+    if se == 0.0 || !se.is_finite() {
+        return if x > 0.0 { 0.0 } else { 1.0 };
+    }
+    let t = x / se;
+    if df >= LARGE_DF {
+        return 1.0 - standard_normal().cdf(t);
+    }
+    match StudentsT::new(0.0, 1.0, df) {
+        Ok(dist) => 1.0 - dist.cdf(t),
+        Err(_) => 1.0,
+    }
+}
+
+/// One comparison decided before the claim's p-values are adjusted together.
+#[derive(Debug, Clone)]
+struct Decision {
+    /// The outcome when the (adjusted) p-value is below $\alpha$ — or the final outcome when `p` is `None`.
+    direction: Outcome,
+    /// The p-value of `direction` (`None`: exact values, or no test possible).
+    p: Option<f64>,
+    detail: String,
+    factor: Option<f64>,
+    /// The point estimate is on the wrong side of the claim.
+    against: bool,
+    /// Degrees of freedom of a $t$-test (`Some(0.0)`: no test possible; `None`: $z$ or exact).
+    df: Option<f64>,
+}
+
 /// Decides one comparison of `a` (claimed better, or equal) against `b`; `items` are both sides' per-item
-/// outcomes averaged over their cells, when the claim pairs over test items.
-fn decide(
-    claim: &ClaimSpec,
-    a: &Sample,
-    b: &Sample,
-    items: Option<(&[f64], &[f64])>,
-) -> (Outcome, String, Option<f64>) {
+/// outcomes averaged over their cells, when the claim pairs over test items. On the log scale the samples
+/// hold $\ln$ of the metric.
+fn decide(claim: &ClaimSpec, a: &Sample, b: &Sample, items: Option<(&[f64], &[f64])>) -> Decision {
     let (ma, mb) = (mean(a), mean(b));
     // loss > 0: a is worse than b.
     let sign = claim.better.loss_sign();
     let factor = match claim.test {
-        ClaimTest::Ratio { .. } => Some(match claim.better {
-            Better::Lower => mb / ma,
-            Better::Higher => ma / mb,
+        ClaimTest::Ratio { .. } => Some(match (claim.better, claim.scale) {
+            (Better::Lower, Scale::Linear) => mb / ma,
+            (Better::Higher, Scale::Linear) => ma / mb,
+            (Better::Lower, Scale::Log) => (mb - ma).exp(),
+            (Better::Higher, Scale::Log) => (ma - mb).exp(),
         }),
         _ => None,
     };
@@ -480,16 +597,24 @@ fn decide(
         )),
         (stat, None) => stat,
     };
+    let loss = sign * (ma - mb);
+    let against = match &claim.test {
+        ClaimTest::Order | ClaimTest::Ratio { .. } => loss > 0.0,
+        ClaimTest::Equivalent(m) => (ma - mb).abs() >= m.of(mb),
+        ClaimTest::NotWorse(m) => loss >= m.of(mb),
+    };
     let Some((d, how)) = stat else {
         // One value on each side.
         if !claim.exact {
-            return (
-                Outcome::Inconclusive,
-                "one value each: no test possible".into(),
+            return Decision {
+                direction: Outcome::Inconclusive,
+                p: None,
+                detail: "one value each: no test possible".into(),
                 factor,
-            );
+                against,
+                df: Some(0.0),
+            };
         }
-        let loss = sign * (ma - mb);
         let outcome = match &claim.test {
             ClaimTest::Order | ClaimTest::Ratio { .. } => {
                 if loss < 0.0 {
@@ -515,73 +640,96 @@ fn decide(
                 }
             }
         };
-        return (outcome, "exact values".into(), factor);
+        return Decision {
+            direction: outcome,
+            p: None,
+            detail: "exact values".into(),
+            factor,
+            against,
+            df: None,
+        };
     };
-    judge(claim, d, mb, how, factor)
+    let how = match claim.scale {
+        Scale::Linear => how.to_string(),
+        Scale::Log => format!("{how} on ln({})", claim.metric),
+    };
+    judge(claim, d, mb, &how, factor)
 }
 
-/// The outcome of a comparison whose difference of means `d` (claimed-better side minus the other, whose
-/// mean is `mb`: the reference of a relative margin) has a standard error: the claim's test at its level.
-fn judge(
-    claim: &ClaimSpec,
-    d: DiffStat,
-    mb: f64,
-    how: &str,
-    factor: Option<f64>,
-) -> (Outcome, String, Option<f64>) {
+/// Decides a comparison whose difference of means `d` (claimed-better side minus the other, whose mean is
+/// `mb`: the reference of a relative margin) has a standard error: the claim's test, as a direction and the
+/// p-value that decides it (compared with $\alpha$ after the claim's Holm adjustment).
+fn judge(claim: &ClaimSpec, d: DiffStat, mb: f64, how: &str, factor: Option<f64>) -> Decision {
     let loss = claim.better.loss_sign() * d.mean;
+    let df = (d.df < LARGE_DF).then_some(d.df);
+    // The smaller of the one-sided p-values for holds and for reversed decides the direction.
+    let pick = |p_hold: f64, p_rev: f64| {
+        if p_hold <= p_rev {
+            (Outcome::Holds, p_hold)
+        } else {
+            (Outcome::Reversed, p_rev)
+        }
+    };
     match &claim.test {
         ClaimTest::Order | ClaimTest::Ratio { .. } => {
-            let p = p_two_sided(d);
-            let outcome = if p >= claim.alpha || loss == 0.0 {
-                Outcome::Inconclusive
+            let (direction, p) = if loss == 0.0 {
+                (Outcome::Inconclusive, 1.0)
             } else if loss < 0.0 {
-                Outcome::Holds
+                (Outcome::Holds, p_two_sided(d))
             } else {
-                Outcome::Reversed
+                (Outcome::Reversed, p_two_sided(d))
             };
-            (outcome, format!("{how}, p = {p:.2e}"), factor)
+            Decision {
+                direction,
+                p: Some(p),
+                detail: format!("{how}, p = {p:.2e}"),
+                factor,
+                against: loss > 0.0,
+                df,
+            }
         }
         ClaimTest::Equivalent(m) => {
             let delta = m.of(mb);
             let half = t_quantile(1.0 - claim.alpha, d.df) * d.se;
             let (lo, hi) = (d.mean - half, d.mean + half);
-            let outcome = if lo > -delta && hi < delta {
-                Outcome::Holds
-            } else if lo > delta || hi < -delta {
-                Outcome::Reversed
-            } else {
-                Outcome::Inconclusive
-            };
-            (
-                outcome,
-                format!(
-                    "{how}, {:.0}% CI of the difference [{lo:.3e}, {hi:.3e}], δ = {delta:.3e}",
+            // TOST: both one-sided tests reject |difference| ≥ δ; reversed: one rejects |difference| ≤ δ.
+            let p_hold =
+                p_above(d.mean + delta, d.se, d.df).max(p_above(delta - d.mean, d.se, d.df));
+            let p_rev =
+                p_above(d.mean - delta, d.se, d.df).min(p_above(-delta - d.mean, d.se, d.df));
+            let (direction, p) = pick(p_hold, p_rev);
+            Decision {
+                direction,
+                p: Some(p),
+                detail: format!(
+                    "{how}, {:.0}% CI of the difference [{lo:.3e}, {hi:.3e}], δ = {delta:.3e}, p = {p:.2e}",
                     100.0 * (1.0 - 2.0 * claim.alpha)
                 ),
                 factor,
-            )
+                against: d.mean.abs() >= delta,
+                df,
+            }
         }
         ClaimTest::NotWorse(m) => {
             let delta = m.of(mb);
             let half = t_quantile(1.0 - claim.alpha, d.df) * d.se;
-            let outcome = if loss + half < delta {
-                Outcome::Holds
-            } else if loss - half > delta {
-                Outcome::Reversed
-            } else {
-                Outcome::Inconclusive
-            };
-            (
-                outcome,
-                format!(
-                    "{how}, loss {loss:.3e}, one-sided {:.0}% bounds [{:.3e}, {:.3e}], δ = {delta:.3e}",
+            let (direction, p) = pick(
+                p_above(delta - loss, d.se, d.df),
+                p_above(loss - delta, d.se, d.df),
+            );
+            Decision {
+                direction,
+                p: Some(p),
+                detail: format!(
+                    "{how}, loss {loss:.3e}, one-sided {:.0}% bounds [{:.3e}, {:.3e}], δ = {delta:.3e}, p = {p:.2e}",
                     100.0 * (1.0 - claim.alpha),
                     loss - half,
                     loss + half
                 ),
                 factor,
-            )
+                against: loss >= delta,
+                df,
+            }
         }
     }
 }
@@ -738,6 +886,31 @@ pub fn evaluate(claim: &ClaimSpec, points: &[Point]) -> ClaimVerdict {
             ));
         }
     }
+    if claim.scale == Scale::Log {
+        let bad: Vec<&&Point> = selected.iter().filter(|p| p.value <= 0.0).collect();
+        if let Some(first) = bad.first() {
+            remarks.push(format!(
+                "scale = \"log\" needs positive values of {}: {} of {} cells have a value ≤ 0 (e.g. {}: {}); not \
+                 tested.",
+                claim.metric,
+                bad.len(),
+                selected.len(),
+                describe(&first.params),
+                first.value
+            ));
+            return ClaimVerdict {
+                word: "not evaluated".into(),
+                holds: 0,
+                reversed: 0,
+                inconclusive: 0,
+                leaning_against: 0,
+                family: 0,
+                pairs: None,
+                comparisons: Vec::new(),
+                remarks,
+            };
+        }
+    }
     let along = claim.budget.as_ref().map(|b| b.along.as_str());
     let rep = claim.replicate.as_str();
     let skip = |k: &str| k == claim.by || k == "seed" || k == rep || Some(k) == along;
@@ -750,7 +923,9 @@ pub fn evaluate(claim: &ClaimSpec, points: &[Point]) -> ClaimVerdict {
             contexts.push(ctx);
         }
     }
-    let mut comparisons = Vec::new();
+    // (context, a, b, means of the samples, decision) of every comparison, decided after Holm's adjustment.
+    type Pending = (String, String, String, (f64, f64), Decision);
+    let mut decided: Vec<Pending> = Vec::new();
     for ctx in &contexts {
         let members: Vec<&&Point> = selected
             .iter()
@@ -898,18 +1073,24 @@ pub fn evaluate(claim: &ClaimSpec, points: &[Point]) -> ClaimVerdict {
                 }
             }
             for (where_, samples) in at_points {
-                let sides: Vec<Vec<Side>> =
-                    pair.iter()
-                        .map(|g| {
-                            g.iter()
-                                .filter_map(|m| {
-                                    samples.get(m).filter(|s| !s.is_empty()).map(|s| {
-                                        (m.clone(), s.clone(), member_items.get(m).cloned())
-                                    })
+                let sides: Vec<Vec<Side>> = pair
+                    .iter()
+                    .map(|g| {
+                        g.iter()
+                            .filter_map(|m| {
+                                samples.get(m).filter(|s| !s.is_empty()).map(|s| {
+                                    let s = match claim.scale {
+                                        Scale::Linear => s.clone(),
+                                        Scale::Log => {
+                                            s.iter().map(|(k, v)| (k.clone(), v.ln())).collect()
+                                        }
+                                    };
+                                    (m.clone(), s, member_items.get(m).cloned())
                                 })
-                                .collect()
-                        })
-                        .collect();
+                            })
+                            .collect()
+                    })
+                    .collect();
                 if sides.iter().any(Vec::is_empty) {
                     continue;
                 }
@@ -920,43 +1101,128 @@ pub fn evaluate(claim: &ClaimSpec, points: &[Point]) -> ClaimVerdict {
                 for (na, sa, ia) in &left {
                     for (nb, sb, ib) in &right {
                         let items = ia.as_deref().zip(ib.as_deref());
-                        let (outcome, detail, factor) = decide(claim, sa, sb, items);
-                        comparisons.push(Comparison {
-                            context: where_.clone(),
-                            a: na.clone(),
-                            b: nb.clone(),
-                            means: (mean(sa), mean(sb)),
-                            outcome,
-                            detail,
-                            factor,
-                        });
+                        decided.push((
+                            where_.clone(),
+                            na.clone(),
+                            nb.clone(),
+                            (mean(sa), mean(sb)),
+                            decide(claim, sa, sb, items),
+                        ));
                     }
                 }
             }
         }
     }
+    // Holm's step-down over the claim's tested comparisons.
+    let tested: Vec<usize> = (0..decided.len())
+        .filter(|&i| decided[i].4.p.is_some())
+        .collect();
+    let family = tested.len();
+    let adjusted = crate::outputs::holm_adjust(
+        &tested
+            .iter()
+            .map(|&i| decided[i].4.p.unwrap_or(1.0))
+            .collect::<Vec<_>>(),
+    );
+    let mut adjusted_of = vec![None; decided.len()];
+    for (&i, &q) in tested.iter().zip(&adjusted) {
+        adjusted_of[i] = Some(q);
+    }
+    let comparisons: Vec<Comparison> = decided
+        .into_iter()
+        .zip(adjusted_of)
+        .map(|((context, a, b, means, d), q)| {
+            let outcome = match q {
+                Some(q) if q < claim.alpha => d.direction,
+                Some(_) => Outcome::Inconclusive,
+                None => d.direction,
+            };
+            let detail = match q {
+                Some(q) if family > 1 => format!("{}, Holm-adjusted p = {q:.2e}", d.detail),
+                _ => d.detail,
+            };
+            let means = match claim.scale {
+                Scale::Linear => means,
+                Scale::Log => (means.0.exp(), means.1.exp()),
+            };
+            Comparison {
+                context,
+                a,
+                b,
+                means,
+                outcome,
+                detail,
+                factor: d.factor,
+                against: d.against,
+                p: d.p,
+                df: d.df,
+            }
+        })
+        .collect();
     let count = |o: Outcome| comparisons.iter().filter(|c| c.outcome == o).count();
-    let (holds, reversed, inconclusive) = (
+    let pair_counts = (
         count(Outcome::Holds),
         count(Outcome::Reversed),
         count(Outcome::Inconclusive),
     );
-    let mut word = if comparisons.is_empty() {
-        "not evaluated"
-    } else if holds == comparisons.len() {
-        "holds"
-    } else if reversed == comparisons.len() {
-        "does not hold"
-    } else if holds == 0 && reversed == 0 {
-        "within noise"
-    } else if reversed == 0 {
-        "holds in part"
-    } else if holds == 0 {
-        "does not hold"
+    // The units the word counts: the comparisons, or for a `best` claim each (context, claimed-best member).
+    let units: Vec<(Outcome, bool)> = if claim.best {
+        let mut keys: Vec<(&str, &str)> = Vec::new();
+        for c in &comparisons {
+            if !keys.contains(&(c.context.as_str(), c.a.as_str())) {
+                keys.push((c.context.as_str(), c.a.as_str()));
+            }
+        }
+        keys.iter()
+            .map(|(ctx, a)| {
+                let here: Vec<&Comparison> = comparisons
+                    .iter()
+                    .filter(|c| c.context == *ctx && c.a == *a)
+                    .collect();
+                let outcome = if here.iter().all(|c| c.outcome == Outcome::Holds) {
+                    Outcome::Holds
+                } else if here.iter().any(|c| c.outcome == Outcome::Reversed) {
+                    Outcome::Reversed
+                } else {
+                    Outcome::Inconclusive
+                };
+                (outcome, here.iter().any(|c| c.against))
+            })
+            .collect()
     } else {
-        "mixed"
-    }
-    .to_string();
+        comparisons.iter().map(|c| (c.outcome, c.against)).collect()
+    };
+    let unit_count = |o: Outcome| units.iter().filter(|u| u.0 == o).count();
+    let (holds, reversed, inconclusive) = (
+        unit_count(Outcome::Holds),
+        unit_count(Outcome::Reversed),
+        unit_count(Outcome::Inconclusive),
+    );
+    let leaning_against = units
+        .iter()
+        .filter(|u| u.0 == Outcome::Inconclusive && u.1)
+        .count();
+    let leaning_for = inconclusive - leaning_against;
+    let n = units.len();
+    let mut word = if n == 0 {
+        "not evaluated".to_string()
+    } else if holds == n {
+        "holds".into()
+    } else if holds == 0 && reversed == 0 {
+        "within noise".into()
+    } else if holds > reversed + leaning_against {
+        if leaning_against > 0 {
+            format!("holds in part; leaning against in {leaning_against}")
+        } else {
+            "holds in part".into()
+        }
+    } else if reversed > holds + leaning_for
+        || (holds == 0 && reversed + leaning_against > leaning_for)
+    {
+        "does not hold".into()
+    } else {
+        "mixed".into()
+    };
     if let ClaimTest::Ratio {
         factor,
         reading,
@@ -992,10 +1258,36 @@ pub fn evaluate(claim: &ClaimSpec, points: &[Point]) -> ClaimVerdict {
                     format!("differs by more than a factor {tolerance}")
                 }
             ));
-            if !agrees && (word == "holds" || word == "holds in part") {
-                word = format!("{word}; factor differs");
+            // A factor that does not agree is never "holds": the direction holds, the size does not.
+            if !agrees && (word == "holds" || word.starts_with("holds in part")) {
+                word = if word == "holds" {
+                    "holds in part; factor differs".into()
+                } else {
+                    format!("{word}; factor differs")
+                };
             }
         }
+    }
+    // Underpowered: every comparison a t-test with df ≤ 2 (or no test at all).
+    let dfs: Vec<Option<f64>> = comparisons.iter().map(|c| c.df).collect();
+    if !dfs.is_empty() && dfs.iter().all(|d| d.is_some_and(|d| d <= 2.0)) {
+        let max = dfs.iter().flatten().copied().fold(0.0, f64::max);
+        let df = if max == 0.0 {
+            "one value each".to_string()
+        } else if dfs.iter().flatten().all(|d| *d == max) && max.fract() == 0.0 {
+            format!("df = {max}")
+        } else {
+            format!("df ≤ {}", (max * 10.0).ceil() / 10.0)
+        };
+        remarks.push(format!(
+            "Underpowered: every comparison's test has {} (too few replicates to decide any but large effects).",
+            if max == 0.0 { "one value each side, no test possible".to_string() } else { df.clone() }
+        ));
+        word = if word == "within noise" {
+            format!("underpowered ({df})")
+        } else {
+            format!("{word} (underpowered: {df})")
+        };
     }
     if claim.timing
         && remarks.iter().any(|r| r.starts_with("Timings unverified"))
@@ -1008,6 +1300,9 @@ pub fn evaluate(claim: &ClaimSpec, points: &[Point]) -> ClaimVerdict {
         holds,
         reversed,
         inconclusive,
+        leaning_against,
+        family,
+        pairs: claim.best.then_some(pair_counts),
         comparisons,
         remarks,
     }
@@ -1023,7 +1318,7 @@ pub fn claims_markdown(claims: &[(&ClaimSpec, ClaimVerdict)]) -> String {
     for (c, v) in claims {
         let _ = writeln!(
             out,
-            "| {} | {}{}{} | **{}** | {} | {} | {} of {} |",
+            "| {} | {}{}{}{} | **{}** | {} | {} | {} of {}{} |",
             c.text,
             c.test.name(),
             c.budget
@@ -1034,11 +1329,22 @@ pub fn claims_markdown(claims: &[(&ClaimSpec, ClaimVerdict)]) -> String {
             } else {
                 ""
             },
+            match (c.scale, c.best) {
+                (Scale::Log, true) => ", log scale, best per context",
+                (Scale::Log, false) => ", log scale",
+                (Scale::Linear, true) => ", best per context",
+                (Scale::Linear, false) => "",
+            },
             v.word,
             v.holds,
             v.reversed,
             v.inconclusive,
-            v.total()
+            v.total(),
+            if v.leaning_against > 0 {
+                format!(" ({} against)", v.leaning_against)
+            } else {
+                String::new()
+            }
         );
     }
     let _ = writeln!(out);
@@ -1046,9 +1352,19 @@ pub fn claims_markdown(claims: &[(&ClaimSpec, ClaimVerdict)]) -> String {
         let _ = writeln!(out, "- **{}** — the paper: {}", c.text, c.quote);
         let _ = writeln!(
             out,
-            "  - {} (comparisons at α = {}; groups count {}).",
+            "  - {} (comparisons at α = {}{}{}; groups count {}).",
             v.counts(),
             c.alpha,
+            if v.family > 1 {
+                format!(", Holm-adjusted over {} comparisons", v.family)
+            } else {
+                String::new()
+            },
+            if c.scale == Scale::Log {
+                format!(", tests on ln({})", c.metric)
+            } else {
+                String::new()
+            },
             match c.group {
                 GroupMode::All => "with every member",
                 GroupMode::Any => "with their best member",
@@ -1079,12 +1395,24 @@ pub fn claims_markdown(claims: &[(&ClaimSpec, ClaimVerdict)]) -> String {
     let _ = writeln!(
         out,
         "\nEach comparison is decided by a test over the seeds (paired where both sides have the same seeds, \
-         Welch's otherwise): **holds** when the claimed relation is significant, **reversed** when the opposite \
-         is, **inconclusive** when the gap is within noise. A claim **holds** when every comparison holds, \
-         **holds in part** when some hold and none is reversed, is **within noise** when none is decided, \
-         **mixed** when some hold and some are reversed, and **does not hold** when none holds and some are \
-         reversed. Claims and their tests: README, \"Writing an experiment\".\n"
+         Welch's otherwise), its p-value Holm-adjusted over the claim's comparisons: **holds** when the claimed \
+         relation is significant, **reversed** when the opposite is, **inconclusive** when the gap is within \
+         noise — *against* the claim when its means point the other way. A claim **holds** when every comparison \
+         holds, **holds in part** when the holds outnumber the reversed and the inconclusive-against ones \
+         together, **does not hold** when the reversed outnumber the holds and the other inconclusive ones \
+         together (or, none holding, the reversed and inconclusive-against ones outnumber the rest), is **within noise** when none is decided and **mixed** otherwise; a ratio claim whose factor \
+         differs from the paper's is at most **holds in part**, and a claim whose tests all have df ≤ 2 is marked \
+         **underpowered**. Claims and their tests: README, \"Writing an experiment\".\n"
     );
+    if claims.iter().any(|(c, _)| c.best) {
+        let _ = writeln!(
+            out,
+            "Claims judged *best per context* count each context (and each member claimed best) once: **best** \
+             (holds) where it beats every other member significantly, **beaten** (reversed) where one beats it \
+             significantly, inconclusive otherwise — against the claim where another member has the better \
+             mean; the pair-by-pair counts are given beside.\n"
+        );
+    }
     if claims.iter().any(|(c, _)| c.items.is_some()) {
         let _ = writeln!(
             out,
@@ -1122,6 +1450,8 @@ mod tests {
             replicate: "seed".into(),
             budget: None,
             timing: false,
+            scale: Scale::Linear,
+            best: false,
         }
     }
 
@@ -1429,7 +1759,297 @@ mod tests {
             &claim(&[&["a"], &["b"]], ratio(150.0, FactorReading::AtLeast)),
             p,
         );
-        assert_eq!(v.word, "holds; factor differs");
+        // A factor that does not agree is never "holds": the direction holds, the size does not.
+        assert_eq!(v.word, "holds in part; factor differs");
+        assert_eq!((v.holds, v.total()), (1, 1));
+    }
+
+    /// A cell in a context `ds` (a second sweep parameter, so that one claim has several comparisons).
+    fn ptc(method: &str, ds: &str, seed: i64, value: f64) -> Point {
+        let mut p = pt(method, seed, value);
+        p.params.insert(1, ("ds".into(), Value::Str(ds.into())));
+        p
+    }
+
+    /// `a` and `b` in context `ds` over 8 seeds: b − a is `gap` on average beside shared seed noise (what
+    /// pairing removes) and own noise of zero mean (sd of the paired difference 0.029, se 0.010): a gap of 0.1
+    /// is decided (t = 9.7 on 7 df, p ≈ 3e-5), one of ±0.002 or ±0.006 is not.
+    fn pair_in(ds: &str, gap: f64) -> Vec<Point> {
+        let shared = [0.3, -0.5, 0.1, 0.4, -0.2, 0.6, -0.4, -0.3];
+        let own = [0.01, -0.01, 0.02, -0.02, 0.005, -0.005, 0.015, -0.015];
+        let mut p = Vec::new();
+        for s in 0..8 {
+            p.push(ptc("a", ds, s as i64, 1.0 + shared[s] + own[s]));
+            p.push(ptc("b", ds, s as i64, 1.0 + gap + shared[s] - own[s]));
+        }
+        p
+    }
+
+    #[test]
+    fn inconclusive_comparisons_count_by_the_direction_of_their_means() {
+        let c = claim(&[&["a"], &["b"]], ClaimTest::Order);
+        let outcomes = |v: &ClaimVerdict| (v.holds, v.reversed, v.inconclusive, v.leaning_against);
+        // One significant hold beside one inconclusive comparison whose means lean for the claim: holds in part.
+        let mut p = pair_in("x", 0.1);
+        p.extend(pair_in("y", 0.002));
+        let v = run(&c, p);
+        assert_eq!(outcomes(&v), (1, 0, 1, 0), "{:?}", v.comparisons);
+        assert_eq!(v.word, "holds in part");
+        // The same hold beside one leaning against: the hold does not outweigh it.
+        let mut p = pair_in("x", 0.1);
+        p.extend(pair_in("y", -0.002));
+        let v = run(&c, p);
+        assert_eq!(outcomes(&v), (1, 0, 1, 1), "{:?}", v.comparisons);
+        assert_eq!(v.word, "mixed");
+        assert!(v
+            .counts()
+            .ends_with("(1 of them leaning against the claim)"));
+        // Two holds outweigh one leaning against, and the word says how many lean against.
+        let mut p = pair_in("x", 0.1);
+        p.extend(pair_in("y", 0.1));
+        p.extend(pair_in("z", -0.002));
+        let v = run(&c, p);
+        assert_eq!(outcomes(&v), (2, 0, 1, 1), "{:?}", v.comparisons);
+        assert_eq!(v.word, "holds in part; leaning against in 1");
+        // Symmetrically, one reversal beside one inconclusive comparison leaning for the claim is mixed, and
+        // beside one leaning against does not hold.
+        let mut p = pair_in("x", -0.1);
+        p.extend(pair_in("y", 0.002));
+        let v = run(&c, p);
+        assert_eq!(outcomes(&v), (0, 1, 1, 0), "{:?}", v.comparisons);
+        assert_eq!(v.word, "mixed");
+        let mut p = pair_in("x", -0.1);
+        p.extend(pair_in("y", -0.002));
+        let v = run(&c, p);
+        assert_eq!(outcomes(&v), (0, 1, 1, 1), "{:?}", v.comparisons);
+        assert_eq!(v.word, "does not hold");
+        // With nothing holding, one reversal and one leaning against outweigh one leaning for; beside two
+        // leaning for they do not.
+        let mut p = pair_in("x", -0.1);
+        p.extend(pair_in("y", -0.002));
+        p.extend(pair_in("z", 0.002));
+        let v = run(&c, p.clone());
+        assert_eq!(
+            (outcomes(&v), v.word.as_str()),
+            ((0, 1, 2, 1), "does not hold")
+        );
+        p.extend(pair_in("w", 0.002));
+        let v = run(&c, p);
+        assert_eq!((outcomes(&v), v.word.as_str()), ((0, 1, 3, 1), "mixed"));
+        // A hold and a reversal, the third leaning for: neither outweighs the other.
+        let mut p = pair_in("x", 0.1);
+        p.extend(pair_in("y", -0.1));
+        p.extend(pair_in("z", 0.002));
+        let v = run(&c, p);
+        assert_eq!((outcomes(&v), v.word.as_str()), ((1, 1, 1, 0), "mixed"));
+    }
+
+    #[test]
+    fn equivalence_and_non_inferiority_lean_by_the_margin() {
+        // The difference 0.006 beside a margin of 0.005 is past the margin (leaning against), beside 0.007
+        // inside it (leaning for); neither is decided with own noise of ±0.02.
+        let mut p = pair_in("x", 0.006);
+        p.extend(pair_in("y", 0.006));
+        for (test, against) in [
+            (ClaimTest::Equivalent(Margin::Abs(0.005)), 2),
+            (ClaimTest::Equivalent(Margin::Abs(0.007)), 0),
+            (ClaimTest::NotWorse(Margin::Abs(0.001)), 0),
+        ] {
+            let v = run(&claim(&[&["a"], &["b"]], test.clone()), p.clone());
+            assert_eq!(
+                (v.inconclusive, v.leaning_against),
+                (2, against),
+                "{test:?}: {:?}",
+                v.comparisons
+            );
+        }
+        // b better than a by 0.006: a's loss 0.006 is past a 0.005 non-inferiority margin.
+        let mut p = pair_in("x", -0.006);
+        p.extend(pair_in("y", -0.006));
+        let v = run(
+            &claim(&[&["a"], &["b"]], ClaimTest::NotWorse(Margin::Abs(0.005))),
+            p,
+        );
+        assert_eq!((v.inconclusive, v.leaning_against), (2, 2));
+    }
+
+    /// 4 seeds whose paired differences b − a are 0.5, 1.5, 0.5, 1.5 times `scale`: t = 3.46 on 3 df, p ≈ 0.04.
+    fn borderline(ds: &str, scale: f64) -> Vec<Point> {
+        let mut p = Vec::new();
+        for (s, d) in [0.5, 1.5, 0.5, 1.5].into_iter().enumerate() {
+            let base = 10.0 + s as f64;
+            p.push(ptc("a", ds, s as i64, base));
+            p.push(ptc("b", ds, s as i64, base + d * scale));
+        }
+        p
+    }
+
+    #[test]
+    fn holm_adjusts_the_p_values_of_one_claim_together() {
+        let c = claim(&[&["a"], &["b"]], ClaimTest::Order);
+        let p_one = p_two_sided(DiffStat {
+            mean: -1.0,
+            se: (1.0_f64 / 3.0).sqrt() / 2.0,
+            df: 3.0,
+        });
+        assert!((0.03..0.05).contains(&p_one), "{p_one}");
+        // Alone, the comparison holds at α = 0.05 ...
+        let v = run(&c, borderline("x", 1.0));
+        assert_eq!((v.word.as_str(), v.family), ("holds", 1));
+        assert!(!v.comparisons[0].detail.contains("Holm"));
+        // ... two such comparisons in one claim do not: Holm's smallest adjusted p-value is 2p > 0.05.
+        let mut p = borderline("x", 1.0);
+        p.extend(borderline("y", 1.0));
+        let v = run(&c, p);
+        assert_eq!((v.word.as_str(), v.holds, v.family), ("within noise", 0, 2));
+        let shown = &v.comparisons[0].detail;
+        assert!(
+            shown.contains(&format!("Holm-adjusted p = {:.2e}", 2.0 * p_one)),
+            "{shown}"
+        );
+        // A strong comparison survives the adjustment and takes the step-down's larger share off the other:
+        // 2·p_strong and then 1·p_one < 0.05.
+        let mut p = borderline("x", 1.0);
+        p.extend(pair_in("y", 0.1));
+        let v = run(&c, p);
+        assert_eq!((v.word.as_str(), v.holds), ("holds", 2));
+        let md = claims_markdown(&[(&c, v)]);
+        assert!(md.contains("Holm-adjusted over 2 comparisons"), "{md}");
+        // The interval tests are adjusted too: a borderline non-inferiority comparison (one-sided p ≈ 0.02)
+        // holds alone, and three of them (3p > 0.05) do not.
+        let ni = claim(&[&["a"], &["b"]], ClaimTest::NotWorse(Margin::Abs(0.0)));
+        assert_eq!(run(&ni, borderline("x", 1.0)).word, "holds");
+        let mut p = borderline("x", 1.0);
+        p.extend(borderline("y", 1.0));
+        p.extend(borderline("z", 1.0));
+        let v = run(&ni, p);
+        assert_eq!((v.word.as_str(), v.family), ("within noise", 3));
+    }
+
+    #[test]
+    fn log_scale_tests_ratios() {
+        // b is 50× a at every seed (up to ±10 %), the seeds spanning three orders of magnitude: on the raw
+        // scale the differences' spread hides it, on the log scale it is plain.
+        let mut p = Vec::new();
+        for (s, base) in [1.0, 100.0, 10.0, 1000.0, 3.0, 30.0]
+            .into_iter()
+            .enumerate()
+        {
+            let wobble = [1.0, 1.1, 0.9, 1.05, 0.95, 1.0][s];
+            p.push(pt("a", s as i64, base * wobble));
+            p.push(pt("b", s as i64, 50.0 * base));
+        }
+        let mut c = claim(&[&["a"], &["b"]], ClaimTest::Order);
+        let v = run(&c, p.clone());
+        assert_eq!(v.word, "within noise", "{:?}", v.comparisons);
+        c.scale = Scale::Log;
+        let v = run(&c, p.clone());
+        assert_eq!(v.word, "holds", "{:?}", v.comparisons);
+        assert!(v.comparisons[0].detail.starts_with("paired t on ln(err)"));
+        // The means shown are geometric means, and a ratio claim's factor is their ratio.
+        let geo = |xs: &[f64]| (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp();
+        let a: Vec<f64> = p.iter().step_by(2).map(|x| x.value).collect();
+        let b: Vec<f64> = p.iter().skip(1).step_by(2).map(|x| x.value).collect();
+        assert!((v.comparisons[0].means.0 - geo(&a)).abs() < 1e-9 * geo(&a));
+        c.test = ClaimTest::Ratio {
+            factor: 50.0,
+            reading: FactorReading::About,
+            tolerance: 2.0,
+        };
+        let v = run(&c, p.clone());
+        let f = v.comparisons[0].factor.unwrap_or(0.0);
+        assert!((f - geo(&b) / geo(&a)).abs() < 1e-9 * f, "{f}");
+        assert_eq!(v.word, "holds");
+        // A value ≤ 0 cannot be logged: the claim is not evaluated and says why.
+        p[0].value = 0.0;
+        let v = run(&c, p);
+        assert_eq!((v.word.as_str(), v.total()), ("not evaluated", 0));
+        assert!(
+            v.remarks[0].starts_with("scale = \"log\" needs positive values of err: 1 of 12 cells"),
+            "{}",
+            v.remarks[0]
+        );
+    }
+
+    #[test]
+    fn tests_with_two_or_fewer_degrees_of_freedom_are_underpowered() {
+        let c = claim(&[&["a"], &["b"]], ClaimTest::Order);
+        // 2 seeds (df = 1), a gap of 0.1 with own noise ±0.02: not decided, and said to be underpowered.
+        let two: Vec<Point> = pair_in("x", 0.1)
+            .into_iter()
+            .filter(|p| p.get("seed").and_then(Value::as_int).unwrap_or(9) < 2)
+            .collect();
+        let v = run(&c, two);
+        assert_eq!(v.total(), 1);
+        assert_eq!(v.word, "underpowered (df = 1)");
+        assert!(v.remarks.iter().any(|r| r.starts_with("Underpowered")));
+        // The same gap over 8 seeds is decided and not underpowered.
+        let v = run(&c, pair_in("x", 0.1));
+        assert_eq!(v.word, "holds");
+        assert!(!v.remarks.iter().any(|r| r.starts_with("Underpowered")));
+        // A gap decided even on 2 seeds keeps its word, qualified.
+        let mut p = vec![pt("a", 0, 1.0), pt("a", 1, 2.0)];
+        p.extend([pt("b", 0, 11.0), pt("b", 1, 12.001)]);
+        let v = run(&c, p);
+        assert_eq!(v.word, "holds (underpowered: df = 1)");
+        // The verdict summary counts the qualified word under its base.
+        assert!(v.word.split(" (").next() == Some("holds"));
+    }
+
+    /// Member `m` in context `ds`: `offset` above a at every seed, with the shared seed noise and the own
+    /// noise of [`pair_in`] (b's sign), so that a against it is as a against b there.
+    fn member_in(m: &str, ds: &str, offset: f64) -> Vec<Point> {
+        pair_in(ds, offset)
+            .into_iter()
+            .filter(|p| p.get("method") == Some(&Value::Str("b".into())))
+            .map(|mut p| {
+                p.params[0].1 = Value::Str(m.into());
+                p
+            })
+            .collect()
+    }
+
+    #[test]
+    fn best_claims_count_contexts_not_pairs() {
+        // "a is best" against b and c in four contexts: best at x; at y and z a beats b but not c (c's mean
+        // 0.002 below a's at y, above at z); at w c beats a.
+        let mut p = Vec::new();
+        for (ds, gap_c) in [("x", 0.1), ("y", -0.002), ("z", 0.002), ("w", -0.1)] {
+            p.extend(pair_in(ds, 0.1));
+            p.extend(member_in("c", ds, gap_c));
+        }
+        let mut c = claim(&[&["a"], &["b", "c"]], ClaimTest::Order);
+        // Pair by pair: 5 of 8 hold, 1 reversed, 1 leaning against: holds in part.
+        let v = run(&c, p.clone());
+        assert_eq!(
+            (v.holds, v.reversed, v.inconclusive, v.leaning_against),
+            (5, 1, 2, 1),
+            "{:?}",
+            v.comparisons
+        );
+        assert_eq!(v.word, "holds in part; leaning against in 1");
+        // Per context: best at x, beaten at w, inconclusive at y (against) and z (for): mixed.
+        c.best = true;
+        let v = run(&c, p.clone());
+        assert_eq!(
+            (v.holds, v.reversed, v.inconclusive, v.leaning_against),
+            (1, 1, 2, 1)
+        );
+        assert_eq!(v.word, "mixed");
+        assert!(
+            v.counts().starts_with(
+                "best in 1, beaten in 1, inconclusive in 2 of 4 contexts (1 of them leaning against the claim); \
+                 pair by pair: holds in 5, reversed in 1, inconclusive in 2 of 8"
+            ),
+            "{}",
+            v.counts()
+        );
+        // Without w and y: best at x, inconclusive but ahead by mean at z: holds in part.
+        let p: Vec<Point> = p
+            .into_iter()
+            .filter(|x| !matches!(x.get("ds"), Some(Value::Str(d)) if d == "w" || d == "y"))
+            .collect();
+        assert_eq!(run(&c, p).word, "holds in part");
     }
 
     #[test]
@@ -1492,7 +2112,7 @@ mod tests {
     fn single_values_need_exact_metrics() {
         let mut c = claim(&[&["a"], &["b"]], ClaimTest::Order);
         let p = vec![pt("a", 0, 1.0), pt("b", 0, 2.0)];
-        assert_eq!(run(&c, p.clone()).word, "within noise");
+        assert_eq!(run(&c, p.clone()).word, "underpowered (one value each)");
         c.exact = true;
         assert_eq!(run(&c, p).word, "holds");
     }
@@ -1524,7 +2144,8 @@ mod tests {
         }
         let mut c = claim(&[&["a"], &["b"]], ClaimTest::Order);
         let v = run(&c, pts.clone());
-        assert_eq!((v.word.as_str(), v.total()), ("within noise", 6));
+        // (3 seeds: df = 2 per data set)
+        assert_eq!((v.word.as_str(), v.total()), ("underpowered (df = 2)", 6));
         c.replicate = "dataset".into();
         let v = run(&c, pts);
         assert_eq!((v.word.as_str(), v.total()), ("holds", 1));
@@ -1554,7 +2175,7 @@ mod tests {
         let mut p: Vec<Point> = (0..3).map(|s| pt("a", s, 1.0 + 0.01 * s as f64)).collect();
         p.extend((0..3).map(|s| pt("b", s, 5.0 + 0.02 * s as f64)));
         let v = run(&c, p.clone());
-        assert_eq!(v.word, "holds (timings unverified)");
+        assert_eq!(v.word, "holds (underpowered: df = 2) (timings unverified)");
         for x in &mut p {
             x.quiet = Some(true);
         }
@@ -1580,7 +2201,10 @@ mod tests {
             x.machine = if i < 6 { "AVX-512" } else { "AVX2" }.into();
         }
         let v = run(&c, p.clone());
-        assert_eq!((v.word.as_str(), v.total()), ("holds", 1));
+        assert_eq!(
+            (v.word.as_str(), v.total()),
+            ("holds (underpowered: df = 2)", 1)
+        );
         assert!(
             v.remarks
                 .iter()

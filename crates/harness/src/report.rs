@@ -44,15 +44,11 @@ pub fn write_report(root: &Path, kinds: &Kinds, papers: Option<&Path>) -> Result
             continue;
         };
         let summaries = summarize(&spec, &layout, &rows);
-        // The paper: the first title in `*…*` of the experiment's `paper` field.
-        let paper = spec
-            .paper
-            .split('*')
-            .nth(1)
-            .map_or_else(|| spec.paper.clone(), str::to_string);
         let claim_verdicts = crate::outputs::claim_verdicts(&spec, &layout, &rows);
-        for (_, v) in &claim_verdicts {
-            verdicts.push((paper.clone(), v.word.clone()));
+        for paper in papers_of(&spec.paper) {
+            for (_, v) in &claim_verdicts {
+                verdicts.push((paper.clone(), v.word.clone()));
+            }
         }
         let anchor = spec
             .title
@@ -101,12 +97,29 @@ pub fn write_report(root: &Path, kinds: &Kinds, papers: Option<&Path>) -> Result
     Ok(count)
 }
 
+/// The papers an experiment's `paper` field names: every title in `*…*` (an experiment that reproduces a table
+/// two papers print names both, and its claims count under each), or the whole field when it has none.
+fn papers_of(field: &str) -> Vec<String> {
+    let parts: Vec<&str> = field.split('*').collect();
+    // Odd parts closed by a later `*`.
+    let titles: Vec<String> = (1..parts.len().saturating_sub(1))
+        .step_by(2)
+        .map(|i| parts[i].to_string())
+        .collect();
+    if titles.is_empty() {
+        vec![field.to_string()]
+    } else {
+        titles
+    }
+}
+
 /// The verdicts of every claim, counted by paper: one row per paper, one column per verdict.
 fn verdict_summary(verdicts: &[(String, String)]) -> String {
-    const WORDS: [&str; 6] = [
+    const WORDS: [&str; 7] = [
         "holds",
         "holds in part",
         "within noise",
+        "underpowered",
         "mixed",
         "does not hold",
         "not evaluated",
@@ -119,9 +132,12 @@ fn verdict_summary(verdicts: &[(String, String)]) -> String {
     }
     let mut out = String::from(
         "## Verdicts by paper\n\nEvery claim of every experiment below, counted by its verdict (a test over seeds \
-         per comparison; suffixes such as \"(timings unverified)\" or \"; factor differs\" are counted under the \
-         verdict they qualify).\n\n| paper | claims | holds | holds in part | within noise | mixed | does not hold \
-         | not evaluated |\n|---|---|---|---|---|---|---|---|\n",
+         per comparison, Holm-adjusted within each claim; suffixes such as \"(timings unverified)\" or \"; factor \
+         differs\" are counted under the verdict they qualify; a ratio claim whose factor differs from the paper's \
+         is at most \"holds in part\"; \"underpowered\": nothing decided and every test with df ≤ 2; an experiment \
+         that reproduces a table two papers print counts its claims under both).\n\n\
+         | paper | claims | holds | holds in part | within noise | underpowered | mixed | does not hold \
+         | not evaluated |\n|---|---|---|---|---|---|---|---|---|\n",
     );
     for p in papers {
         let words: Vec<&str> = verdicts
@@ -142,4 +158,36 @@ fn verdict_summary(verdicts: &[(String, String)]) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_experiment_counts_under_every_paper_it_names() {
+        let two = "Han et al., *A*, 2021 — Table 2; Zandieh et al., *B*, NeurIPS 2021 — Table 2";
+        assert_eq!(papers_of(two), ["A", "B"]);
+        assert_eq!(papers_of("X, *A*, 2021 — Fig. 1"), ["A"]);
+        assert_eq!(papers_of("none (across papers)"), ["none (across papers)"]);
+        // an unclosed `*` opens no title
+        assert_eq!(papers_of("X, *A*, a *footnote"), ["A"]);
+    }
+
+    #[test]
+    fn qualified_words_count_under_their_base() {
+        let v = |w: &str| ("P".to_string(), w.to_string());
+        let md = verdict_summary(&[
+            v("holds"),
+            v("holds in part; factor differs"),
+            v("holds in part; leaning against in 2; factor differs (underpowered: df = 2)"),
+            v("underpowered (df = 1)"),
+            v("mixed (timings unverified)"),
+        ]);
+        // claims, holds, holds in part, within noise, underpowered, mixed, does not hold, not evaluated
+        assert!(
+            md.contains("| *P* | 5 | 1 | 2 | 0 | 1 | 1 | 0 | 0 |"),
+            "{md}"
+        );
+    }
 }

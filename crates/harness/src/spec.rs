@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::claims::{ClaimSpec, ClaimTest, EqualBudget, FactorReading, GroupMode, Margin};
+use crate::claims::{ClaimSpec, ClaimTest, EqualBudget, FactorReading, GroupMode, Margin, Scale};
 use crate::config::{ConfigError, Doc, Section, Value};
 use crate::kind::{check_int, Cell, Kind, Kinds, RunGuard, Runner};
 
@@ -1703,6 +1703,36 @@ fn read_claim(
         }
     }
     let timing = s.opt_bool("timing")?.unwrap_or(metric.ends_with("_s"));
+    let scale = match s.opt_choice("scale", &["linear", "log"])?.as_deref() {
+        Some("log") => Scale::Log,
+        _ => Scale::Linear,
+    };
+    if scale == Scale::Log {
+        if !matches!(test, ClaimTest::Order | ClaimTest::Ratio { .. }) {
+            return Err(s.error(
+                "scale",
+                "scale = \"log\" is for test = \"order\" or \"ratio\" (margins are in the metric's units)",
+            ));
+        }
+        for (key, why) in [
+            (
+                "binomial_n",
+                "the binomial spread is on the accuracy's own scale",
+            ),
+            ("items", "per-item outcomes are on the accuracy's own scale"),
+        ] {
+            if s.value(key).is_some() {
+                return Err(s.error("scale", format!("scale = \"log\" not with `{key}`: {why}")));
+            }
+        }
+    }
+    let best = s.opt_bool("best")?.unwrap_or(false);
+    if best && (order.len() != 2 || test != ClaimTest::Order) {
+        return Err(s.error(
+            "best",
+            "best = true needs test = \"order\" and two groups: the members claimed best, then the others",
+        ));
+    }
     s.finish()?;
     Ok(ClaimSpec {
         text,
@@ -1721,5 +1751,7 @@ fn read_claim(
         replicate,
         budget,
         timing,
+        scale,
+        best,
     })
 }

@@ -234,6 +234,56 @@ fn filters_name_values_of_the_sweep() {
     );
 }
 
+/// A claim's `scale` is "linear" (default) or "log"; anything else is refused in one line naming the key and
+/// the allowed values, and the log scale is refused where the test's margins or spreads are on the metric's own
+/// scale.
+#[test]
+fn claim_scale_is_linear_or_log() {
+    let claim = "\n[[claim]]\ntext = \"c\"\nquote = \"q\"\nmetric = \"scaled\"\nby = \"n\"\norder = [[1], [2]]\n";
+    for ok in ["", "scale = \"linear\"\n", "scale = \"log\"\n"] {
+        let spec = Spec::parse(
+            Path::new("toy.toml"),
+            &format!("{FILE}{claim}{ok}"),
+            false,
+            &kinds(),
+        );
+        assert!(
+            spec.is_ok(),
+            "{ok}: {:?}",
+            spec.err().map(|e| e.to_string())
+        );
+    }
+    let e = refused(&format!("{FILE}{claim}scale = \"cubic\"\n"), false);
+    assert!(
+        e.contains("`claim[0].scale`: unknown value \"cubic\"; allowed: linear, log"),
+        "{e}"
+    );
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    let e = refused(
+        &format!("{FILE}{claim}scale = \"log\"\ntest = \"equivalent\"\nmargin = 0.1\n"),
+        false,
+    );
+    assert!(
+        e.contains("`claim[0].scale`: scale = \"log\" is for test = \"order\""),
+        "{e}"
+    );
+}
+
+/// `best = true` needs an order test of two groups (the members claimed best, then the others).
+#[test]
+fn best_claims_need_two_groups() {
+    let claim =
+        "\n[[claim]]\ntext = \"c\"\nquote = \"q\"\nmetric = \"scaled\"\nby = \"n\"\nbest = true\n";
+    let ok = format!("{FILE}{claim}order = [1, [2, 3]]\n");
+    let spec = Spec::parse(Path::new("toy.toml"), &ok, false, &kinds());
+    assert!(spec.is_ok_and(|s| s.claims[0].best));
+    let e = refused(&format!("{FILE}{claim}order = [1, 2, 3]\n"), false);
+    assert!(
+        e.contains("`claim[0].best`: best = true needs test = \"order\" and two groups"),
+        "{e}"
+    );
+}
+
 /// `[[plot]]` gives several plots, each after the first with its own name (its files `<experiment>-<name>`);
 /// a missing or repeated name is refused, and `[plot]` keeps the experiment's own file name.
 #[test]

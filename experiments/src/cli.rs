@@ -728,8 +728,10 @@ fn execute(cli: Cli) -> Result<(), AppError> {
         Command::Validate { files, quick } => {
             // Either way both variants are checked (Spec::parse): what `rfx run` and `rfx run --quick` use.
             for f in &experiment_files(files) {
-                let spec = Spec::load(f, quick, &kinds)?;
-                let other = Spec::load(f, !quick, &kinds)?;
+                // read once: a pipe (`<(cat file)`) cannot be read twice
+                let source = Spec::read_source(f)?;
+                let spec = Spec::parse(f, &source, quick, &kinds)?;
+                let other = Spec::parse(f, &source, !quick, &kinds)?;
                 let (n, m) = (spec.cells().len(), other.cells().len());
                 println!(
                     "{}: ok: experiment `{}`, kind `{}`, {n} cells{}",

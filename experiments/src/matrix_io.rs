@@ -25,7 +25,8 @@ use rfx_linalg::{check_memory, f64_bytes};
 /// Whether the first CSV line is a header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum HeaderMode {
-    /// A header iff some field of the first line is not a number.
+    /// A header if no field of the first line is a number, data if every field is; a line that mixes
+    /// both is refused (say which it is with `Present` or `Absent`: `--header yes` or `no`).
     #[default]
     Auto,
     /// The first line is a header.
@@ -234,11 +235,31 @@ impl RowBlocks {
             return Err(empty());
         }
         let line = rec.position().map_or(1, |p| p.line());
-        let all_numbers = rec.iter().all(|f| f.trim().parse::<f64>().is_ok());
+        let numbers = rec
+            .iter()
+            .filter(|f| f.trim().parse::<f64>().is_ok())
+            .count();
         let is_header = match header {
             HeaderMode::Present => true,
             HeaderMode::Absent => false,
-            HeaderMode::Auto => !all_numbers,
+            HeaderMode::Auto if numbers == rec.len() => false,
+            HeaderMode::Auto if numbers == 0 => true,
+            HeaderMode::Auto => {
+                // a header of names has no numbers and a data row no text: a mix is one or the other
+                // with a mistake, and guessing would drop a data row or read a name as a value
+                let (j, f) = rec
+                    .iter()
+                    .enumerate()
+                    .find(|(_, f)| f.trim().parse::<f64>().is_err())
+                    .unwrap_or((0, ""));
+                return Err(AppError::usage(format!(
+                    "{}: line {line} mixes numbers and text (column {}: {:?}): a header line or a data row \
+                     with a bad value? Say which with --header yes or --header no",
+                    path.display(),
+                    j + 1,
+                    f.chars().take(40).collect::<String>()
+                )));
+            }
         };
         let ncols = rec.len();
         let (header, first) = if is_header {

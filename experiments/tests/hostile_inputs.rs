@@ -440,6 +440,16 @@ fn cases() -> Vec<Case> {
     .file("nul.csv", vec![0u8; (65 << 20) + 1]);
     c.args = with_input(feat("rff", "8", &[]), "@nul.csv");
     v.push(c);
+    // Issue 60, lesser: a first data row with one bad value was silently taken as a header (the row lost)
+    let mut c = case(
+        "4-numerics",
+        "features on a first line mixing numbers and text",
+        &[],
+        Refused,
+    )
+    .file("mix.csv", b"1,2,abc\n4,5,6\n7,8,9\n".to_vec());
+    c.args = with_input(feat("rff", "8", &[]), "@mix.csv");
+    v.push(c);
     v.push(case(
         "2-memory",
         "gram --memory-cap-mb 0",

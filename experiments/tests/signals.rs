@@ -1,6 +1,6 @@
-//! Issue 60, cause 7: SIGINT or SIGTERM while `rfx gram` or `rfx features` writes its output left a hidden
-//! partial output (55 MB in one try) that no later run removed. The CLI's handler removes the temporary
-//! file and exits with 130.
+//! The CLI as a process (issue 60): SIGINT or SIGTERM while `rfx gram` or `rfx features` writes its output
+//! left a hidden partial output (55 MB in one try) that no later run removed — the CLI's handler removes the
+//! temporary file and exits with 130; experiment files are read once (pipes) and bounded (`/dev/zero`).
 
 #![cfg(unix)]
 
@@ -92,4 +92,37 @@ fn an_interrupted_output_leaves_nothing_behind() {
         );
     }
     assert!(!dir.path().join("k.csv").exists() && !dir.path().join("z.csv").exists());
+}
+
+/// Issue 60, lesser items: `rfx validate <(cat file)` read its input twice (once per variant) and said
+/// "missing [experiment]"; `/dev/zero` as an experiment file was read until memory ran out.
+#[test]
+fn experiment_files_are_read_once_and_bounded() {
+    use std::io::Write;
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("ntk-function.toml");
+    let text = std::fs::read(&file).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rfx"))
+        .args(["validate", "/dev/stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&text).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("ok: experiment `ntk-function`"), "{stdout}");
+    let out = Command::new(env!("CARGO_BIN_EXE_rfx"))
+        .args(["validate", "/dev/zero"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("/dev/zero: longer than 64 MiB"), "{stderr}");
 }

@@ -24,6 +24,9 @@ use crate::kind::{check_int, Cell, Kind, Kinds, RunGuard, Runner};
 /// its cell count, before anything is computed or written. Split such an experiment into several files.
 pub const MAX_CELLS: usize = 100_000;
 
+/// The longest experiment file read, in bytes (a generated sweep of a million seeds is 7 MB).
+pub const MAX_SOURCE_BYTES: u64 = 64 << 20;
+
 /// One axis of the sweep.
 #[derive(Debug, Clone)]
 pub struct Axis {
@@ -113,10 +116,23 @@ impl PlotSpec {
                     .chars()
                     .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
                     .collect();
-                (format!("{name}-{slug}"), Some(v.clone()))
+                (short_stem(&format!("{name}-{slug}")), Some(v.clone()))
             })
             .collect()
     }
+}
+
+/// A file stem of at most 120 bytes (file systems allow 255, and `.tmp-<host>-<pid>.png` is added while it
+/// is written): a longer ASCII stem keeps its first 100 bytes and a 16-hex-digit FNV-1a hash of the whole,
+/// so that distinct long values still get distinct files.
+fn short_stem(stem: &str) -> String {
+    if stem.len() <= 120 || !stem.is_ascii() {
+        return stem.to_string();
+    }
+    let hash = stem.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{}-{hash:016x}", &stem[..100])
 }
 
 /// Allowed values of `[plot] legend`: a corner or edge of each panel, or `outside` (one legend for the whole
@@ -442,8 +458,12 @@ pub struct Spec {
     backend_chosen: bool,
 }
 
+/// The longest experiment name: it names a folder and, with a sweep value, figure files.
+pub const MAX_NAME_CHARS: usize = 100;
+
 fn is_safe_name(s: &str) -> bool {
     !s.is_empty()
+        && s.len() <= MAX_NAME_CHARS
         && s.chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
 }
@@ -452,14 +472,37 @@ impl Spec {
     /// Reads and validates `path`, its `[experiment] kind` being one of `kinds`; `quick` applies the
     /// `[quick]` overrides.
     pub fn load(path: &Path, quick: bool, kinds: &Kinds) -> Result<Spec, ConfigError> {
-        let file = path.display().to_string();
-        let source = std::fs::read_to_string(path).map_err(|e| ConfigError {
-            file: file.clone(),
+        Self::parse(path, &Self::read_source(path)?, quick, kinds)
+    }
+
+    /// The text of the experiment file `path`, read once (so that a pipe such as `<(cat file)` can be
+    /// checked in both variants) and at most [`MAX_SOURCE_BYTES`] long (`/dev/zero` is refused, not read
+    /// forever).
+    pub fn read_source(path: &Path) -> Result<String, ConfigError> {
+        use std::io::Read;
+        let error = |message: String| ConfigError {
+            file: path.display().to_string(),
             line: None,
             key: String::new(),
-            message: format!("cannot read: {e}"),
-        })?;
-        Self::parse(path, &source, quick, kinds)
+            message,
+        };
+        let f = std::fs::File::open(path).map_err(|e| error(format!("cannot read: {e}")))?;
+        let mut bytes = Vec::new();
+        f.take(MAX_SOURCE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| error(format!("cannot read: {e}")))?;
+        if bytes.len() as u64 > MAX_SOURCE_BYTES {
+            return Err(error(format!(
+                "longer than {} MiB; an experiment file is a few kilobytes",
+                MAX_SOURCE_BYTES >> 20
+            )));
+        }
+        String::from_utf8(bytes).map_err(|e| {
+            error(format!(
+                "not UTF-8 text (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ))
+        })
     }
 
     /// Validates the text of an experiment file (`path` names it in errors) and returns the experiment as
@@ -505,7 +548,11 @@ impl Spec {
         if !is_safe_name(&name) {
             return Err(exp.error(
                 "name",
-                format!("\"{name}\" is not a valid name; allowed: lowercase letters, digits, '-' and '_'"),
+                format!(
+                    "\"{}\" is not a valid name; allowed: lowercase letters, digits, '-' and '_', at most \
+                     {MAX_NAME_CHARS} characters",
+                    name.chars().take(120).collect::<String>()
+                ),
             ));
         }
         let kind_name = exp.req_str("kind")?;

@@ -5,6 +5,7 @@
 //! ([`matrix_io`]), over the method and kernel registry `rfx-registry`. The experiment files (`experiments/*.toml`) live beside this crate.
 
 pub mod cli;
+pub mod fuzzing;
 pub mod kinds;
 pub mod matrix_io;
 pub mod npy;

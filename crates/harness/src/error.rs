@@ -7,9 +7,10 @@ use crate::config::ConfigError;
 pub enum AppError {
     /// A configuration file error (file, line, key, allowed values).
     Config(ConfigError),
-    /// A usage or input error (bad arguments, missing files, results of other settings).
+    /// A usage, input or environment error (bad arguments, missing files, results of other settings, a
+    /// full disk or an unwritable folder).
     Usage(String),
-    /// Anything else (I/O failures while writing, bugs).
+    /// Anything else: a bug, or a numerical failure of a method on valid input.
     Internal(String),
     /// A check that ran and failed (`rfx compare`, `rfx verify`: recomputed cells differ).
     Failed(String),
@@ -24,9 +25,11 @@ impl AppError {
     pub fn internal(msg: impl Into<String>) -> Self {
         AppError::Internal(msg.into())
     }
-    /// An I/O error on `path`.
+    /// An I/O error on `path`: the environment's (a full disk, a missing or unwritable file or folder, a
+    /// quota, a read-only file system: exit 2, like every user or environment mistake), not a bug of the
+    /// tool.
     pub fn io(path: &std::path::Path, e: std::io::Error) -> Self {
-        AppError::Internal(format!("{}: {e}", path.display()))
+        AppError::Usage(format!("{}: {e}", path.display()))
     }
     /// The process exit code.
     pub fn exit_code(&self) -> i32 {

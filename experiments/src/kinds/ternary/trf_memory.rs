@@ -27,12 +27,12 @@
 //! $|s_i|$ is below the score's perturbation bound $\delta_i$. `boundary_items` counts those images, and
 //! `rfx verify` lets the two fractions differ by that many images (`Tolerance::Items`). The ridge scores
 //! $\mathbf z_i^\top\mathbf w$ are sums of products whose rounding is bounded relatively,
-//! $\delta_i = r\,\Vert\mathbf z_i\Vert\Vert\mathbf w\Vert$ with $r$ the cell's relative tolerance. L-BFGS stops at
+//! $\delta_i = r\thinspace\Vert\mathbf z_i\Vert\Vert\mathbf w\Vert$ with $r$ the cell's relative tolerance. L-BFGS stops at
 //! a gradient norm $\Vert g\Vert \le$ `logistic_tol`, and the objective is $\lambda$-strongly convex in
 //! $\mathbf w$, so each run's $\tilde{\mathbf w} = (\mathbf w, b)$ lies within $\Vert g\Vert/\lambda$ of the optimum
-//! and two runs' within $2\,$`logistic_tol`$/\lambda$ of each other (taking λ as the curvature along the
-//! unpenalized intercept too, where the loss' own curvature $\frac1n\sum_i\sigma'(s_i)$ is far larger):
-//! $\delta_i = 2\,\text{tol}\,\Vert\tilde{\mathbf z}_i\Vert/\lambda + r\,\Vert\tilde{\mathbf z}_i\Vert\Vert\tilde{\mathbf w}\Vert$,
+//! and two runs' within $2\thinspace\text{tol}/\lambda$ (tol = `logistic_tol`) of each other (taking λ as the curvature along the
+//! unpenalized intercept too, where the loss's own curvature $\frac1n\sum_i\sigma^\prime(s_i)$ is far larger):
+//! $\delta_i = 2\thinspace\text{tol}\thinspace\Vert\tilde{\mathbf z}_i\Vert/\lambda + r\thinspace\Vert\tilde{\mathbf z}_i\Vert\Vert\tilde{\mathbf w}\Vert$,
 //! $\tilde{\mathbf z}_i = (\mathbf z_i, 1)$ (every image when λ = 0).
 //!
 //! **Cells.** `task` (`mnist-parity`: MNIST even vs odd digits; `fashion-parity`: Fashion-MNIST classes

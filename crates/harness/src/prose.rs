@@ -437,9 +437,20 @@ pub fn hand_typed(notes: &str) -> Vec<String> {
         .enumerate()
         .map(|(i, s)| if i % 2 == 0 { s } else { " CODE " })
         .collect();
+    // Sentences across wrapped lines: a word ending in `.`, `;` or `:` ends one, and so does a list item or
+    // a blank line.
+    let text = text.replace("\n- ", " \u{1} ").replace("\n\n", " \u{1} ");
+    let mut sentences: Vec<Vec<&str>> = vec![Vec::new()];
+    for w in text.split_whitespace() {
+        if w != "\u{1}" {
+            sentences.last_mut().expect("one").push(w);
+        }
+        if w == "\u{1}" || w.ends_with(['.', ';', ':']) {
+            sentences.push(Vec::new());
+        }
+    }
     let mut found = Vec::new();
-    for sentence in text.split(['.', ';', ':', '\n']) {
-        let words: Vec<&str> = sentence.split_whitespace().collect();
+    for words in &sentences {
         let around =
             |i: usize, j: usize| words[i.saturating_sub(3)..(j + 4).min(words.len())].join(" ");
         for i in 0..words.len() {
@@ -562,9 +573,12 @@ mod tests {
     fn hand_typed_counts_and_verdicts_are_found() {
         assert_eq!(
             hand_typed("Smaller in 28 of 30 comparisons."),
-            ["Smaller in 28 of 30 comparisons"]
+            ["Smaller in 28 of 30 comparisons."]
         );
         assert_eq!(hand_typed("five of the six sets").len(), 1);
+        // across a wrapped line, and not split at a decimal point
+        assert_eq!(hand_typed("- it holds in 3 of\n  4 sets").len(), 2);
+        assert!(hand_typed("load 1.0 of 2 CPUs; mean rank 17.8 of 18").is_empty());
         assert_eq!(hand_typed("claim 2 holds at m = 64").len(), 1);
         assert_eq!(hand_typed("it does not hold in 3 settings").len(), 1);
         // templates, code spans and numbers far from verdict words are fine

@@ -3,8 +3,8 @@
 //!
 //! A template is `{{ … }}` in the `notes` text:
 //!
-//! - `{{verdict N}}`: claim N's verdict (1-based, in file order), its word and counts, e.g. "holds in part
-//!   (holds in 12, reversed in 0, inconclusive in 18 of 30)"; `{{verdict N | F}}` one field of it, F one of
+//! - `{{verdict N}}`: claim N's verdict (1-based, in file order), its word in bold and counts, e.g.
+//!   "**holds in part** (holds in 12, reversed in 0, inconclusive in 18 of 30)"; `{{verdict N | F}}` one field of it, F one of
 //!   `word`, `counts`, `holds`, `reversed`, `inconclusive`, `against` (the inconclusive ones leaning against
 //!   the claim) and `total`.
 //! - `{{mean METRIC where P=V, P=V | FMT}}` (also `min`, `max`): the mean (least, largest) of a metric over
@@ -325,7 +325,7 @@ pub fn render(
                     Template::Verdict(n, field) => {
                         let v = verdicts.get(n - 1).ok_or_else(|| fail("no such claim"))?;
                         match field.as_deref() {
-                            None => format!("{} ({})", v.word, v.counts()),
+                            None => format!("**{}** ({})", v.word, v.counts()),
                             Some("word") => v.word.clone(),
                             Some("counts") => v.counts(),
                             Some("holds") => v.holds.to_string(),

@@ -243,15 +243,21 @@ fn verdict_block(claims: &[ClaimLine]) -> String {
                     } else {
                         format!(": {}", l.word)
                     };
-                    format!(
-                        "{} ([{}](results/README.md#{}){qualifier})",
-                        l.text, l.experiment, l.anchor
-                    )
+                    format!("{} ([{}]{qualifier})", l.text, l.experiment)
                 })
                 .collect();
             if !lines.is_empty() {
                 let _ = writeln!(out, "- *{w}*: {}", lines.join("; "));
             }
+        }
+    }
+    // The experiments' links, as Markdown link references (one per experiment, in order of appearance).
+    out.push('\n');
+    let mut linked: Vec<&str> = Vec::new();
+    for l in claims {
+        if !linked.contains(&l.experiment.as_str()) {
+            linked.push(&l.experiment);
+            let _ = writeln!(out, "[{}]: results/README.md#{}", l.experiment, l.anchor);
         }
     }
     out
@@ -348,13 +354,9 @@ mod tests {
             block.contains("**P** — 3 claims: does not hold 1, holds in part 1, holds 1."),
             "{block}"
         );
-        assert!(
-            block.contains("- *does not hold*: y ([e](results/README.md#a))"),
-            "{block}"
-        );
-        assert!(block.contains(
-            "- *holds in part*: z ([e](results/README.md#a): holds in part; factor differs)"
-        ));
+        assert!(block.contains("- *does not hold*: y ([e])"), "{block}");
+        assert!(block.contains("- *holds in part*: z ([e]: holds in part; factor differs)"));
+        assert!(block.ends_with("\n[e]: results/README.md#a\n"), "{block}");
         let readme = format!("top\n{README_BEGIN}\nold\n{README_END}\nend\n");
         assert_eq!(
             splice_readme(&readme, "new\n").unwrap(),

@@ -10,8 +10,8 @@
 //! - `{{mean METRIC where P=V, P=V | FMT}}` (also `min`, `max`): the mean (least, largest) of a metric over
 //!   every computed cell (seeds and the parameters not named included) whose parameters have the given values;
 //!   `where` is optional, and so is the format: `fixedD` (D decimals, the default `fixed3`), `sciD` (D
-//!   significant digits), `pctD` (times 100, D decimals, with " %"), `int` (rounded, thousands separated by
-//!   commas).
+//!   significant digits, as `1.2e4`), `sigD` (D significant digits without an exponent, as `58.3`), `pctD`
+//!   (times 100, D decimals, with " %"), `int` (rounded, thousands separated by commas).
 //! - `{{count cells where …}}`: the number of computed cells (a skipped cell, "(-)", is not computed);
 //!   `{{count values of P where …}}`: the number of distinct values of parameter P among them.
 //!
@@ -38,6 +38,7 @@ enum Format {
     Fixed(usize),
     Sci(usize),
     Pct(usize),
+    Sig(usize),
     Int,
 }
 
@@ -74,7 +75,7 @@ const FIELDS: [&str; 7] = [
 
 /// The syntax summary given with every error.
 const SYNTAX: &str = "templates: {{verdict N}}, {{verdict N | word|counts|holds|reversed|inconclusive|against|total}}, \
-    {{mean|min|max METRIC where P=V, … | fixedD|sciD|pctD|int}}, {{count cells where …}}, {{count values of P where …}}";
+    {{mean|min|max METRIC where P=V, … | fixedD|sciD|sigD|pctD|int}}, {{count cells where …}}, {{count values of P where …}}";
 
 fn parse_format(s: &str) -> Option<Format> {
     let digits = |rest: &str| rest.parse::<usize>().ok().filter(|d| *d <= 12);
@@ -86,6 +87,8 @@ fn parse_format(s: &str) -> Option<Format> {
         digits(r).filter(|d| *d >= 1).map(Format::Sci)
     } else if let Some(r) = s.strip_prefix("pct") {
         digits(r).map(Format::Pct)
+    } else if let Some(r) = s.strip_prefix("sig") {
+        digits(r).filter(|d| *d >= 1).map(Format::Sig)
     } else {
         None
     }
@@ -148,7 +151,7 @@ fn parse_template(src: &str) -> Result<Template, String> {
             let format = match tail {
                 None => Format::Fixed(3),
                 Some(f) => parse_format(f).ok_or_else(|| {
-                    format!("unknown format \"{f}\"; allowed: fixedD, sciD, pctD, int")
+                    format!("unknown format \"{f}\"; allowed: fixedD, sciD, sigD, pctD, int")
                 })?,
             };
             Ok(Template::Stat(stat, metric.to_string(), conds, format))
@@ -264,6 +267,16 @@ fn format_number(v: f64, f: Format) -> String {
         Format::Fixed(d) => format!("{v:.d$}"),
         Format::Sci(d) => format!("{:.*e}", d - 1, v),
         Format::Pct(d) => format!("{:.d$} %", v * 100.0),
+        Format::Sig(d) => {
+            // D significant digits, written without an exponent: 58.3, 6.28, 0.0123.
+            let magnitude = if v == 0.0 || !v.is_finite() {
+                0
+            } else {
+                v.abs().log10().floor() as i64
+            };
+            let decimals = (d as i64 - 1 - magnitude).max(0) as usize;
+            format!("{v:.decimals$}")
+        }
         Format::Int => group_thousands(v.round() as i64),
     }
 }
@@ -564,6 +577,10 @@ mod tests {
         assert_eq!(format_number(0.12345, Format::Pct(1)), "12.3 %");
         assert_eq!(format_number(0.12345, Format::Fixed(3)), "0.123");
         assert_eq!(format_number(12345.0, Format::Sci(2)), "1.2e4");
+        assert_eq!(format_number(58.26, Format::Sig(3)), "58.3");
+        assert_eq!(format_number(6.284, Format::Sig(3)), "6.28");
+        assert_eq!(format_number(0.012345, Format::Sig(2)), "0.012");
+        assert_eq!(format_number(12345.0, Format::Sig(2)), "12345");
         assert_eq!(format_number(12345.4, Format::Int), "12,345");
         assert_eq!(group_thousands(999), "999");
         assert_eq!(group_thousands(-1000), "-1,000");

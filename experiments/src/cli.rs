@@ -190,6 +190,11 @@ enum Command {
         /// (skipped when the default file does not exist).
         #[arg(long, default_value = PAPERS_FILE)]
         papers: PathBuf,
+        /// The project README whose generated block (between `<!-- verdicts:begin -->` and
+        /// `<!-- verdicts:end -->`) lists what the claims say by paper (default: README.md, when the root is
+        /// `results` and README.md has the block).
+        #[arg(long)]
+        readme: Option<PathBuf>,
     },
     /// List every feature map and exact kernel with parameters, defaults, ranges and papers.
     Methods {
@@ -457,6 +462,18 @@ fn results_root(out: Option<PathBuf>, quick: bool) -> PathBuf {
 /// The coverage data file (`rfx_harness::coverage`): every figure and table of the five papers.
 const PAPERS_FILE: &str = "experiments/papers.toml";
 
+/// The README whose generated block the report rewrites: `explicit`, else `README.md` when `root` is the
+/// default `results` and README.md has the block (`rfx_harness::report::README_BEGIN`).
+fn readme_file(root: &Path, explicit: Option<PathBuf>) -> Option<PathBuf> {
+    explicit.or_else(|| {
+        let readme = PathBuf::from("README.md");
+        (root == Path::new("results")
+            && std::fs::read_to_string(&readme)
+                .is_ok_and(|t| t.contains(rfx_harness::report::README_BEGIN)))
+        .then_some(readme)
+    })
+}
+
 /// The coverage data file for the report: `papers` when it exists; the default path may be absent (run
 /// outside the workspace), any other path must exist.
 fn papers_file(papers: &Path) -> Result<Option<&Path>, AppError> {
@@ -620,7 +637,8 @@ fn execute(cli: Cli) -> Result<(), AppError> {
                 return Ok(()); // nothing was started (time limit): nothing to report, nothing created
             }
             let papers = papers_file(Path::new(PAPERS_FILE))?;
-            let n = rfx_harness::report::write_report(&root, &kinds, papers)?;
+            let readme = readme_file(&root, None);
+            let n = rfx_harness::report::write_report(&root, &kinds, papers, readme.as_deref())?;
             println!(
                 "report: {} ({n} experiments)",
                 root.join(REPORT_FILE).display()
@@ -646,7 +664,9 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             }
             let papers = papers_file(Path::new(PAPERS_FILE))?;
             for root in roots {
-                let n = rfx_harness::report::write_report(&root, &kinds, papers)?;
+                let readme = readme_file(&root, None);
+                let n =
+                    rfx_harness::report::write_report(&root, &kinds, papers, readme.as_deref())?;
                 println!(
                     "report: {} ({n} experiments)",
                     root.join(REPORT_FILE).display()
@@ -772,8 +792,18 @@ fn execute(cli: Cli) -> Result<(), AppError> {
             list,
             dir,
         } => fetch(names, all, list, dir),
-        Command::Report { root, papers } => {
-            let n = rfx_harness::report::write_report(&root, &kinds, papers_file(&papers)?)?;
+        Command::Report {
+            root,
+            papers,
+            readme,
+        } => {
+            let readme = readme_file(&root, readme);
+            let n = rfx_harness::report::write_report(
+                &root,
+                &kinds,
+                papers_file(&papers)?,
+                readme.as_deref(),
+            )?;
             println!("{}: {n} experiments", root.join(REPORT_FILE).display());
             Ok(())
         }

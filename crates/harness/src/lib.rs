@@ -80,6 +80,7 @@ pub mod merge;
 pub mod outputs;
 pub mod plan;
 pub mod plot;
+pub mod prose;
 pub mod report;
 pub mod results;
 pub mod run;

@@ -465,9 +465,44 @@ pub fn section(
         summaries,
     ));
     if !spec.notes.is_empty() {
-        let _ = writeln!(out, "### Notes\n\n{}\n", spec.notes.trim());
+        // A template that selects nothing (a partial run) leaves the notes as written, with the error above.
+        let notes = rendered_notes(spec, layout, rows, verdicts).unwrap_or_else(|e| {
+            eprintln!("{e}");
+            format!("> **Notes not filled in:** {e}\n\n{}", spec.notes.trim())
+        });
+        let _ = writeln!(out, "### Notes\n\n{}\n", notes.trim());
     }
     out
+}
+
+/// The experiment's `notes` with their templates ([`crate::prose`]) filled from `rows` and the claims'
+/// `verdicts`; the error is one line naming the file, `notes` and the template.
+pub fn rendered_notes(
+    spec: &Spec,
+    layout: &Layout,
+    rows: &[Row],
+    verdicts: &[(&ClaimSpec, claims::ClaimVerdict)],
+) -> Result<String, String> {
+    let by_key: std::collections::HashMap<String, &Row> =
+        rows.iter().map(|r| (r.key(layout), r)).collect();
+    let cells: Vec<crate::prose::CellValues> = spec
+        .cells()
+        .into_iter()
+        .filter_map(|cell| {
+            let row = by_key.get(&cell.key())?;
+            row.note(layout)
+                .is_empty()
+                .then(|| (cell.params, row.metrics(layout)))
+        })
+        .collect();
+    let verdicts: Vec<&claims::ClaimVerdict> = verdicts.iter().map(|(_, v)| v).collect();
+    crate::prose::render(
+        &spec.file.display().to_string(),
+        &spec.notes,
+        &layout.metrics,
+        &cells,
+        &verdicts,
+    )
 }
 
 /// Ours for a `[[paper_value]]`: (mean, std, seeds) of its metric in the first summary matching its cell.

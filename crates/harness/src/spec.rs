@@ -2,7 +2,8 @@
 //! `[[table]]`s), `[[claim]]`, `[[paper_value]]` and `[quick]`. Everything is validated before anything is
 //! computed or written.
 //!
-//! `[experiment]` keys: `name`, `kind`, `seed` (required), `title`, `paper`, `description`, `notes`, and
+//! `[experiment]` keys: `name`, `kind`, `seed` (required), `title`, `paper`, `description`, `notes` (markdown
+//! whose `{{…}}` templates the report fills from the cells and verdicts, [`crate::prose`]; checked here), and
 //! `parallel_cells` (default `true`): with `false` the cells run one after another and each cell may use
 //! every worker thread (rayon and BLAS) itself, so that the wall times a kind measures are not
 //! contaminated by other cells running at the same time — use it for experiments whose tables report times;
@@ -419,7 +420,7 @@ pub struct Spec {
     pub description: String,
     /// The paper and figure/table it reproduces.
     pub paper: String,
-    /// Notes for the report (ambiguities, resolutions, stand-ins).
+    /// Notes for the report (ambiguities, resolutions, stand-ins), with templates ([`crate::prose`]).
     pub notes: String,
     /// The sweep axes (including `seed` if listed).
     pub sweep: Vec<Axis>,
@@ -611,6 +612,12 @@ impl Spec {
             .iter()
             .map(|s| read_claim(s, &params, &metrics, &item_columns, &sweep, &known))
             .collect::<Result<Vec<_>, _>>()?;
+        let known_values: Vec<(String, Vec<Value>)> = known
+            .iter()
+            .map(|a| (a.name.clone(), a.values.clone()))
+            .collect();
+        crate::prose::check(&notes, claims.len(), &params, &metrics, &known_values)
+            .map_err(|e| exp.error("notes", e))?;
         let paper_values = root
             .tables("paper_value")?
             .iter()

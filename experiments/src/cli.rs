@@ -336,7 +336,10 @@ pub fn main() -> i32 {
             return 0;
         }
     };
-    match check_rayon_env().and_then(|()| execute(cli)) {
+    match check_rayon_env()
+        .and_then(|()| check_data_env())
+        .and_then(|()| execute(cli))
+    {
         Ok(()) => 0,
         Err(e) => {
             // one line, whatever a library put in the message (e.g. a parser's multi-line diagnostic)
@@ -395,6 +398,24 @@ fn check_rayon_env() -> Result<(), AppError> {
              {MAX_THREADS} (0 or unset: all cores)"
         ))),
     }
+}
+
+/// `RFX_DATA_DIR` and `RFX_DATA_MIRROR`, when set and existing, must be folders: a plain file there made
+/// every cell fail as if the tool were broken (exit 1) instead of naming the variable (exit 2).
+fn check_data_env() -> Result<(), AppError> {
+    for var in ["RFX_DATA_DIR", "RFX_DATA_MIRROR"] {
+        if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+            let path = std::path::Path::new(&v);
+            if path.exists() && !path.is_dir() {
+                return Err(AppError::usage(format!(
+                    "environment variable {var}={}: not a folder (a data folder with one subfolder per \
+                     source; unset it for the default)",
+                    path.display()
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `--threads`: at least 1 and at most [`MAX_THREADS`].

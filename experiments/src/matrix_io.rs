@@ -141,19 +141,30 @@ impl std::fmt::Debug for RowBlocks {
 fn parse_field(path: &Path, line: u64, col: usize, field: &str) -> Result<f64, AppError> {
     let v: f64 = field.trim().parse().map_err(|_| {
         AppError::usage(format!(
-            "{}: line {line}, column {}: \"{field}\" is not a number",
+            "{}: line {line}, column {}: \"{}\" is not a number",
             path.display(),
-            col + 1
+            col + 1,
+            shown(field)
         ))
     })?;
     if !v.is_finite() {
         return Err(AppError::usage(format!(
-            "{}: line {line}, column {}: non-finite value {field} (NaN and infinite values are rejected)",
+            "{}: line {line}, column {}: non-finite value {} (NaN and infinite values are rejected)",
             path.display(),
-            col + 1
+            col + 1,
+            shown(field)
         )));
     }
     Ok(v)
+}
+
+/// A field as an error message shows it: at most 40 characters (a 5 MB token is not echoed whole).
+fn shown(field: &str) -> String {
+    let mut s: String = field.chars().take(40).collect();
+    if field.chars().nth(40).is_some() {
+        s.push('…');
+    }
+    s
 }
 
 fn read_npy(path: &Path, cap: u64) -> Result<Array2<f64>, AppError> {

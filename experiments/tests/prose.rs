@@ -70,30 +70,12 @@ fn stale_notes(spec: &Spec, results: &Path, kinds: &Kinds) -> Vec<String> {
     stale
 }
 
-/// Experiments whose committed cells predate their kind's columns (`trf_memory`'s `boundary_items`) and
-/// are being recomputed elsewhere: their templates are checked for syntax only and their hand-typed numbers
-/// listed on stderr, not failed, until the new cells and notes are committed (then remove them from this
-/// list).
-const RECOMPUTING: [&str; 2] = ["trf-accuracy-vs-memory", "trf-accuracy-vs-memory-logistic"];
-
 #[test]
 fn notes_hold_no_hand_typed_verdict_numbers_and_their_templates_render() {
     let kinds = rfx_experiments::kinds::registry();
     let mut stale = Vec::new();
     for file in experiment_files() {
         let spec = Spec::load(&file, false, &kinds).unwrap_or_else(|e| panic!("{e}"));
-        if RECOMPUTING.contains(&spec.name.as_str()) {
-            assert!(
-                rfx_harness::prose::check(&spec.notes, 0, &[], &[], &[]).is_ok(),
-                "{}: remove it from RECOMPUTING when its notes use templates",
-                file.display()
-            );
-            // Listed, not failed: these files are edited where they are recomputed.
-            for s in rfx_harness::prose::hand_typed(&spec.notes) {
-                eprintln!("{} (recomputing; to convert): \"{s}\"", file.display());
-            }
-            continue;
-        }
         stale.extend(stale_notes(&spec, &root().join("results"), &kinds));
     }
     assert!(stale.is_empty(), "stale prose:\n{}", stale.join("\n"));

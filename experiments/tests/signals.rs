@@ -126,3 +126,45 @@ fn experiment_files_are_read_once_and_bounded() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("/dev/zero: longer than 64 MiB"), "{stderr}");
 }
+
+/// Issue 60, from the fresh hostile set: `RFX_DATA_DIR` naming a plain file made every cell fail with exit
+/// 1 (a bug's code); a 5 MB token in a CSV was echoed whole in the one-line error.
+#[test]
+fn environment_and_echo_mistakes_are_named_briefly() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f");
+    std::fs::write(&file, b"x").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_rfx"))
+        .args(["list"])
+        .env("RFX_DATA_DIR", &file)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("RFX_DATA_DIR") && stderr.contains("not a folder"),
+        "{stderr}"
+    );
+    let csv = dir.path().join("x.csv");
+    let mut text = "9".repeat(5_000_000);
+    text.push_str("x,1\n1,2\n");
+    std::fs::write(&csv, text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_rfx"))
+        .args([
+            "features", "--method", "rff", "--dim", "4", "--header", "no", "--input",
+        ])
+        .arg(&csv)
+        .arg("--output")
+        .arg(dir.path().join("z.csv"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        &stderr[..stderr.len().min(300)]
+    );
+    assert!(stderr.len() < 400, "{} bytes on stderr", stderr.len());
+    assert!(stderr.contains("is not a number"), "{stderr}");
+}

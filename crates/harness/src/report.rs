@@ -68,8 +68,13 @@ fn collect(root: &Path, kinds: &Kinds) -> Result<Collected, AppError> {
         };
         let summaries = summarize(&spec, &layout, &rows);
         let claim_verdicts = crate::outputs::claim_verdicts(&spec, &layout, &rows);
+        // a quick run's cells are a subset of the sweep: templates naming values it leaves out cannot be
+        // filled there, and its report shows the notes unfilled under a warning (as `rfx run` does); the
+        // committed results' templates must all fill
         if let Err(e) = crate::outputs::rendered_notes(&spec, &layout, &rows, &claim_verdicts) {
-            c.note_errors.push(e);
+            if !spec.quick {
+                c.note_errors.push(e);
+            }
         }
         let anchor = spec
             .title

@@ -3,36 +3,15 @@
 //! A kind's `settings()` string is part of that fingerprint, so a change to how a kind reads or formats its
 //! settings that would orphan committed cells fails here, before any run.
 
-use std::path::{Path, PathBuf};
-
 use rfx_harness::spec::Spec;
 
-/// The workspace root (the experiment files are in this package's directory, `experiments/`).
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the package is in the workspace")
-        .to_path_buf()
-}
+mod common;
+use common::{experiment_files, root};
 
 #[test]
 fn committed_experiments_keep_their_fingerprints() {
     let kinds = rfx_experiments::kinds::registry();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("experiments"))
-        .expect("experiments/ is readable")
-        .map(|e| e.expect("directory entry").path())
-        .filter(|p| {
-            p.extension().is_some_and(|x| x == "toml")
-                && !p.ends_with("Cargo.toml")
-                && !p.ends_with("papers.toml")
-        })
-        .collect();
-    files.sort();
-    assert!(
-        files.len() >= 20,
-        "found only {} experiment files",
-        files.len()
-    );
+    let files = experiment_files();
     let mut checked = 0;
     let mut wrong = Vec::new();
     for file in &files {

@@ -4,40 +4,15 @@
 //! report shows) is the experiment file's, and the README's generated block (what the claims say, by paper)
 //! is what `rfx report` would write. Each check is also run on a planted stale text and must fail there.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rfx_harness::folder::ResultsFolder;
 use rfx_harness::kind::Kinds;
 use rfx_harness::results::Layout;
 use rfx_harness::spec::Spec;
 
-/// The workspace root (the experiment files are in this package's directory, `experiments/`).
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the package is in the workspace")
-        .to_path_buf()
-}
-
-/// Every committed experiment file.
-fn experiment_files() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("experiments"))
-        .expect("experiments/ is readable")
-        .map(|e| e.expect("directory entry").path())
-        .filter(|p| {
-            p.extension().is_some_and(|x| x == "toml")
-                && !p.ends_with("Cargo.toml")
-                && !p.ends_with("papers.toml")
-        })
-        .collect();
-    files.sort();
-    assert!(
-        files.len() >= 20,
-        "found only {} experiment files",
-        files.len()
-    );
-    files
-}
+mod common;
+use common::{experiment_files, root};
 
 /// What is stale in the notes of `spec` against the committed cells of `results`: hand-typed verdict numbers,
 /// templates that do not render, and a results copy of the notes that differs from the file's.

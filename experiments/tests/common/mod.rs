@@ -48,3 +48,31 @@ pub fn rows_without_timings(path: &Path) -> Vec<String> {
         .chain(lines.map(|l| l.split(',').take(keep).collect::<Vec<_>>().join(",")))
         .collect()
 }
+
+/// The workspace root (the experiment files are in this package's directory, `experiments/`).
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the package is in the workspace")
+        .to_path_buf()
+}
+
+/// Every committed experiment file (`experiments/*.toml` but `papers.toml`), sorted.
+pub fn experiment_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("experiments"))
+        .expect("experiments/ is readable")
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "toml")
+                && !p.ends_with("Cargo.toml")
+                && !p.ends_with("papers.toml")
+        })
+        .collect();
+    files.sort();
+    assert!(
+        files.len() >= 20,
+        "found only {} experiment files",
+        files.len()
+    );
+    files
+}

@@ -67,6 +67,23 @@ impl Parser<'_> {
             ))
         }
     }
+    /// After an item: a comma (consumed) or the closing `close` (left for the caller), else an error.
+    fn comma_or(&mut self, close: u8, place: &str) -> Result<(), String> {
+        self.ws();
+        match self.peek() {
+            Some(b',') => {
+                self.i += 1;
+                Ok(())
+            }
+            Some(c) if c == close => Ok(()),
+            _ => Err(format!(
+                "expected ',' or '{}'{place} {}, found {}",
+                close as char,
+                self.at(),
+                self.found()
+            )),
+        }
+    }
     fn found(&self) -> String {
         match self.peek() {
             Some(c) if c.is_ascii_graphic() => format!("'{}'", c as char),
@@ -145,18 +162,7 @@ impl Parser<'_> {
                         break;
                     }
                     dims.push(self.int()?);
-                    self.ws();
-                    match self.peek() {
-                        Some(b',') => self.i += 1,
-                        Some(b')') => {}
-                        _ => {
-                            return Err(format!(
-                                "expected ',' or ')' in the tuple {}, found {}",
-                                self.at(),
-                                self.found()
-                            ))
-                        }
-                    }
+                    self.comma_or(b')', " in the tuple")?;
                     if dims.len() > 32 {
                         return Err("a tuple of more than 32 dimensions".into());
                     }
@@ -258,18 +264,7 @@ pub fn parse_header(text: &[u8]) -> Result<Header, String> {
         if slot_taken {
             return Err(format!("the key '{key}' appears twice"));
         }
-        p.ws();
-        match p.peek() {
-            Some(b',') => p.i += 1,
-            Some(b'}') => {}
-            _ => {
-                return Err(format!(
-                    "expected ',' or '}}' {}, found {}",
-                    p.at(),
-                    p.found()
-                ))
-            }
-        }
+        p.comma_or(b'}', "")?;
     }
     p.ws();
     if p.i != text.len() {

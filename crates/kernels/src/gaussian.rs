@@ -53,6 +53,38 @@ impl GaussianKernel {
         self.sigma
     }
 
+    /// The coefficients $c_j = 1/(\sigma^{2j} j!)$, $j = 0, \dots, q$, of the Taylor series of the dot-product
+    /// factor in $k(x, y) = e^{-\Vert x\Vert^2/(2\sigma^2)}\thinspace e^{-\Vert y\Vert^2/(2\sigma^2)}
+    /// \sum_{j\ge 0} c_j \langle x, y\rangle^j$ (the Gaussian as a dot-product kernel times norm factors:
+    /// the Random Maclaurin and PolySketch features of the survey, Liu et al. 2021 §4, and of Ahle et al. 2020),
+    /// each from the previous one by $c_j = c_{j-1}/(\sigma^2 j)$.
+    ///
+    /// ```
+    /// use rfx_kernels::GaussianKernel;
+    ///
+    /// let k = GaussianKernel::new(2.0).unwrap();
+    /// let c = k.taylor_coefficients(3);
+    /// assert_eq!(c, vec![1.0, 1.0 / 4.0, 1.0 / (16.0 * 2.0), 1.0 / (64.0 * 6.0)]);
+    /// ```
+    pub fn taylor_coefficients(&self, q: usize) -> Vec<f64> {
+        let mut c = Vec::with_capacity(q + 1);
+        let mut v = 1.0;
+        for j in 0..=q {
+            if j > 0 {
+                v /= self.sigma * self.sigma * j as f64;
+            }
+            c.push(v);
+        }
+        c
+    }
+
+    /// The norm factor $e^{-\Vert x\Vert^2/(2\sigma^2)}$ of the expansion in [`Self::taylor_coefficients`], for
+    /// $\Vert x\Vert^2$ = `sq_norm`.
+    #[inline]
+    pub fn norm_factor(&self, sq_norm: f64) -> f64 {
+        (-(0.5 / (self.sigma * self.sigma)) * sq_norm).exp()
+    }
+
     /// $\exp(-d^2/(2\sigma^2))$ for a squared distance $d^2$.
     #[inline]
     fn of_sq_distance(&self, d2: f64) -> f64 {

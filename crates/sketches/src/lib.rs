@@ -74,6 +74,27 @@ pub use tensorsketch::{TensorSketch, TensorSketchParams};
 pub use trp::{Trp, TrpParams};
 
 use rfx_core::{Result, RfxError};
+use rfx_kernels::GaussianKernel;
+
+/// The Taylor coefficients a dot-product sketch is fitted with: the given ones, or, for the Gaussian kernel of
+/// width $\sigma$ truncated at degree $q$, [`rfx_kernels::GaussianKernel::taylor_coefficients`] with the kernel
+/// for its norm factor; each finite and $\ge 0$.
+pub(crate) fn taylor_coefficients(
+    given: &[f64],
+    gaussian: Option<(f64, usize)>,
+) -> Result<(Vec<f64>, Option<GaussianKernel>)> {
+    let (coefficients, kernel) = match gaussian {
+        Some((sigma, q)) => {
+            let k = GaussianKernel::new(sigma)?;
+            (k.taylor_coefficients(q), Some(k))
+        }
+        None => (given.to_vec(), None),
+    };
+    if let Some(c) = coefficients.iter().find(|c| !(c.is_finite() && **c >= 0.0)) {
+        return Err(RfxError::invalid("coefficients", c, "finite numbers >= 0"));
+    }
+    Ok((coefficients, kernel))
+}
 
 pub(crate) fn check_dim(name: &str, v: usize) -> Result<()> {
     if v == 0 {

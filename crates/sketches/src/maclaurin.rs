@@ -15,10 +15,11 @@
 //! All Rademacher vectors are stacked into one matrix $R$ (about $D$ rows), so a batch costs one GEMM
 //! $XR^\top$ plus the products.
 
-use crate::check_dim;
+use crate::{check_dim, taylor_coefficients};
 use ndarray::{Array2, ArrayView2, Axis, Zip};
 use rand::Rng;
 use rfx_core::{FeatureMap, Result, RfxError, RfxRng};
+use rfx_kernels::GaussianKernel;
 use rfx_sampling::random::rademacher_matrix;
 
 /// Parameters: `dim` = $D$ (default 1024), `coefficients` $a_0, a_1, \dots$ (default $(1, 2, 1)$, the kernel
@@ -27,7 +28,8 @@ use rfx_sampling::random::rademacher_matrix;
 pub struct RandomMaclaurinParams {
     dim: usize,
     coefficients: Vec<f64>,
-    gaussian_sigma: Option<f64>,
+    /// The Gaussian kernel's width and the degree of its truncation, which replace `coefficients`.
+    gaussian: Option<(f64, usize)>,
 }
 
 impl RandomMaclaurinParams {
@@ -40,22 +42,13 @@ impl RandomMaclaurinParams {
     /// Maclaurin coefficients $a_0, a_1, \dots$ of $f$.
     pub fn coefficients(mut self, a: Vec<f64>) -> Self {
         self.coefficients = a;
-        self.gaussian_sigma = None;
+        self.gaussian = None;
         self
     }
 
     /// The Gaussian kernel with bandwidth $\sigma$, the exponential truncated at degree `max_degree`.
     pub fn gaussian(mut self, sigma: f64, max_degree: usize) -> Self {
-        let mut a = Vec::with_capacity(max_degree + 1);
-        let mut v = 1.0;
-        for n in 0..=max_degree {
-            if n > 0 {
-                v /= sigma * sigma * n as f64;
-            }
-            a.push(v);
-        }
-        self.coefficients = a;
-        self.gaussian_sigma = Some(sigma);
+        self.gaussian = Some((sigma, max_degree));
         self
     }
 
@@ -63,22 +56,11 @@ impl RandomMaclaurinParams {
     pub fn fit(&self, d: usize, rng: &mut RfxRng) -> Result<RandomMaclaurin> {
         check_dim("dim", self.dim)?;
         check_dim("d", d)?;
-        if self.coefficients.is_empty() {
+        let (coefficients, gaussian) = taylor_coefficients(&self.coefficients, self.gaussian)?;
+        if coefficients.is_empty() {
             return Err(RfxError::invalid("coefficients", "[]", "at least a_0"));
         }
-        if let Some(c) = self
-            .coefficients
-            .iter()
-            .find(|c| !(c.is_finite() && **c >= 0.0))
-        {
-            return Err(RfxError::invalid("coefficients", c, "finite numbers >= 0"));
-        }
-        if let Some(s) = self.gaussian_sigma {
-            if !(s.is_finite() && s > 0.0) {
-                return Err(RfxError::invalid("sigma", s, "a finite number > 0"));
-            }
-        }
-        let max_n = self.coefficients.len() - 1;
+        let max_n = coefficients.len() - 1;
         let mut degree = Vec::with_capacity(self.dim);
         let mut weight = Vec::with_capacity(self.dim);
         let mut offset = Vec::with_capacity(self.dim + 1);
@@ -90,9 +72,9 @@ impl RandomMaclaurinParams {
                 n += 1;
             }
             offset.push(rows);
-            if n <= max_n && self.coefficients[n] > 0.0 {
+            if n <= max_n && coefficients[n] > 0.0 {
                 degree.push(n);
-                weight.push((self.coefficients[n] * 2f64.powi(n as i32 + 1)).sqrt());
+                weight.push((coefficients[n] * 2f64.powi(n as i32 + 1)).sqrt());
                 rows += n;
             } else {
                 degree.push(0);
@@ -107,7 +89,7 @@ impl RandomMaclaurinParams {
             weight,
             offset,
             w,
-            gaussian_sigma: self.gaussian_sigma,
+            gaussian,
         })
     }
 }
@@ -120,7 +102,7 @@ pub struct RandomMaclaurin {
     weight: Vec<f64>,
     offset: Vec<usize>,
     w: Array2<f64>,
-    gaussian_sigma: Option<f64>,
+    gaussian: Option<GaussianKernel>,
 }
 
 impl RandomMaclaurin {
@@ -129,7 +111,7 @@ impl RandomMaclaurin {
         RandomMaclaurinParams {
             dim: 1024,
             coefficients: vec![1.0, 2.0, 1.0],
-            gaussian_sigma: None,
+            gaussian: None,
         }
     }
 
@@ -157,13 +139,13 @@ impl FeatureMap for RandomMaclaurin {
         self.check_input(x)?;
         let proj = x.dot(&self.w.t()); // n × (total rows)
         let c = 1.0 / (self.degree.len() as f64).sqrt();
-        let inv2s2 = self.gaussian_sigma.map(|s| 0.5 / (s * s));
+
         let mut out = Array2::zeros((x.nrows(), self.degree.len()));
         Zip::from(out.axis_iter_mut(Axis(0)))
             .and(proj.axis_iter(Axis(0)))
             .and(x.axis_iter(Axis(0)))
             .par_for_each(|mut o, p, xr| {
-                let scale = c * inv2s2.map_or(1.0, |g| (-g * xr.dot(&xr)).exp());
+                let scale = c * self.gaussian.map_or(1.0, |k| k.norm_factor(xr.dot(&xr)));
                 for (k, ov) in o.iter_mut().enumerate() {
                     let mut v = self.weight[k] * scale;
                     if v != 0.0 {

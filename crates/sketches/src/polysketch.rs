@@ -23,12 +23,13 @@
 //! exponential truncated at degree $q$: $c_j = \sigma^{-2j}/j!$ and every feature vector multiplied by
 //! $e^{-\Vert x\Vert^2/(2\sigma^2)}$.
 
-use crate::check_even_dim;
 use crate::osnap::Osnap;
 use crate::srht::{write_re_im, ComplexSrht, ComplexTensorSrht};
+use crate::{check_even_dim, taylor_coefficients};
 use ndarray::{s, Array2, ArrayView2, Axis, Zip};
 use rayon::prelude::*;
 use rfx_core::{FeatureMap, Result, RfxError, RfxRng};
+use rfx_kernels::GaussianKernel;
 use rustfft::num_complex::Complex64 as C;
 use rustfft::FftPlanner;
 
@@ -386,7 +387,8 @@ pub struct PolynomialSketchParams {
     dim: usize,
     coefficients: Vec<f64>,
     leaf: Leaf,
-    gaussian_sigma: Option<f64>,
+    /// The Gaussian kernel's width and the degree of its truncation, which replace `coefficients`.
+    gaussian: Option<(f64, usize)>,
 }
 
 impl PolynomialSketchParams {
@@ -399,22 +401,13 @@ impl PolynomialSketchParams {
     /// Coefficients $c_0..c_q$ of $\sum_j c_j \langle x, y\rangle^j$.
     pub fn coefficients(mut self, c: Vec<f64>) -> Self {
         self.coefficients = c;
-        self.gaussian_sigma = None;
+        self.gaussian = None;
         self
     }
 
     /// The Gaussian kernel $e^{-\Vert x-y\Vert^2/(2\sigma^2)}$ by its degree-$q$ Taylor truncation (module docs).
     pub fn gaussian(mut self, sigma: f64, q: usize) -> Self {
-        let mut c = Vec::with_capacity(q + 1);
-        let mut v = 1.0;
-        for j in 0..=q {
-            if j > 0 {
-                v /= sigma * sigma * j as f64;
-            }
-            c.push(v);
-        }
-        self.coefficients = c;
-        self.gaussian_sigma = Some(sigma);
+        self.gaussian = Some((sigma, q));
         self
     }
 
@@ -426,26 +419,15 @@ impl PolynomialSketchParams {
 
     /// Fits for inputs of dimension `d`.
     pub fn fit(&self, d: usize, rng: &mut RfxRng) -> Result<PolynomialSketch> {
-        if self.coefficients.len() < 2 {
+        let (coefficients, gaussian) = taylor_coefficients(&self.coefficients, self.gaussian)?;
+        if coefficients.len() < 2 {
             return Err(RfxError::invalid(
                 "coefficients",
-                format!("{:?}", self.coefficients),
+                format!("{coefficients:?}"),
                 "c_0..c_q with q >= 1",
             ));
         }
-        if let Some(c) = self
-            .coefficients
-            .iter()
-            .find(|c| !(c.is_finite() && **c >= 0.0))
-        {
-            return Err(RfxError::invalid("coefficients", c, "finite numbers >= 0"));
-        }
-        if let Some(s) = self.gaussian_sigma {
-            if !(s.is_finite() && s > 0.0) {
-                return Err(RfxError::invalid("sigma", s, "a finite number > 0"));
-            }
-        }
-        let q = self.coefficients.len() - 1;
+        let q = coefficients.len() - 1;
         let tree = PolySketch::params()
             .dim(self.dim)
             .degree(q.next_power_of_two().max(2))
@@ -453,8 +435,8 @@ impl PolynomialSketchParams {
             .fit(d, rng)?;
         Ok(PolynomialSketch {
             tree,
-            coefficients: self.coefficients.clone(),
-            gaussian_sigma: self.gaussian_sigma,
+            coefficients,
+            gaussian,
         })
     }
 }
@@ -465,7 +447,7 @@ impl PolynomialSketchParams {
 pub struct PolynomialSketch {
     tree: PolySketch,
     coefficients: Vec<f64>,
-    gaussian_sigma: Option<f64>,
+    gaussian: Option<GaussianKernel>,
 }
 
 impl PolynomialSketch {
@@ -475,7 +457,7 @@ impl PolynomialSketch {
             dim: 1024,
             coefficients: vec![1.0, 2.0, 1.0],
             leaf: Leaf::Identity,
-            gaussian_sigma: None,
+            gaussian: None,
         }
     }
 
@@ -505,12 +487,12 @@ impl FeatureMap for PolynomialSketch {
         let m = self.tree.m;
         let q = self.coefficients.len() - 1;
         let mut out = Array2::zeros((x.nrows(), self.dim()));
-        let inv2s2 = self.gaussian_sigma.map(|s| 0.5 / (s * s));
+
         Zip::from(out.axis_iter_mut(Axis(0)))
             .and(all.axis_iter(Axis(0)))
             .and(x.axis_iter(Axis(0)))
             .par_for_each(|mut o, a, xr| {
-                let scale = inv2s2.map_or(1.0, |c| (-c * xr.dot(&xr)).exp());
+                let scale = self.gaussian.map_or(1.0, |k| k.norm_factor(xr.dot(&xr)));
                 o[0] = scale * self.coefficients[0].sqrt();
                 for j in 1..=q {
                     let cj = scale * self.coefficients[j].sqrt();

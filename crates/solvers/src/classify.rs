@@ -715,12 +715,14 @@ pub struct LinearSvm {
     n_features: usize,
 }
 
+/// The rows $[z, \beta]$ with the bias column $\beta$ (`rfx_core::append_bias`), or the rows themselves when
+/// $\beta = 0$ (no intercept).
 fn augment(z: &ArrayView2<'_, f64>, bias: f64) -> Array2<f64> {
-    let (n, m) = z.dim();
-    let extra = usize::from(bias > 0.0);
-    let mut x = Array2::from_elem((n, m + extra), bias);
-    x.slice_mut(s![.., ..m]).assign(z);
-    x
+    if bias > 0.0 {
+        rfx_core::append_bias(*z, bias)
+    } else {
+        z.as_standard_layout().into_owned()
+    }
 }
 
 impl LinearSvm {

@@ -291,12 +291,8 @@ fn main() {
     // polynomial kernel (gamma <x,y> + c)^2, as scikit-learn's PolynomialCountSketch: TensorSketch of
     // [sqrt(gamma) x, sqrt(c)]
     let (poly_gamma, poly_c) = (1.0 / d as f64, 1.0f64);
-    let augment = |x: &Array2<f64>| -> Array2<f64> {
-        let mut z = Array2::from_elem((x.nrows(), x.ncols() + 1), poly_c.sqrt());
-        z.slice_mut(s![.., ..x.ncols()])
-            .assign(&(x * poly_gamma.sqrt()));
-        z
-    };
+    let augment =
+        |x: &Array2<f64>| rfx_core::append_bias((x * poly_gamma.sqrt()).view(), poly_c.sqrt());
     type FitFn<'a> = Box<dyn Fn(u64) -> Box<dyn FeatureMap> + 'a>;
     let rff_spec = methods::method("rff").expect("rff");
     let rff_p = rff_spec

@@ -212,6 +212,12 @@ pub type RunGuard = fn(backend: &str) -> Box<dyn std::any::Any>;
 /// binary: OpenBLAS's core name, `rfx_linalg::blas_core_name`), without the runner depending on them.
 pub type KernelsName = fn() -> String;
 
+/// A series value's own colour in the report's figures, an index into [`crate::plot::PALETTE`], as the
+/// application chooses it for a value of kind `kind`'s sweep (a method's colour by family, the same in every
+/// figure), or `None` for a stable colour from the value's hash. The runner names no method: the colours
+/// are the application's.
+pub type SeriesColours = fn(kind: &str, series: &str) -> Option<usize>;
+
 /// The kinds an application offers, in the order `rfx list` shows them, and the [`RunGuard`] their cells
 /// need. Every function that reads an experiment file takes it, so that the runner itself knows no kind.
 #[derive(Clone, Default)]
@@ -220,6 +226,7 @@ pub struct Kinds {
     run_guard: Option<RunGuard>,
     backends: &'static [&'static str],
     kernels_name: Option<KernelsName>,
+    series_colours: Option<SeriesColours>,
 }
 
 impl Kinds {
@@ -230,7 +237,19 @@ impl Kinds {
             run_guard: None,
             backends: &[],
             kernels_name: None,
+            series_colours: None,
         }
+    }
+
+    /// The same kinds, whose figures draw each series value in the colour `colours` gives it.
+    pub fn with_series_colours(mut self, colours: SeriesColours) -> Kinds {
+        self.series_colours = Some(colours);
+        self
+    }
+
+    /// The application's series colours, if any.
+    pub fn series_colours(&self) -> Option<SeriesColours> {
+        self.series_colours
     }
 
     /// The same kinds, whose cells record `name()` as the numeric kernels they ran on (the middle part of the

@@ -88,7 +88,9 @@ pub mod spec;
 pub mod verify;
 
 pub use error::AppError;
-pub use kind::{Cell, CellError, CellOutput, Kind, Kinds, ParamSpec, Runner, Tolerance};
+pub use kind::{
+    Cell, CellError, CellOutput, Kind, Kinds, ParamSpec, Runner, SeriesColours, Tolerance,
+};
 pub use spec::Spec;
 
 /// The rfx version recorded in every manifest.

@@ -69,7 +69,9 @@ pub fn write_all(
             }
             let panels = crate::plot::with_zoom(
                 &fig,
-                crate::plot::panels(&fig, &subset, &metrics, x_metric),
+                crate::plot::panels(&fig, &subset, &metrics, x_metric, &|key| {
+                    spec.series_colour(key)
+                }),
             );
             crate::plot::write(
                 &fig,

@@ -17,8 +17,11 @@ use crate::spec::PlotSpec;
 pub struct Curve {
     /// Legend label.
     pub label: String,
-    /// The series value behind the label (e.g. the method name), which picks the colour ([`series_colors`]).
+    /// The series value behind the label (e.g. the method name).
     pub key: String,
+    /// The series' own colour, an index into [`PALETTE`], as the application gives it for `key`
+    /// ([`crate::Kinds::with_series_colours`]); `None`: a stable colour from a hash of `key` ([`series_colors`]).
+    pub colour: Option<usize>,
     /// Points sorted by x.
     pub points: Vec<(f64, f64, f64)>,
 }
@@ -37,11 +40,13 @@ pub struct Panel {
 /// `spec.y_more` (one curve per metric when there are several); `x_metric`
 /// the index of `spec.x` among the metrics when the x axis is a metric ([`PlotSpec::x_is_metric`]), whose
 /// mean over seeds is then the abscissa.
+/// `colour_of` gives a series value's own colour ([`Curve::colour`]).
 pub fn panels(
     spec: &PlotSpec,
     summaries: &[Summary],
     metrics: &[usize],
     x_metric: Option<usize>,
+    colour_of: &dyn Fn(&str) -> Option<usize>,
 ) -> Vec<Panel> {
     let names: Vec<&String> = std::iter::once(&spec.y).chain(&spec.y_more).collect();
     let mut out: Vec<Panel> = Vec::new();
@@ -99,6 +104,7 @@ pub fn panels(
             None => {
                 p.curves.push(Curve {
                     label: series,
+                    colour: colour_of(&key),
                     key,
                     points: Vec::new(),
                 });
@@ -111,11 +117,11 @@ pub fn panels(
     // has the same colour (its index) in every panel and the legend panel names all of them, even when a
     // panel lacks some (e.g. a partial run): a missing series is an empty curve, drawn in the legend only.
     let mut order: Vec<String> = Vec::new();
-    let mut keys: std::collections::HashMap<String, String> = Default::default();
+    let mut keys: std::collections::HashMap<String, (String, Option<usize>)> = Default::default();
     for c in out.iter().flat_map(|p| &p.curves) {
         if !order.contains(&c.label) {
             order.push(c.label.clone());
-            keys.insert(c.label.clone(), c.key.clone());
+            keys.insert(c.label.clone(), (c.key.clone(), c.colour));
         }
     }
     for p in &mut out {
@@ -129,11 +135,15 @@ pub fn panels(
                         c.points.sort_by(|a, b| a.0.total_cmp(&b.0));
                         c
                     }
-                    None => Curve {
-                        label: label.clone(),
-                        key: keys.get(label).cloned().unwrap_or_default(),
-                        points: Vec::new(),
-                    },
+                    None => {
+                        let (key, colour) = keys.get(label).cloned().unwrap_or_default();
+                        Curve {
+                            label: label.clone(),
+                            key,
+                            colour,
+                            points: Vec::new(),
+                        }
+                    }
                 },
             )
             .collect();
@@ -186,18 +196,15 @@ fn register_fonts() {
     });
 }
 
-/// The colours of a figure's series, in the curves' order: a method keeps its colour in every figure of the
-/// report (a fixed colour per method of the project, by family), other series take a stable colour from a hash
-/// of their name; a colour already taken in the figure passes to the next free one of the palette.
+/// The colours of a figure's series, in the curves' order: a series with its own colour ([`Curve::colour`],
+/// given by the application: a method keeps its colour in every figure of the report) starts from it, other
+/// series from a stable colour chosen by a hash of their key; a colour already taken in the figure passes to
+/// the next free one of the palette.
 pub fn series_colors(curves: &[Curve]) -> Vec<RGBColor> {
     let mut taken: Vec<RGBColor> = Vec::new();
     for c in curves {
-        let named = METHOD_COLORS
-            .iter()
-            .find(|(k, _)| *k == c.key)
-            .map(|(_, i)| PALETTE[*i]);
-        let start = match named {
-            Some(col) => PALETTE.iter().position(|p| *p == col).unwrap_or(0),
+        let start = match c.colour {
+            Some(i) => i % PALETTE.len(),
             // FNV-1a: stable across runs and platforms
             None => {
                 let h = c.key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
@@ -215,8 +222,9 @@ pub fn series_colors(curves: &[Curve]) -> Vec<RGBColor> {
     taken
 }
 
-/// Distinct colours (Tableau 20 order: strong then light, plus black and dark grey).
-const PALETTE: [RGBColor; 22] = [
+/// Distinct colours (Tableau 20 order: strong then light, plus black, dark grey and violet): the indices
+/// [`Curve::colour`] refers to.
+pub const PALETTE: [RGBColor; 22] = [
     RGBColor(31, 119, 180),  // 0 blue
     RGBColor(255, 127, 14),  // 1 orange
     RGBColor(44, 160, 44),   // 2 green
@@ -239,55 +247,6 @@ const PALETTE: [RGBColor; 22] = [
     RGBColor(219, 219, 141), // 19 light olive
     RGBColor(158, 218, 229), // 20 light cyan
     RGBColor(120, 60, 180),  // 21 violet
-];
-
-/// The project's methods and their palette index: RFF-family blue/orange, QMC/SSF green/red, exact kernels
-/// black, Nyström dark grey, the papers' proposals purple/red, baselines olive/brown/grey.
-const METHOD_COLORS: [(&str, usize); 44] = [
-    ("rff", 0),
-    ("orf", 1),
-    ("sorf", 12),
-    ("rom", 5),
-    ("fastfood", 6),
-    ("qmc", 2),
-    ("ssf", 3),
-    ("gq", 8),
-    ("ls-rff", 9),
-    ("nystrom", 18),
-    ("exact", 10),
-    ("exact(kernel=gaussian)", 7),
-    ("exact(bias=1)", 16),
-    ("gegenbauer", 4),
-    ("maclaurin", 7),
-    ("polysketch", 13),
-    ("ts", 13),
-    ("trp", 15),
-    ("rm", 7),
-    ("ntk-rf", 3),
-    ("ntk-rf(sampler=gs)", 14),
-    ("ntk-rf(sketch=tensorsrht)", 9),
-    ("ntk-rf-srht", 9),
-    ("ntk-rf(bias=1)", 17),
-    ("ntk-sketch", 1),
-    ("cntksketch", 1),
-    ("grad-rf", 8),
-    ("naive-rf", 5),
-    ("relu", 0),
-    ("lp-rff-8", 19),
-    ("lp-rff-1", 5),
-    ("lp-rff-2", 20),
-    ("rff-phase", 11),
-    ("tensorsketch", 13),
-    ("arccos", 21),
-    ("arccos-gs", 14),
-    ("trf-0.1", 2),
-    ("trf-0.3", 13),
-    ("trf-0.5", 3),
-    ("trf-0.7", 6),
-    ("trf-0.9", 4),
-    ("ternary", 16),
-    ("nystrom-uniform", 15),
-    ("tensorsrht", 9),
 ];
 
 /// Width in pixels of one panel, of a figure-wide legend column per character of its longest label, and of a
@@ -679,16 +638,28 @@ where
 mod tests {
     #[test]
     fn a_method_keeps_its_colour_across_figures_and_colours_are_distinct() {
+        // the application's colours (e.g. rfx-registry's `MethodSpec::colour`: rff 0, ntk-rf 3, gegenbauer 4,
+        // the exact kernel 10, maclaurin and rm both 7)
+        let own = |k: &str| match k {
+            "rff" => Some(0),
+            "ntk-rf" => Some(3),
+            "gegenbauer" => Some(4),
+            "exact" => Some(10),
+            "maclaurin" | "rm" => Some(7),
+            _ => None,
+        };
         let curve = |k: &str| Curve {
             label: format!("label of {k}"),
             key: k.into(),
+            colour: own(k),
             points: Vec::new(),
         };
         let a = series_colors(&[curve("rff"), curve("ntk-rf"), curve("exact")]);
         let b = series_colors(&[curve("exact"), curve("gegenbauer"), curve("rff")]);
         assert_eq!(a[0], b[2]);
         assert_eq!(a[2], b[0]);
-        // unknown names: stable, and never a colour already taken in the figure
+        assert_eq!((a[0], a[1], a[2]), (PALETTE[0], PALETTE[3], PALETTE[10]));
+        // series without their own colour: stable, and never a colour already taken in the figure
         let names: Vec<Curve> = (0..PALETTE.len())
             .map(|i| curve(&format!("s{i}")))
             .collect();
@@ -794,7 +765,7 @@ mod tests {
             summary("b", 10, 10.0, 0.4),
             summary("b", 100, f64::NAN, 0.2),
         ];
-        let p = panels(&spec, &s, &[0], Some(1));
+        let p = panels(&spec, &s, &[0], Some(1), &|_| None);
         assert_eq!(p.len(), 1);
         let a = &p[0].curves[0];
         assert_eq!(a.label, "a");
@@ -807,7 +778,7 @@ mod tests {
             x_is_metric: false,
             ..spec
         };
-        let p = panels(&spec, &s, &[0], None);
+        let p = panels(&spec, &s, &[0], None, &|_| None);
         assert_eq!(p[0].curves[0].points[0].0, 10.0);
         // y_one_minus draws 1 − mean at the same x with the same error bar
         let q = panels(
@@ -818,6 +789,7 @@ mod tests {
             &s,
             &[0],
             None,
+            &|_| None,
         );
         for (a, b) in p[0].curves.iter().zip(&q[0].curves) {
             for (&(x, m, sd), &(x2, m2, sd2)) in a.points.iter().zip(&b.points) {
@@ -857,7 +829,7 @@ mod tests {
         // panel 1 has only b, panel 2 has a and b: b, seen first, comes first in both (same colour index),
         // and panel 1 lists a without points so that its legend would name it
         let s = vec![at(1, "b"), at(2, "a"), at(2, "b")];
-        let p = panels(&spec, &s, &[0], None);
+        let p = panels(&spec, &s, &[0], None, &|_| None);
         assert_eq!(p.len(), 2);
         for panel in &p {
             let labels: Vec<&str> = panel.curves.iter().map(|c| c.label.as_str()).collect();
@@ -872,6 +844,7 @@ mod tests {
         let curve = |key: &str, y: f64| Curve {
             label: key.to_uppercase(),
             key: key.into(),
+            colour: None,
             points: vec![(1.0, y, 0.0), (2.0, y + 0.01, 0.0)],
         };
         let panels = vec![Panel {

@@ -452,6 +452,8 @@ pub struct Spec {
     pub run_guard: Option<RunGuard>,
     /// The name of the numeric kernels recorded in the `cpu` column ([`Kinds::with_kernels_name`]).
     pub kernels_name: Option<crate::kind::KernelsName>,
+    /// The application's colours of series values ([`Kinds::with_series_colours`]).
+    pub series_colours: Option<crate::kind::SeriesColours>,
     /// The numerical backend (`[experiment] backend`, one of [`Kinds::backends`]; the first when absent,
     /// empty when the application offers none), passed to the run guard.
     pub backend: String,
@@ -470,6 +472,12 @@ fn is_safe_name(s: &str) -> bool {
 }
 
 impl Spec {
+    /// The colour the application gives the series value `key` of this experiment's kind
+    /// ([`Kinds::with_series_colours`]), if any.
+    pub fn series_colour(&self, key: &str) -> Option<usize> {
+        self.series_colours.and_then(|f| f(&self.kind, key))
+    }
+
     /// Reads and validates `path`, its `[experiment] kind` being one of `kinds`; `quick` applies the
     /// `[quick]` overrides.
     pub fn load(path: &Path, quick: bool, kinds: &Kinds) -> Result<Spec, ConfigError> {
@@ -675,6 +683,7 @@ impl Spec {
             runner,
             run_guard: kinds.run_guard(),
             kernels_name: kinds.kernels_name(),
+            series_colours: kinds.series_colours(),
             backend,
             backend_chosen,
         };

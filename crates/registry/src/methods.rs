@@ -33,6 +33,13 @@ type BuildFn =
 pub struct MethodSpec {
     /// Name used by `--method` and by the TOML `method` sweep.
     pub name: &'static str,
+    /// The method's colour in every figure of the report: an index into the plots' palette
+    /// (`rfx_harness::plot::PALETTE`, Tableau 20 plus black, dark grey and violet), chosen by family —
+    /// Fourier samplers blue/orange/green/red and their variants the light shades, exact kernels black,
+    /// Nyström dark grey, the papers' proposals purple and red, baselines olive, brown and grey. Two methods
+    /// may share an index if they never share a figure; a figure that draws both moves the second to the next
+    /// free colour.
+    pub colour: usize,
     /// One-line description.
     pub about: &'static str,
     /// The paper and equation or algorithm implemented.
@@ -498,9 +505,10 @@ fn fourier_or_survey(
 /// [`FourierMethod`] and survey [`Sampler_`] variant of the same name, whether the table kinds take it, about,
 /// paper; parameters [`FOURIER_PARAMS`], fitted by [`fourier_or_survey`].
 macro_rules! fourier_sampler {
-    ($name:literal, $variant:ident, table: $table:literal, $about:literal, $paper:literal) => {
+    ($name:literal, colour: $colour:literal, $variant:ident, table: $table:literal, $about:literal, $paper:literal) => {
         MethodSpec {
             name: $name,
+            colour: $colour,
             about: $about,
             paper: $paper,
             params: FOURIER_PARAMS,
@@ -520,9 +528,10 @@ macro_rules! fourier_sampler {
 /// name, the `rfx-sketches` map type, about, paper; parameters [`POLY_DEGREE`] and [`BIAS`] (β > 0: the kernel
 /// $(\langle x, y\rangle + \beta^2)^p$ of the rows $[x, \beta]$), $m$ outputs.
 macro_rules! polynomial_sketch {
-    ($name:literal, $map:ident, $about:literal, $paper:literal) => {
+    ($name:literal, colour: $colour:literal, $map:ident, $about:literal, $paper:literal) => {
         MethodSpec {
             name: $name,
+            colour: $colour,
             about: $about,
             paper: $paper,
             params: &[POLY_DEGREE, BIAS],
@@ -549,6 +558,7 @@ const RANDOM_FOURIER_PAPER: &str =
 static METHODS: &[MethodSpec] = &[
     MethodSpec {
         name: "rff",
+        colour: 0,
         about: "random Fourier features of the Gaussian kernel, z = [cos(Wx), sin(Wx)]/sqrt(m/2) (phase=paired) or sqrt(2/m) cos(Wx + b), b ~ U[0, 2 pi) (phase=random), W ~ N(0, I/sigma^2)",
         paper: RANDOM_FOURIER_PAPER,
         params: &[
@@ -587,6 +597,7 @@ static METHODS: &[MethodSpec] = &[
     },
     fourier_sampler!(
         "orf",
+        colour: 1,
         Orf,
         table: false,
         "orthogonal random features: Gaussian frequencies orthogonalised in d x d blocks, chi_d radii",
@@ -594,6 +605,7 @@ static METHODS: &[MethodSpec] = &[
     ),
     fourier_sampler!(
         "sorf",
+        colour: 12,
         Sorf,
         table: false,
         "structured orthogonal random features HD1 HD2 HD3 (Hadamard and Rademacher diagonals)",
@@ -601,6 +613,7 @@ static METHODS: &[MethodSpec] = &[
     ),
     fourier_sampler!(
         "fastfood",
+        colour: 6,
         Fastfood,
         table: true,
         "Fastfood frequencies S H G Pi H B (Hadamard, Gaussian, permutation, sign diagonals)",
@@ -608,6 +621,7 @@ static METHODS: &[MethodSpec] = &[
     ),
     fourier_sampler!(
         "qmc",
+        colour: 2,
         Qmc,
         table: false,
         "quasi-Monte Carlo Fourier features from scrambled Halton points",
@@ -615,6 +629,7 @@ static METHODS: &[MethodSpec] = &[
     ),
     MethodSpec {
         name: "maclaurin",
+        colour: 7,
         about: "Random Maclaurin features of the kernel's Taylor series (degree drawn per feature, Rademacher products)",
         paper: "Kar & Karnick 2012 (Random Maclaurin), a baseline of the Gegenbauer paper (Han et al. ICML 2022, Tables 2-4)",
         params: &[
@@ -664,18 +679,21 @@ static METHODS: &[MethodSpec] = &[
     },
     polynomial_sketch!(
         "tensorsketch",
+        colour: 13,
         TensorSketch,
         "TensorSketch of x^(tensor p): p CountSketches combined by FFT, E<z(x), z(y)> = <x,y>^p; with bias beta the polynomial kernel (<x,y> + beta^2)^p",
         "Pham & Pagh 2013 (TensorSketch); survey (Liu et al. TPAMI 2021) Sec. 6.1 (poly2 on [x; 1])"
     ),
     polynomial_sketch!(
         "trp",
+        colour: 15,
         Trp,
         "tensorized random projection: entrywise product of p Rademacher projections over sqrt(m), E<z(x), z(y)> = <x,y>^p; with bias beta (<x,y> + beta^2)^p",
         "Meister, Sarlos & Woodruff 2019 (TRP); survey (Liu et al. TPAMI 2021) Sec. 6.1 (poly2 on [x; 1])"
     ),
     MethodSpec {
         name: "tensorsrht",
+        colour: 9,
         about: "TensorSRHT of x (tensor) x: two subsampled randomized Fourier transforms of the row, their entrywise product (m/2 complex outputs as [Re; Im], m even), E<z(x), z(y)> = <x,y>^2; with bias beta (<x,y> + beta^2)^2",
         paper: "Ahle et al. 2020 (TensorSRHT); Zandieh et al. NeurIPS 2021 Sec. 3 (the NTKRF's degree-2 sketch)",
         params: &[BIAS],
@@ -688,6 +706,7 @@ static METHODS: &[MethodSpec] = &[
     },
     MethodSpec {
         name: "polysketch",
+        colour: 13,
         about: "the kernel's degree-p Taylor polynomial sketched by the PolySketch tree (all degrees from one tree)",
         paper: "Ahle et al. 2020 (PolySketch); Zandieh et al. NeurIPS 2021 Sec. 3; Gegenbauer paper Tables 2-4",
         params: &[
@@ -730,6 +749,7 @@ static METHODS: &[MethodSpec] = &[
     },
     MethodSpec {
         name: "gegenbauer",
+        colour: 4,
         about: "random Gegenbauer features of the kernel as a generalized zonal kernel truncated at degree q with s radial terms",
         paper: "Han, Zandieh & Avron ICML 2022, Definition 8 (Gaussian: Lemma 15; ReLU NTK: Lemma 16)",
         params: &[
@@ -778,6 +798,7 @@ static METHODS: &[MethodSpec] = &[
     },
     MethodSpec {
         name: "nystrom",
+        colour: 18,
         about: "Nystrom features K(x, S) U r^{-1/2} with m landmarks S from the fitting rows, by recursive ridge-leverage-score sampling or uniformly",
         paper: "Williams & Seeger 2001; Musco & Musco 2017 (recursive RLS); baseline of the Gegenbauer paper Tables 2-4",
         params: &[
@@ -827,6 +848,7 @@ static METHODS: &[MethodSpec] = &[
     },
     MethodSpec {
         name: "arccos",
+        colour: 21,
         about: "arc-cosine features sqrt(2/m) act(Wx), act = Step (order 0) or ReLU (order 1); kappa(1) = 1 normalisation",
         paper: "Cho & Saul 2009; Han et al. 2021 (NTK random features) Eq. 11, leverage-score sampler Eq. 16 / Alg. 2",
         params: &[
@@ -865,6 +887,7 @@ static METHODS: &[MethodSpec] = &[
     },
     MethodSpec {
         name: "ntk-rf",
+        colour: 3,
         about: "NTK random features: arc-cosine features per layer combined by a degree-2 sketch (m1 = m - mcs ReLU features, mcs sketch)",
         paper: "Han et al. 2021 (NTK random features) Algorithm 1; Zandieh et al. NeurIPS 2021 (NTKRF, TensorSRHT)",
         params: &[
@@ -912,6 +935,7 @@ static METHODS: &[MethodSpec] = &[
     },
     MethodSpec {
         name: "ntk-sketch",
+        colour: 1,
         about: "NTKSketch: polynomial fit of the NTK's arc-cosine chain, sketched by PolySketch and compressed by SRHT",
         paper: "Zandieh et al. NeurIPS 2021, Algorithm 1 and Theorem 2",
         params: &[
@@ -941,6 +965,7 @@ static METHODS: &[MethodSpec] = &[
     },
     MethodSpec {
         name: "grad-rf",
+        colour: 8,
         about: "gradient features: the gradient of a random ReLU network's scalar output w.r.t. all its parameters (NTK parametrisation), widest network with at most m parameters",
         paper: "Arora et al. 2019 (finite-width NTK), the Grad-RF baseline of Han et al. 2021 (Fig. 2) and Zandieh et al. NeurIPS 2021 (Fig. 2a)",
         params: &[ParamDoc {
@@ -971,6 +996,7 @@ static METHODS: &[MethodSpec] = &[
     },
     MethodSpec {
         name: "naive-rf",
+        colour: 5,
         about: "Naive-RF: the Bietti-Mairal explicit NTK map with random arc-cosine features, m0 = m1 = w per layer, the largest w with D_L = (sum_{k<L} w^k) w + w^L d <= m",
         paper: "Han et al. 2021 (NTK random features) Eq. 12, the Naive-RF baseline of Fig. 2",
         params: &[NTK_DEPTH],
@@ -1000,6 +1026,7 @@ static METHODS: &[MethodSpec] = &[
     },
     MethodSpec {
         name: "cntksketch",
+        colour: 1,
         about: "CNTKSketch: features of the ReLU convolutional NTK with global average pooling (images, q x q filters, depth L), polynomial fits of the arc-cosine functions sketched per pixel by PolySketch trees, SRHT and TensorSRHT",
         paper: "Zandieh et al. NeurIPS 2021, Definition 3 and Eqs. 109-114 (CNTKSketch), Theorem 4; Table 1",
         params: &[
@@ -1054,6 +1081,7 @@ static METHODS: &[MethodSpec] = &[
     },
     MethodSpec {
         name: "cnn-grad-rf",
+        colour: 8,
         about: "CNN Grad-RF: the gradient of a random K-layer convolutional ReLU network (q x q filters, width w, no biases, global average pooling, linear output) w.r.t. all its parameters, w with the parameter count closest to m",
         paper: "Arora et al. 2019 (finite-width CNTK), the Grad-RF baseline of Zandieh et al. NeurIPS 2021, Table 1",
         params: &[
@@ -1093,6 +1121,7 @@ static METHODS: &[MethodSpec] = &[
     },
     MethodSpec {
         name: "lp-rff",
+        colour: 19,
         about: "low-precision random Fourier features: cos(Wx + b) sqrt(2/m), W ~ N(0, I/sigma^2), b ~ U[0, 2 pi), each value stochastically rounded to a b-bit grid on [-sqrt(2/m), sqrt(2/m)] (unbiased; noise keyed by the row's content, or from the fit's stream)",
         paper: "Zhang et al. AISTATS 2019 (LP-RFF), as the baseline of Tiomoko Ali, Liao & Couillet ICLR 2022, Figs. 1, 4",
         params: &[
@@ -1133,6 +1162,7 @@ static METHODS: &[MethodSpec] = &[
     },
     MethodSpec {
         name: "ternary",
+        colour: 16,
         about: "ternary random features sigma_ter(W_ter x)/sqrt(m), thresholds matched to an activation's Gaussian moments at tau estimated from the fitting rows",
         paper: "Tiomoko Ali, Liao & Couillet ICLR 2022, Algorithm 1 (eqs. 4-6, 10)",
         params: &[
@@ -1158,6 +1188,7 @@ static METHODS: &[MethodSpec] = &[
     },
     MethodSpec {
         name: "relu-rf",
+        colour: 0,
         about: "ReLU random features max(0, Wx)/sqrt(m), W ~ N(0, I): E<z(x), z(y)> = |x||y| kappa1(cos)/2, half the order-1 arc-cosine kernel",
         paper: "Cho & Saul 2009 (arc-cosine kernel, Eq. 1 with n = 1); the ReLU baseline of Tiomoko Ali, Liao & Couillet ICLR 2022, Fig. 14",
         params: &[],
@@ -1170,6 +1201,7 @@ static METHODS: &[MethodSpec] = &[
     },
     MethodSpec {
         name: "rom",
+        colour: 5,
         about: "random orthogonal matrices: t products H D_i (Hadamard, Rademacher diagonals) with rows rescaled to chi norms",
         paper: "Choromanski et al. 2017 (ROM); survey (Liu et al. TPAMI 2021) Sec. 3.4",
         params: &[
@@ -1191,6 +1223,7 @@ static METHODS: &[MethodSpec] = &[
     },
     MethodSpec {
         name: "ssf",
+        colour: 3,
         about: "spherical structured features: chi radii on a shifted lattice times directions from DFT rows chosen by a Riesz-energy search, randomly rotated",
         paper: "Lyu 2017 (SSF); survey (Liu et al. TPAMI 2021) Sec. 3.11",
         params: &[
@@ -1212,6 +1245,7 @@ static METHODS: &[MethodSpec] = &[
     },
     MethodSpec {
         name: "gq",
+        colour: 8,
         about: "Gaussian quadrature features: i.i.d. entries +-sqrt(3)/sigma with probability 1/6 each, 0 with 2/3 (three-point rule; biased at 6th order)",
         paper: "Dao, De Sa & Re 2017; survey (Liu et al. TPAMI 2021) Sec. 3.13, Eqs. 16-17",
         params: &[SURVEY_KERNEL, SIGMA],
@@ -1224,6 +1258,7 @@ static METHODS: &[MethodSpec] = &[
     },
     MethodSpec {
         name: "ls-rff",
+        colour: 9,
         about: "leverage-score RFF: s frequencies drawn from a pool of l = factor * s by their ridge leverage on the fitting rows, importance-weighted (unbiased)",
         paper: "Li, Ton, Oglic & Sejdinovic 2019, Alg. 1; survey (Liu et al. TPAMI 2021) Sec. 3.15, Eqs. 19-22",
         params: &[

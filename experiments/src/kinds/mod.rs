@@ -8,6 +8,7 @@
 
 use rfx_harness::kind::{check_int, Kinds, ParamSpec};
 
+pub mod colours;
 pub mod cross;
 pub mod gegenbauer;
 pub mod ntk;
@@ -44,6 +45,7 @@ pub fn registry() -> Kinds {
     ])
     .with_backends(&rfx_linalg::Backend::NAMES)
     .with_kernels_name(rfx_linalg::blas_core_name)
+    .with_series_colours(colours::series_colour)
     .with_run_guard(|backend| {
         Box::new((
             rfx_linalg::SingleBlasThread::new(),

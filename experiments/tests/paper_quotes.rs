@@ -9,84 +9,8 @@
 
 use std::path::{Path, PathBuf};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the package is in the workspace")
-        .to_path_buf()
-}
-
-/// The papers' text files and the words of `[experiment] paper` that name each.
-const PAPERS: [(&str, &str); 5] = [
-    (
-        "ntk-random-features.txt",
-        "Random Features for the Neural Tangent Kernel",
-    ),
-    (
-        "ntk-sketching.txt",
-        "Scaling Neural Tangent Kernels via Sketching",
-    ),
-    (
-        "random-gegenbauer-features.txt",
-        "Random Gegenbauer Features",
-    ),
-    ("ternary-random-features.txt", "Ternary Random Features"),
-    (
-        "random-features-survey.txt",
-        "Random Features for Kernel Approximation",
-    ),
-];
-
-/// The numbers written in `text` as digit strings: `72.06`, `16,384` (read as 16384), `0.5`; a number
-/// immediately after a letter or a digit with a dot (a version, `x1`) is still taken, as its digits are printed.
-fn numbers(text: &str) -> Vec<(String, f64)> {
-    let b: Vec<char> = text.chars().collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        if !b[i].is_ascii_digit() {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        let mut s = String::new();
-        while i < b.len() {
-            let c = b[i];
-            let next_digit = b.get(i + 1).is_some_and(char::is_ascii_digit);
-            if c.is_ascii_digit() {
-                s.push(c);
-            } else if c == ',' && next_digit && b.get(i + 4).is_none_or(|c| !c.is_ascii_digit())
-                // a thousands separator: exactly three digits follow
-                && b[i + 1..].iter().take(3).all(char::is_ascii_digit)
-            {
-                // grouping comma: dropped
-            } else if c == '.' && next_digit && !s.contains('.') {
-                s.push(c);
-            } else {
-                break;
-            }
-            i += 1;
-        }
-        let _ = start;
-        if let Ok(v) = s.parse::<f64>() {
-            out.push((s, v));
-        }
-    }
-    out
-}
-
-/// Whether a number is specific enough to look up: a decimal fraction (`0.5`, `72.06`) or a whole number of
-/// three or more digits (`150`, `16,384`). One- and two-digit whole numbers (section, figure, depth, a count of
-/// seeds) are in every paper and prove nothing.
-fn specific(s: &str) -> bool {
-    s.contains('.') || s.len() >= 3
-}
-
-fn printed(paper_numbers: &[f64], v: f64) -> bool {
-    paper_numbers
-        .iter()
-        .any(|&p| (p - v).abs() <= 1e-9 * p.abs().max(v.abs()))
-}
+mod common;
+use common::{numbers, papers_dir, printed, root, specific, PAPERS};
 
 /// The problems found (each a line naming the file, the claim or paper value, and the number not found) and
 /// how many numbers were looked up.
@@ -194,11 +118,6 @@ fn check(papers_dir: &Path) -> (Vec<String>, usize) {
         }
     }
     (problems, looked_up)
-}
-
-fn papers_dir() -> Option<PathBuf> {
-    let dir = root().parent()?.join("shared/papers");
-    dir.is_dir().then_some(dir)
 }
 
 #[test]

@@ -492,16 +492,25 @@ pub fn rendered_notes(
         .into_iter()
         .filter_map(|cell| {
             let row = by_key.get(&cell.key())?;
-            row.note(layout)
-                .is_empty()
-                .then(|| (cell.params, row.metrics(layout)))
+            row.note(layout).is_empty().then(|| {
+                let mut values = row.metrics(layout);
+                values.extend(row.timings(layout));
+                (cell.params, values)
+            })
         })
         .collect();
     let verdicts: Vec<&claims::ClaimVerdict> = verdicts.iter().map(|(_, v)| v).collect();
+    // the metrics, then the timing columns (`time_s` first), which templates may also read
+    let columns: Vec<String> = layout
+        .metrics
+        .iter()
+        .chain(&layout.timings)
+        .cloned()
+        .collect();
     crate::prose::render(
         &spec.file.display().to_string(),
         &spec.notes,
-        &layout.metrics,
+        &columns,
         &cells,
         &verdicts,
     )

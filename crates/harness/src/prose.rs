@@ -12,6 +12,13 @@
 //!   `where` is optional, and so is the format: `fixedD` (D decimals, the default `fixed3`), `sciD` (D
 //!   significant digits, as `1.2e4`), `sigD` (D significant digits without an exponent, as `58.3`), `pctD`
 //!   (times 100, D decimals, with " %"), `int` (rounded, thousands separated by commas).
+//! - `{{sd METRIC where …}}`: the sample standard deviation of the same values (n − 1; 0 for one cell), as
+//!   in "0.744 ± 0.001"; `{{sum METRIC where …}}`: their sum (a total time).
+//! - `{{ratio METRIC where P=V, … over P=V, … | FMT}}`: the mean of a metric over the cells matching the first
+//!   conditions divided by its mean over the cells matching the second (a speedup, a relative error).
+//! - `{{min mean METRIC by P where … | FMT}}` (also `max mean`): the least (largest) of the metric's means over
+//!   the matching cells grouped by the value of parameter P — the best value over a sweep parameter, e.g. the
+//!   lowest mean test MSE over the γ grid.
 //! - `{{count cells where …}}`: the number of computed cells (a skipped cell, "(-)", is not computed);
 //!   `{{count values of P where …}}`: the number of distinct values of parameter P among them.
 //!
@@ -30,6 +37,10 @@ enum Stat {
     Mean,
     Min,
     Max,
+    /// The sample standard deviation (n − 1 in the denominator; 0 for one cell).
+    Sd,
+    /// The sum (a total time).
+    Sum,
 }
 
 /// How a number is written.
@@ -49,6 +60,12 @@ enum Template {
     Verdict(usize, Option<String>),
     /// A statistic of a metric over the matching cells.
     Stat(Stat, String, Vec<(String, String)>, Format),
+    /// The mean of a metric over the cells matching the first conditions divided by its mean over the cells
+    /// matching the second.
+    Ratio(String, Vec<(String, String)>, Vec<(String, String)>, Format),
+    /// The least (`false`) or largest (`true`) of a metric's means over the groups of matching cells that share
+    /// a value of a parameter: the best value over a sweep parameter, e.g. the lowest mean MSE over γ.
+    ExtremeMean(bool, String, String, Vec<(String, String)>, Format),
     /// The matching computed cells.
     CountCells(Vec<(String, String)>),
     /// Distinct values of a parameter among the matching computed cells.
@@ -75,7 +92,8 @@ const FIELDS: [&str; 7] = [
 
 /// The syntax summary given with every error.
 const SYNTAX: &str = "templates: {{verdict N}}, {{verdict N | word|counts|holds|reversed|inconclusive|against|total}}, \
-    {{mean|min|max METRIC where P=V, … | fixedD|sciD|sigD|pctD|int}}, {{count cells where …}}, {{count values of P where …}}";
+    {{mean|min|max|sd|sum METRIC where P=V, … | fixedD|sciD|sigD|pctD|int}}, \
+    {{ratio METRIC where P=V, … over P=V, … | FMT}}, {{min|max mean METRIC by P where … | FMT}}, {{count cells where …}}, {{count values of P where …}}";
 
 fn parse_format(s: &str) -> Option<Format> {
     let digits = |rest: &str| rest.parse::<usize>().ok().filter(|d| *d <= 12);
@@ -94,9 +112,28 @@ fn parse_format(s: &str) -> Option<Format> {
     }
 }
 
-/// `P=V, P=V` (quotes around V optional).
+/// The parts of `s` between commas outside double quotes.
+fn split_unquoted(s: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut start, mut quoted) = (0, false);
+    for (i, c) in s.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => {
+                parts.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&s[start..]);
+    parts
+}
+
+/// `P=V, P=V` (quotes around V optional; a V that holds a comma is quoted: `method="exact(a=1, b=2)"`).
 fn parse_where(s: &str) -> Result<Vec<(String, String)>, String> {
-    s.split(',')
+    split_unquoted(s)
+        .into_iter()
         .map(|c| {
             let (k, v) = c
                 .split_once('=')
@@ -115,6 +152,32 @@ fn parse_template(src: &str) -> Result<Template, String> {
         Some((h, t)) => (h.trim(), Some(t.trim())),
         None => (src.trim(), None),
     };
+    let format = || -> Result<Format, String> {
+        match tail {
+            None => Ok(Format::Fixed(3)),
+            Some(f) => parse_format(f).ok_or_else(|| {
+                format!("unknown format \"{f}\"; allowed: fixedD, sciD, sigD, pctD, int")
+            }),
+        }
+    };
+    if let Some(rest) = head.strip_prefix("ratio ") {
+        let (metric, conds) = rest
+            .split_once(" where ")
+            .ok_or("a ratio is `ratio METRIC where P=V, … over P=V, …`")?;
+        let (num, den) = conds.split_once(" over ").ok_or(
+            "a ratio needs `over` between the numerator's and the denominator's conditions",
+        )?;
+        let metric = metric.trim();
+        if metric.is_empty() || metric.contains(char::is_whitespace) {
+            return Err(format!("\"{metric}\" is not one metric"));
+        }
+        return Ok(Template::Ratio(
+            metric.to_string(),
+            parse_where(num)?,
+            parse_where(den)?,
+            format()?,
+        ));
+    }
     let (head, conds) = match head.split_once(" where ") {
         Some((h, w)) => (h.trim(), parse_where(w)?),
         None => (head, Vec::new()),
@@ -142,19 +205,22 @@ fn parse_template(src: &str) -> Result<Template, String> {
             }
             Ok(Template::Verdict(n, field))
         }
-        [stat @ ("mean" | "min" | "max"), metric] => {
+        [which @ ("min" | "max"), "mean", metric, "by", param] => Ok(Template::ExtremeMean(
+            *which == "max",
+            metric.to_string(),
+            param.to_string(),
+            conds,
+            format()?,
+        )),
+        [stat @ ("mean" | "min" | "max" | "sd" | "sum"), metric] => {
             let stat = match *stat {
                 "mean" => Stat::Mean,
                 "min" => Stat::Min,
-                _ => Stat::Max,
+                "max" => Stat::Max,
+                "sd" => Stat::Sd,
+                _ => Stat::Sum,
             };
-            let format = match tail {
-                None => Format::Fixed(3),
-                Some(f) => parse_format(f).ok_or_else(|| {
-                    format!("unknown format \"{f}\"; allowed: fixedD, sciD, sigD, pctD, int")
-                })?,
-            };
-            Ok(Template::Stat(stat, metric.to_string(), conds, format))
+            Ok(Template::Stat(stat, metric.to_string(), conds, format()?))
         }
         ["count", "cells"] if tail.is_none() => Ok(Template::CountCells(conds)),
         ["count", "values", "of", param] if tail.is_none() => {
@@ -217,6 +283,17 @@ pub fn check(
                 )))
             }
         };
+        let need_metric = |metric: &str| -> Result<(), String> {
+            if metrics.iter().any(|m| m == metric) {
+                Ok(())
+            } else {
+                Err(fail(format!(
+                    "unknown metric \"{metric}\"; allowed: {}",
+                    metrics.join(", ")
+                )))
+            }
+        };
+        let both;
         let conds = match &t {
             Template::Verdict(n, _) => {
                 if *n > claims {
@@ -228,12 +305,17 @@ pub fn check(
                 continue;
             }
             Template::Stat(_, metric, conds, _) => {
-                if !metrics.iter().any(|m| m == metric) {
-                    return Err(fail(format!(
-                        "unknown metric \"{metric}\"; allowed: {}",
-                        metrics.join(", ")
-                    )));
-                }
+                need_metric(metric)?;
+                conds
+            }
+            Template::Ratio(metric, num, den, _) => {
+                need_metric(metric)?;
+                both = [num.as_slice(), den.as_slice()].concat();
+                &both
+            }
+            Template::ExtremeMean(_, metric, param, conds, _) => {
+                need_metric(metric)?;
+                need_param(param)?;
                 conds
             }
             Template::CountCells(conds) => conds,
@@ -328,6 +410,17 @@ pub fn render(
             })
             .collect()
     };
+    // The finite values of a metric over the matching cells; `None` when there are none (or no such metric).
+    let values_of = |metric: &str, conds: &[(String, String)]| -> Option<Vec<f64>> {
+        let mi = metrics.iter().position(|m| m == metric)?;
+        let values: Vec<f64> = matching(conds)
+            .iter()
+            .map(|(_, m)| m[mi])
+            .filter(|x| x.is_finite())
+            .collect();
+        (!values.is_empty()).then_some(values)
+    };
+    const NONE: &str = "no computed cell matches";
     let mut out = String::new();
     for piece in pieces {
         match piece {
@@ -349,23 +442,62 @@ pub fn render(
                         }
                     }
                     Template::Stat(stat, metric, conds, format) => {
+                        let values = values_of(&metric, &conds).ok_or_else(|| fail(NONE))?;
+                        let n = values.len() as f64;
+                        let mean = values.iter().sum::<f64>() / n;
+                        let v = match stat {
+                            Stat::Mean => mean,
+                            Stat::Min => values.iter().copied().fold(f64::INFINITY, f64::min),
+                            Stat::Max => values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                            Stat::Sum => values.iter().sum(),
+                            Stat::Sd if values.len() < 2 => 0.0,
+                            Stat::Sd => (values.iter().map(|x| (x - mean).powi(2)).sum::<f64>()
+                                / (n - 1.0))
+                                .sqrt(),
+                        };
+                        format_number(v, format)
+                    }
+                    Template::Ratio(metric, num, den, format) => {
+                        let mean = |conds: &[(String, String)]| {
+                            values_of(&metric, conds)
+                                .map(|v| v.iter().sum::<f64>() / v.len() as f64)
+                        };
+                        let (a, b) = (mean(&num), mean(&den));
+                        let (a, b) = a.zip(b).ok_or_else(|| fail(NONE))?;
+                        format_number(a / b, format)
+                    }
+                    Template::ExtremeMean(largest, metric, param, conds, format) => {
                         let mi = metrics
                             .iter()
                             .position(|m| *m == metric)
                             .ok_or_else(|| fail("unknown metric"))?;
-                        let values: Vec<f64> = matching(&conds)
-                            .iter()
-                            .map(|(_, m)| m[mi])
-                            .filter(|x| x.is_finite())
-                            .collect();
-                        if values.is_empty() {
-                            return Err(fail("no computed cell matches"));
+                        // (value of the parameter, sum, count) per group, in the cells' order
+                        let mut groups: Vec<(String, f64, usize)> = Vec::new();
+                        for (params, m) in matching(&conds) {
+                            let Some((_, v)) = params.iter().find(|(k, _)| *k == param) else {
+                                continue;
+                            };
+                            if !m[mi].is_finite() {
+                                continue;
+                            }
+                            let v = v.to_string();
+                            match groups.iter_mut().find(|(g, _, _)| *g == v) {
+                                Some(g) => {
+                                    g.1 += m[mi];
+                                    g.2 += 1;
+                                }
+                                None => groups.push((v, m[mi], 1)),
+                            }
                         }
-                        let v = match stat {
-                            Stat::Mean => values.iter().sum::<f64>() / values.len() as f64,
-                            Stat::Min => values.iter().copied().fold(f64::INFINITY, f64::min),
-                            Stat::Max => values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                        let means = groups.iter().map(|(_, sum, n)| sum / *n as f64);
+                        let v = if largest {
+                            means.fold(f64::NEG_INFINITY, f64::max)
+                        } else {
+                            means.fold(f64::INFINITY, f64::min)
                         };
+                        if groups.is_empty() {
+                            return Err(fail(NONE));
+                        }
                         format_number(v, format)
                     }
                     Template::CountCells(conds) => {
@@ -570,6 +702,93 @@ mod tests {
             let e = check(bad, 1, &params, &metrics, &known).unwrap_err();
             assert!(e.contains(says), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn sd_and_ratio_render_from_the_cells() {
+        let cell = |m: &str, seed: i64, t: f64| -> CellValues {
+            (
+                vec![
+                    ("method".into(), Value::Str(m.into())),
+                    ("seed".into(), Value::Int(seed)),
+                ],
+                vec![t],
+            )
+        };
+        let cells = [
+            cell("exact", 0, 10.0),
+            cell("exact", 1, 14.0),
+            cell("sketch", 0, 2.0),
+            cell("sketch", 1, f64::NAN),
+        ];
+        let metrics = vec!["time".to_string()];
+        let r = |notes: &str| render("f.toml", notes, &metrics, &cells, &[]);
+        assert_eq!(
+            r("{{sd time where method=exact | fixed2}}").unwrap(),
+            format!("{:.2}", 8f64.sqrt())
+        );
+        assert_eq!(r("{{sd time where method=sketch}}").unwrap(), "0.000");
+        assert_eq!(r("{{sum time | int}}").unwrap(), "26");
+        assert_eq!(
+            r("{{ratio time where method=exact over method=sketch | sig2}}×").unwrap(),
+            "6.0×"
+        );
+        assert_eq!(
+            r("{{ratio time where method=exact, seed=1 over seed=0 | fixed1}}").unwrap(),
+            "2.3"
+        );
+        // a quoted value may hold a comma
+        assert_eq!(
+            parse_where("method=\"exact(kernel=a, depth=1)\", seed=2").unwrap(),
+            [
+                ("method".to_string(), "exact(kernel=a, depth=1)".to_string()),
+                ("seed".to_string(), "2".to_string())
+            ]
+        );
+        // the best mean over a parameter: exact's mean over seeds is 12, sketch's 2 (its NaN left out)
+        assert_eq!(r("{{min mean time by method}}").unwrap(), "2.000");
+        assert_eq!(r("{{max mean time by method | fixed1}}").unwrap(), "12.0");
+        assert_eq!(
+            r("{{max mean time by seed where method=exact | int}}").unwrap(),
+            "14"
+        );
+        let e = r("{{min mean time by method where seed=7}}").unwrap_err();
+        assert!(e.contains("no computed cell matches"), "{e}");
+        let e = r("{{ratio time where method=exact over method=none}}").unwrap_err();
+        assert!(e.contains("no computed cell matches"), "{e}");
+        for (bad, says) in [
+            ("{{ratio time where method=exact}}", "needs `over`"),
+            ("{{ratio time}}", "a ratio is `ratio METRIC where"),
+            (
+                "{{ratio time where a=1 over b | fixed1}}",
+                "\"b\" is not P=V",
+            ),
+            ("{{sd time | pct}}", "unknown format \"pct\""),
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        let params = vec!["method".to_string(), "seed".to_string()];
+        let e = check(
+            "{{ratio mse where method=exact over seed=0}}",
+            0,
+            &params,
+            &metrics,
+            &[],
+        )
+        .unwrap_err();
+        assert!(e.contains("unknown metric \"mse\""), "{e}");
+        let e = check("{{min mean time by d}}", 0, &params, &metrics, &[]).unwrap_err();
+        assert!(e.contains("unknown parameter \"d\""), "{e}");
+        let e = check(
+            "{{ratio time where method=exact over d=0}}",
+            0,
+            &params,
+            &metrics,
+            &[],
+        )
+        .unwrap_err();
+        assert!(e.contains("unknown parameter \"d\""), "{e}");
     }
 
     #[test]

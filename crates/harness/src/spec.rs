@@ -624,7 +624,11 @@ impl Spec {
             .iter()
             .map(|a| (a.name.clone(), a.values.clone()))
             .collect();
-        crate::prose::check(&notes, claims.len(), &params, &metrics, &known_values)
+        // templates may also read the timing columns (`time_s` and the kind's own)
+        let mut columns = metrics.clone();
+        columns.push("time_s".to_string());
+        columns.extend(runner.timings());
+        crate::prose::check(&notes, claims.len(), &params, &columns, &known_values)
             .map_err(|e| exp.error("notes", e))?;
         let paper_values = root
             .tables("paper_value")?

@@ -76,3 +76,132 @@ pub fn experiment_files() -> Vec<PathBuf> {
     );
     files
 }
+
+/// The papers' text files (in `../shared/papers`, beside the clone) and the words of `[experiment] paper` that
+/// name each.
+pub const PAPERS: [(&str, &str); 5] = [
+    (
+        "ntk-random-features.txt",
+        "Random Features for the Neural Tangent Kernel",
+    ),
+    (
+        "ntk-sketching.txt",
+        "Scaling Neural Tangent Kernels via Sketching",
+    ),
+    (
+        "random-gegenbauer-features.txt",
+        "Random Gegenbauer Features",
+    ),
+    ("ternary-random-features.txt", "Ternary Random Features"),
+    (
+        "random-features-survey.txt",
+        "Random Features for Kernel Approximation",
+    ),
+];
+
+/// A number written in a text: where it starts and ends (character indices), its digits as printed (grouping
+/// commas dropped) and its value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Written {
+    pub start: usize,
+    pub end: usize,
+    pub digits: String,
+    pub value: f64,
+}
+
+/// The numbers written in `text` as digit strings, with their places: `72.06`, `16,384` (read as 16384),
+/// `0.5`; a number immediately after a letter or a digit with a dot (a version, `x1`) is still taken, as its
+/// digits are printed.
+pub fn numbers_at(text: &str) -> Vec<Written> {
+    let b: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !b[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut s = String::new();
+        while i < b.len() {
+            let c = b[i];
+            let next_digit = b.get(i + 1).is_some_and(char::is_ascii_digit);
+            if c.is_ascii_digit() {
+                s.push(c);
+            } else if c == ',' && next_digit && b.get(i + 4).is_none_or(|c| !c.is_ascii_digit())
+                // a thousands separator: exactly three digits follow
+                && b[i + 1..].iter().take(3).all(char::is_ascii_digit)
+            {
+                // grouping comma: dropped
+            } else if c == '.' && next_digit && !s.contains('.') {
+                s.push(c);
+            } else {
+                break;
+            }
+            i += 1;
+        }
+        if let Ok(value) = s.parse::<f64>() {
+            out.push(Written {
+                start,
+                end: i,
+                digits: s,
+                value,
+            });
+        }
+    }
+    out
+}
+
+/// The numbers written in `text` as digit strings (see [`numbers_at`]).
+pub fn numbers(text: &str) -> Vec<(String, f64)> {
+    numbers_at(text)
+        .into_iter()
+        .map(|w| (w.digits, w.value))
+        .collect()
+}
+
+/// Whether a number is specific enough to look up: a decimal fraction (`0.5`, `72.06`) or a whole number of
+/// three or more digits (`150`, `16,384`). One- and two-digit whole numbers (section, figure, depth, a count of
+/// seeds) are in every paper and prove nothing.
+pub fn specific(s: &str) -> bool {
+    s.contains('.') || s.len() >= 3
+}
+
+/// Whether `v` is among `numbers` (to 1e-9 relative).
+pub fn printed(numbers: &[f64], v: f64) -> bool {
+    numbers
+        .iter()
+        .any(|&p| (p - v).abs() <= 1e-9 * p.abs().max(v.abs()))
+}
+
+/// `../shared/papers` (the papers' full text), when it is beside the clone.
+pub fn papers_dir() -> Option<PathBuf> {
+    let dir = root().parent()?.join("shared/papers");
+    dir.is_dir().then_some(dir)
+}
+
+/// The numbers printed in the papers that `paper` (an `[experiment] paper` text) names, or in all five when it
+/// names none; `None` without `../shared/papers`.
+pub fn paper_numbers(paper: &str) -> Option<Vec<f64>> {
+    let dir = papers_dir()?;
+    let named: Vec<&str> = PAPERS
+        .iter()
+        .filter(|(_, title)| paper.contains(title))
+        .map(|(file, _)| *file)
+        .collect();
+    let files: Vec<&str> = if named.is_empty() {
+        PAPERS.iter().map(|(file, _)| *file).collect()
+    } else {
+        named
+    };
+    Some(
+        files
+            .iter()
+            .flat_map(|file| {
+                let text = std::fs::read_to_string(dir.join(file))
+                    .unwrap_or_else(|e| panic!("{}: {e}", dir.join(file).display()));
+                numbers_at(&text).into_iter().map(|w| w.value)
+            })
+            .collect(),
+    )
+}

@@ -807,9 +807,9 @@ static METHODS: &[MethodSpec] = &[
             DEPTH,
             ParamDoc {
                 name: "landmarks",
-                kind: ParamKind::Choice(&["rls", "uniform"]),
+                kind: ParamKind::Choice(&["rls", "uniform", "kmeans++"]),
                 default: "rls",
-                about: "how the landmarks are drawn from the fitting rows: recursive ridge leverage scores (Musco & Musco 2017) or uniformly without replacement",
+                about: "how the landmarks are drawn from the fitting rows: recursive ridge leverage scores (Musco & Musco 2017), uniformly without replacement, or by k-means++ seeding in the kernel's feature space (Arthur & Vassilvitskii 2007; Zhang, Tsang & Kwok 2008)",
             },
             ParamDoc {
                 name: "gram",
@@ -826,6 +826,7 @@ static METHODS: &[MethodSpec] = &[
         build: |m, p, data, rng| {
             let params = NystromParams::new(m).sampling(match p.choice("landmarks")? {
                 "uniform" => LandmarkSampling::Uniform,
+                "kmeans++" => LandmarkSampling::KmeansPlusPlus,
                 _ => LandmarkSampling::RecursiveRls,
             });
             if p.choice("gram")? == "pairwise" {

@@ -15,7 +15,10 @@
 //!   $\ell_i = \frac{1}{\lambda}\big(K_{ii} - K_{iS}(K_{SS} + \lambda W^{-2})^{-1}K_{Si}\big)$, with
 //!   $\lambda = \big(\sum_j K_{jj} w_j^2 - \sum_{j \le k} |\mu_j(W K_{SS} W)|\big)/k$, $k = \lceil s/(4\ln s)\rceil$,
 //!   keeping each point with probability $\min(1, \ln(s)\thinspace\ell_i)$ and, at the top level, drawing exactly $s$
-//!   points without replacement with probabilities $\propto \min(1, \ell_i)$.
+//!   points without replacement with probabilities $\propto \min(1, \ell_i)$;
+//! * [`LandmarkSampling::KmeansPlusPlus`]: the k-means++ seeding of Arthur & Vassilvitskii (2007) in the kernel's
+//!   feature space ([`kmeans_pp`]), the landmarks of Zhang, Tsang & Kwok (2008, "Improved Nyström low-rank
+//!   approximation and error analysis") without their Lloyd iterations, so that landmarks stay rows of the data.
 
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 use rand::seq::{index, SliceRandom};
@@ -31,6 +34,8 @@ pub enum LandmarkSampling {
     /// Recursive ridge-leverage-score sampling (Musco & Musco 2017).
     #[default]
     RecursiveRls,
+    /// Kernel k-means++ seeding (Arthur & Vassilvitskii 2007) in the kernel's feature space ([`kmeans_pp`]).
+    KmeansPlusPlus,
 }
 
 /// Parameters of [`Nystrom::fit`].
@@ -114,6 +119,7 @@ impl<K: Kernel> Nystrom<K> {
         let mut indices = match params.sampling {
             LandmarkSampling::Uniform => index::sample(rng, n, s).into_vec(),
             LandmarkSampling::RecursiveRls => recursive_rls(&kernel, x, s, rng)?,
+            LandmarkSampling::KmeansPlusPlus => kmeans_pp(&kernel, x, s, rng)?,
         };
         indices.sort_unstable();
         let landmarks = x.select(Axis(0), &indices);
@@ -189,6 +195,63 @@ fn weighted_without_replacement(w: &[f64], s: usize, rng: &mut RfxRng) -> Vec<us
         .collect();
     keys.sort_by(|a, b| b.0.total_cmp(&a.0));
     keys.into_iter().take(s).map(|(_, i)| i).collect()
+}
+
+/// $s$ distinct rows of `x` by k-means++ seeding in the feature space $\phi$ of `kernel` (Arthur &
+/// Vassilvitskii 2007, §2.2, with $\Vert\phi(x) - \phi(c)\Vert^2 = k(x, x) + k(c, c) - 2k(x, c)$): the first
+/// uniformly, each next one with probability $\propto D(x)^2$, the squared feature-space distance to the
+/// nearest row already chosen. Rows at distance 0 from the chosen ones (duplicates) are never drawn while
+/// others remain; if all remaining rows are at distance 0, the next one is uniform among them, so the $s$ rows
+/// are always distinct. Cost: $s$ kernel columns, $O(nsd)$; every draw from `rng`, in row order.
+pub fn kmeans_pp<K: Kernel + ?Sized>(
+    kernel: &K,
+    x: ArrayView2<'_, f64>,
+    s: usize,
+    rng: &mut RfxRng,
+) -> Result<Vec<usize>> {
+    let n = x.nrows();
+    if s == 0 {
+        return Err(RfxError::invalid("landmarks", 0, "at least 1"));
+    }
+    if s >= n {
+        return Ok((0..n).collect());
+    }
+    let diag: Vec<f64> = x.rows().into_iter().map(|r| kernel.eval(r, r)).collect();
+    let mut chosen = vec![false; n];
+    let mut d2 = vec![f64::INFINITY; n];
+    let mut picked = Vec::with_capacity(s);
+    let mut next = rng.gen_range(0..n);
+    loop {
+        chosen[next] = true;
+        picked.push(next);
+        if picked.len() == s {
+            return Ok(picked);
+        }
+        let c = x.slice(ndarray::s![next..next + 1, ..]);
+        let kc = kernel.gram(x, c)?;
+        for i in 0..n {
+            let dist = (diag[i] + diag[next] - 2.0 * kc[[i, 0]]).max(0.0);
+            d2[i] = d2[i].min(if chosen[i] { 0.0 } else { dist });
+        }
+        let total: f64 = d2.iter().sum();
+        next = if total > 0.0 && total.is_finite() {
+            let mut u = rng.gen::<f64>() * total;
+            let mut pick = None;
+            for (i, &w) in d2.iter().enumerate() {
+                if w > 0.0 {
+                    pick = Some(i);
+                    if u < w {
+                        break;
+                    }
+                    u -= w;
+                }
+            }
+            pick.expect("a row with D² > 0 exists when the total is > 0")
+        } else {
+            let rest: Vec<usize> = (0..n).filter(|&i| !chosen[i]).collect();
+            rest[rng.gen_range(0..rest.len())]
+        };
+    }
 }
 
 /// Recursive ridge-leverage-score landmark selection (Musco & Musco 2017); returns `s` distinct row indices.
@@ -322,7 +385,11 @@ mod tests {
     fn all_points_as_landmarks_reproduce_k() {
         let x = randn(60, 3, 1);
         let k = rbf(1.0).gram(x.view(), x.view()).unwrap();
-        for sampling in [LandmarkSampling::Uniform, LandmarkSampling::RecursiveRls] {
+        for sampling in [
+            LandmarkSampling::Uniform,
+            LandmarkSampling::RecursiveRls,
+            LandmarkSampling::KmeansPlusPlus,
+        ] {
             let mut rng = RfxRng::seed_from_u64(7);
             let ny = Nystrom::fit(
                 rbf(1.0),
@@ -387,5 +454,48 @@ mod tests {
         assert!(ev[0] > -1e-8, "min eigenvalue of K - ZZᵀ: {}", ev[0]);
         assert!(ny.transform(randn(3, 5, 1).view()).is_err());
         assert!(Nystrom::fit(kern, x.view(), &NystromParams::new(0), &mut rng).is_err());
+    }
+
+    #[test]
+    fn kmeans_pp_seeds_one_landmark_per_far_cluster() {
+        // three clusters of 30 rows, spread 0.01, 20 apart: for the Gaussian kernel of width 1 a row's squared
+        // feature-space distance is ≈ 1e-4 to its own cluster's chosen row and ≈ 2 to another cluster's, so
+        // once a cluster holds a landmark, the next draw falls in it with probability ≈ 30·1e-4 / (2·30) ≈ 5e-5:
+        // D² sampling covers the three clusters with 3 landmarks in every seed (all 20 here), where uniform
+        // sampling does with probability 3!·30³ / (90·89·88) ≈ 0.23
+        let mut x = randn(90, 2, 4).mapv(|v| 0.01 * v);
+        for i in 0..90 {
+            x[[i, 0]] += 20.0 * (i / 30) as f64;
+        }
+        let kern = rbf(1.0);
+        let clusters = |idx: &[usize]| {
+            let mut c: Vec<usize> = idx.iter().map(|&i| i / 30).collect();
+            c.sort_unstable();
+            c.dedup();
+            c.len()
+        };
+        let (mut pp, mut unif) = (0, 0);
+        for seed in 0..20 {
+            let mut rng = RfxRng::seed_from_u64(seed);
+            let idx = kmeans_pp(&kern, x.view(), 3, &mut rng).unwrap();
+            pp += usize::from(clusters(&idx) == 3);
+            let mut rng = RfxRng::seed_from_u64(seed);
+            unif += usize::from(clusters(&index::sample(&mut rng, 90, 3).into_vec()) == 3);
+        }
+        eprintln!("all three clusters covered in 20 seeds: k-means++ {pp}, uniform {unif}");
+        assert_eq!(pp, 20, "k-means++ covered all clusters in {pp} of 20 seeds");
+        assert!(unif < 20);
+        // distinct rows even when the data are duplicates: 10 copies of 2 rows, 5 landmarks
+        let mut dup = Array2::zeros((20, 2));
+        for i in 10..20 {
+            dup[[i, 0]] = 1.0;
+        }
+        let mut rng = RfxRng::seed_from_u64(1);
+        let mut idx = kmeans_pp(&kern, dup.view(), 5, &mut rng).unwrap();
+        idx.sort_unstable();
+        idx.dedup();
+        assert_eq!(idx.len(), 5);
+        // the two distinct rows are both among the landmarks (D² = 0 for the rest once both are chosen)
+        assert!(idx.iter().any(|&i| i < 10) && idx.iter().any(|&i| i >= 10));
     }
 }

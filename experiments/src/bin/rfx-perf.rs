@@ -28,76 +28,69 @@ use rfx_solvers::ridge::{KernelRidge, KrrParams, Ridge, RidgeParams};
 use rfx_ternary::{TernaryParams, Thresholds};
 use serde_json::{json, Value};
 
+/// The rfx side of `bench/compare`: shared data as `.npy`, the machine's GEMM rate, and rfx's maps, sketches
+/// and solvers timed in process (median of `--reps` runs) into `rfx.json`.
+#[derive(clap::Parser)]
+#[command(name = "rfx-perf")]
 struct Args {
+    /// Folder for the shared `.npy` data, the error-check files and `rfx.json`.
+    #[arg(long, default_value = "/tmp/rfx-compare")]
     out: PathBuf,
+    /// MNIST training rows used (features, solvers).
+    #[arg(long, default_value_t = 10_000, value_parser = positive)]
     n: usize,
+    /// MNIST test rows (KRR and ridge predictions).
+    #[arg(long, default_value_t = 2_000, value_parser = positive)]
     n_test: usize,
+    /// Rows whose approximate Gram is written for the error checks.
+    #[arg(long, default_value_t = 1_000, value_parser = positive)]
     n_err: usize,
+    /// Training rows of exact KRR.
+    #[arg(long, default_value_t = 5_000, value_parser = positive)]
     n_krr: usize,
+    /// Size of the square GEMM that measures the machine's rate.
+    #[arg(long = "gemm-n", default_value_t = 4096, value_parser = positive)]
     d_gemm: usize,
+    /// Timed runs per measurement (the median is kept).
+    #[arg(long, default_value_t = 3, value_parser = positive)]
     reps: usize,
+    /// Seeds of the error checks.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=1000))]
     seeds: u64,
+    /// Gaussian width σ.
+    #[arg(long, default_value_t = 5.0, value_parser = positive_real)]
     sigma: f64,
+    /// Feature dimension of the maps.
+    #[arg(long, default_value_t = 4096, value_parser = positive)]
     m: usize,
+    /// Nyström landmarks.
+    #[arg(long = "m-nystrom", default_value_t = 1024, value_parser = positive)]
     m_nys: usize,
+    /// Feature dimension of the ridge solver.
+    #[arg(long, default_value_t = 2048, value_parser = positive)]
     m_ridge: usize,
+    /// Ridge and KRR regularisation λ.
+    #[arg(long, default_value_t = 1.0, value_parser = positive_real)]
     lambda: f64,
+    /// Measure only these (comma-separated names of the rows of `rfx.json`).
+    #[arg(long)]
     only: Option<String>,
 }
 
-fn parse_args() -> Args {
-    let mut a = Args {
-        out: PathBuf::from("/tmp/rfx-compare"),
-        n: 10_000,
-        n_test: 2_000,
-        n_err: 1_000,
-        n_krr: 5_000,
-        d_gemm: 4096,
-        reps: 3,
-        seeds: 5,
-        sigma: 5.0,
-        m: 4096,
-        m_nys: 1024,
-        m_ridge: 2048,
-        lambda: 1.0,
-        only: None,
-    };
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    let mut i = 0;
-    while i < argv.len() {
-        let v = argv.get(i + 1).cloned().unwrap_or_default();
-        let num = |v: &str| -> usize {
-            v.parse()
-                .unwrap_or_else(|_| panic!("{}: not an integer: {v}", argv[i]))
-        };
-        match argv[i].as_str() {
-            "--out" => a.out = PathBuf::from(&v),
-            "--n" => a.n = num(&v),
-            "--n-test" => a.n_test = num(&v),
-            "--n-err" => a.n_err = num(&v),
-            "--n-krr" => a.n_krr = num(&v),
-            "--gemm-n" => a.d_gemm = num(&v),
-            "--reps" => a.reps = num(&v),
-            "--seeds" => a.seeds = num(&v) as u64,
-            "--m" => a.m = num(&v),
-            "--m-nystrom" => a.m_nys = num(&v),
-            "--m-ridge" => a.m_ridge = num(&v),
-            "--sigma" => a.sigma = v.parse().expect("--sigma: a number"),
-            "--lambda" => a.lambda = v.parse().expect("--lambda: a number"),
-            "--only" => a.only = Some(v),
-            "-h" | "--help" => {
-                println!(
-                    "rfx-perf [--out DIR] [--n N] [--n-test N] [--n-err N] [--n-krr N] [--gemm-n N] \
-                     [--reps R] [--seeds S] [--m M] [--m-nystrom M] [--m-ridge M] [--sigma S] \
-                     [--lambda L] [--only NAME,NAME]"
-                );
-                std::process::exit(0);
-            }
-            other => panic!("unknown argument {other} (see --help)"),
-        }
-        i += 2;
+/// An integer >= 1 (and at most 10⁹: a size of this benchmark).
+fn positive(v: &str) -> Result<usize, String> {
+    match v.parse::<usize>() {
+        Ok(n) if (1..=1_000_000_000).contains(&n) => Ok(n),
+        _ => Err(format!("{v:?}: expected an integer from 1 to 1000000000")),
     }
-    a
+}
+
+/// A finite real > 0.
+fn positive_real(v: &str) -> Result<f64, String> {
+    match v.parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err(format!("{v:?}: expected a finite number > 0")),
+    }
 }
 
 /// Median wall time in seconds of `reps` runs of `f` (after none: the first run is counted; `reps` >= 3
@@ -147,7 +140,7 @@ fn loadavg() -> String {
 }
 
 fn main() {
-    let a = parse_args();
+    let a = <Args as clap::Parser>::parse();
     std::fs::create_dir_all(&a.out).expect("create --out");
     let want = |name: &str| {
         a.only

@@ -249,7 +249,7 @@ fn raw_value(name: &str, v: &Bound<'_, PyAny>) -> PyResult<RawValue> {
 /// The registry's checked parameters from a Python dict (`None` values take the default).
 fn params_of(
     dict: Option<&Bound<'_, PyDict>>,
-    check: impl FnOnce(&[(String, RawValue)]) -> Result<Params, String>,
+    check: impl FnOnce(&[(String, RawValue)]) -> Result<Params, rfx_registry::RegistryError>,
 ) -> PyResult<Params> {
     let mut given = Vec::new();
     if let Some(d) = dict {
@@ -264,7 +264,7 @@ fn params_of(
             given.push((k, raw));
         }
     }
-    check(&given).map_err(PyValueError::new_err)
+    check(&given).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// A feature map fitted by the registry, ready to transform rows.
@@ -383,7 +383,7 @@ fn fit(
     seed: u64,
     x: &Bound<'_, PyAny>,
 ) -> PyResult<FittedMap> {
-    let spec = rfx_registry::method(method).map_err(PyValueError::new_err)?;
+    let spec = rfx_registry::method(method).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let p = params_of(params, |g| spec.params_from(g))?;
     if n_components == 0 {
         return Err(PyValueError::new_err(format!(
@@ -437,7 +437,7 @@ fn gram<'py>(
     y: Option<&Bound<'py, PyAny>>,
     params: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let spec = rfx_registry::kernel(kernel).map_err(PyValueError::new_err)?;
+    let spec = rfx_registry::kernel(kernel).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let p = params_of(params, |g| spec.params_from(g))?;
     let k = spec
         .build(&p)

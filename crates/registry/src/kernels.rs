@@ -1,6 +1,7 @@
 //! The exact kernels of the registry (`rfx gram`, the `exact` method of the table kinds): one
 //! [`KernelSpec`] per kernel, with its parameters, formula, paper and equation.
 
+use crate::RegistryError;
 use rfx_core::{Kernel, WithBias};
 use rfx_gzk::zonal::Gzk;
 use rfx_kernels::{ArcCosineKernel, ArcCosineOrder, GaussianKernel, ReluNngp, ReluNtk};
@@ -41,12 +42,15 @@ impl std::fmt::Debug for KernelSpec {
 
 impl KernelSpec {
     /// Checks `--param` text pairs for this kernel, once.
-    pub fn parse_params(&self, given: &[(String, String)]) -> Result<Params, String> {
+    pub fn parse_params(&self, given: &[(String, String)]) -> Result<Params, RegistryError> {
         Params::parse_text(self.params, given, &format!("kernel {}", self.name))
     }
 
     /// Checks typed or text values for this kernel, once.
-    pub fn params_from<K: AsRef<str>>(&self, given: &[(K, RawValue)]) -> Result<Params, String> {
+    pub fn params_from<K: AsRef<str>>(
+        &self,
+        given: &[(K, RawValue)],
+    ) -> Result<Params, RegistryError> {
         Params::parse(self.params, given, &format!("kernel {}", self.name))
     }
 
@@ -199,11 +203,12 @@ pub fn kernels() -> &'static [KernelSpec] {
 }
 
 /// The kernel called `name`; the error lists the allowed names.
-pub fn kernel(name: &str) -> Result<&'static KernelSpec, String> {
-    KERNELS.iter().find(|k| k.name == name).ok_or_else(|| {
-        format!(
-            "unknown kernel \"{name}\"; allowed: {}",
-            names(KERNELS.iter().map(|k| k.name))
-        )
-    })
+pub fn kernel(name: &str) -> Result<&'static KernelSpec, RegistryError> {
+    KERNELS
+        .iter()
+        .find(|k| k.name == name)
+        .ok_or_else(|| RegistryError::UnknownKernel {
+            name: name.to_string(),
+            allowed: names(KERNELS.iter().map(|k| k.name)),
+        })
 }

@@ -9,6 +9,7 @@
 //!   whether fitting needs data — and how it is fitted from the algorithm crates (every map implements
 //!   [`rfx_core::Fit`]); [`methods()`], [`method`].
 //! * [`KernelSpec`]: an exact kernel; [`kernels()`], [`kernel`].
+//! * [`RegistryError`]: what the registry refuses, typed (thiserror), its message the one-line error shown.
 //! * [`Params`]: parameter values checked once, when built, from text (`--param k=v`, `name(k=v)` in a
 //!   TOML sweep) or typed values ([`RawValue`]); afterwards every value is typed and in range.
 //! * [`MethodChoice`] and [`build_method`]: the `method` values of the table kinds.
@@ -29,10 +30,10 @@
 //! ```
 //! use ndarray::array;
 //! use rfx_core::{rng_stream, FitData};
-//! use rfx_registry::{method, RawValue};
+//! use rfx_registry::{method, RawValue, RegistryError};
 //!
-//! let rff = method("rff").map_err(rfx_core::RfxError::Numerical)?;
-//! let p = rff.params_from(&[("sigma", RawValue::from(2.0))]).map_err(rfx_core::RfxError::Numerical)?;
+//! let rff = method("rff")?;
+//! let p = rff.params_from(&[("sigma", RawValue::from(2.0))])?;
 //! let mut rng = rng_stream(1, "doc");
 //! let z = rff.fit(4096, &p, FitData::Dim(2), &mut rng)?;
 //! let x = array![[0.0, 0.0], [1.0, 1.0]];
@@ -44,8 +45,10 @@
 //! let exact = (-2.0f64 / (2.0 * 4.0)).exp();
 //! assert!((kxy - exact).abs() < 5.0 / (2048f64).sqrt(), "{kxy} vs {exact}");
 //! // parameters are checked once, with the allowed range in the message
+//! // typed errors: the parameter, the value and the allowed range; the message names them all
 //! let e = rff.params_from(&[("sigma", RawValue::from(-1.0))]).unwrap_err();
-//! assert!(e.contains("sigma") && e.contains("[0.000001, 1000000]"), "{e}");
+//! assert!(matches!(&e, RegistryError::InvalidValue { parameter, .. } if parameter == "sigma"));
+//! assert!(e.to_string().contains("[0.000001, 1000000]"), "{e}");
 //! # Ok::<(), rfx_core::RfxError>(())
 //! ```
 
@@ -55,6 +58,7 @@
 extern crate openblas_src as _;
 
 pub mod apply;
+pub mod error;
 pub mod kernels;
 pub mod methods;
 pub mod params;
@@ -64,6 +68,7 @@ pub use apply::{
     feature_stream, gram_rows, gram_self_rows, transform_rows, transform_rows_f32, FEATURE_CHUNK,
     GRAM_CHUNK,
 };
+pub use error::RegistryError;
 pub use kernels::{kernel, kernels, with_bias, KernelSpec};
 pub use methods::{
     bias_of, build_method, method, methods, rounding_amplification, table_kernels, table_methods,

@@ -19,6 +19,7 @@ use rfx_solvers::nystrom::{LandmarkSampling, NystromFit, NystromParams};
 use rfx_ternary::{Activation, ReluParams, StreamRoundedLpRff, TernaryFit, TernaryParams};
 
 use crate::params::{ParamDoc, ParamKind, Params, RawValue};
+use crate::RegistryError;
 use rfx_core::NormScaled;
 
 /// A fitted feature map with the method's output dimension.
@@ -70,12 +71,15 @@ impl std::fmt::Debug for MethodSpec {
 
 impl MethodSpec {
     /// Checks `--param` text pairs (`name`, `value`) for this method, once.
-    pub fn parse_params(&self, given: &[(String, String)]) -> Result<Params, String> {
+    pub fn parse_params(&self, given: &[(String, String)]) -> Result<Params, RegistryError> {
         Params::parse_text(self.params, given, &format!("method {}", self.name))
     }
 
     /// Checks typed or text values for this method, once.
-    pub fn params_from<K: AsRef<str>>(&self, given: &[(K, RawValue)]) -> Result<Params, String> {
+    pub fn params_from<K: AsRef<str>>(
+        &self,
+        given: &[(K, RawValue)],
+    ) -> Result<Params, RegistryError> {
         Params::parse(self.params, given, &format!("method {}", self.name))
     }
 
@@ -123,7 +127,7 @@ impl MethodSpec {
 
     /// Checks the values among `given` that this method declares, once, dropping the others (so that a
     /// kind can offer its settings to every method: `rom_blocks` reaches `rom` only).
-    pub fn params_declared(&self, given: &[(&str, RawValue)]) -> Result<Params, String> {
+    pub fn params_declared(&self, given: &[(&str, RawValue)]) -> Result<Params, RegistryError> {
         let declared: Vec<(&str, RawValue)> = given
             .iter()
             .filter(|(k, _)| self.params.iter().any(|d| d.name == *k))
@@ -1311,13 +1315,14 @@ pub fn rounding_amplification(name: &str) -> f64 {
 }
 
 /// The method called `name`; the error lists the allowed names.
-pub fn method(name: &str) -> Result<&'static MethodSpec, String> {
-    METHODS.iter().find(|m| m.name == name).ok_or_else(|| {
-        format!(
-            "unknown method \"{name}\"; allowed: {} (see rfx methods)",
-            names(METHODS.iter().map(|m| m.name))
-        )
-    })
+pub fn method(name: &str) -> Result<&'static MethodSpec, RegistryError> {
+    METHODS
+        .iter()
+        .find(|m| m.name == name)
+        .ok_or_else(|| RegistryError::UnknownMethod {
+            name: name.to_string(),
+            allowed: names(METHODS.iter().map(|m| m.name)),
+        })
 }
 
 pub(crate) fn names<'a>(it: impl Iterator<Item = &'a str>) -> String {
@@ -1373,12 +1378,10 @@ pub struct MethodChoice {
 impl MethodChoice {
     /// Parses `name` or `name(k=v, ...)`; the syntax alone is checked here, names and values by the
     /// kind (against the registry).
-    pub fn parse(v: &str) -> Result<Self, String> {
+    pub fn parse(v: &str) -> Result<Self, RegistryError> {
         let v = v.trim();
-        let bad = || {
-            format!(
-                "method \"{v}\": expected a name or name(param=value, ...), e.g. ntk-rf(sampler=gs)"
-            )
+        let bad = || RegistryError::Syntax {
+            text: v.to_string(),
         };
         let (name, rest) = match v.find('(') {
             None => (v, None),
@@ -1417,14 +1420,13 @@ impl MethodChoice {
 
     /// Checks a registry table method and its parameters (unknown names and out-of-range values are
     /// errors that list what is allowed).
-    pub fn check_table_method(&self) -> Result<&'static MethodSpec, String> {
+    pub fn check_table_method(&self) -> Result<&'static MethodSpec, RegistryError> {
         let spec = method(&self.name)?;
         if !spec.table {
-            return Err(format!(
-                "method {} is not available in the table kinds; allowed: {}",
-                self.name,
-                table_methods().join(", ")
-            ));
+            return Err(RegistryError::NotInTables {
+                name: self.name.clone(),
+                allowed: table_methods().join(", "),
+            });
         }
         spec.parse_params(&self.params)?;
         Ok(spec)
@@ -1440,23 +1442,27 @@ pub fn build_method(
     given: &[(&str, RawValue)],
     fit: ArrayView2<'_, f64>,
     rng: &mut RfxRng,
-) -> Result<BoxedMap, String> {
+) -> Result<BoxedMap, RegistryError> {
     let spec = method(name)?;
     if let Some((_, k)) = given.iter().find(|(k, _)| *k == "kernel") {
         let k = k.to_string();
         if !table_kernels(spec).contains(&k.as_str()) {
-            return Err(format!(
-                "method {name} is not available for the kernel {k}; allowed for it: {}",
-                names(
+            return Err(RegistryError::NotForKernel {
+                name: name.to_string(),
+                allowed: names(
                     METHODS
                         .iter()
                         .filter(|m| table_kernels(m).contains(&k.as_str()))
-                        .map(|m| m.name)
-                )
-            ));
+                        .map(|m| m.name),
+                ),
+                kernel: k,
+            });
         }
     }
     let p = spec.params_declared(given)?;
     spec.fit(m, &p, FitData::Rows(fit), rng)
-        .map_err(|e| format!("method {name}: {e}"))
+        .map_err(|source| RegistryError::Fit {
+            owner: format!("method {name}"),
+            source,
+        })
 }

@@ -7,6 +7,8 @@ use std::fmt;
 
 use rfx_core::RfxError;
 
+use crate::RegistryError;
+
 /// The type and allowed values of a parameter.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ParamKind {
@@ -155,10 +157,10 @@ fn valid_list(xs: Vec<f64>) -> Option<Vec<f64>> {
 }
 
 impl ParamDoc {
-    /// Checks `raw` against the declared type and range: the typed value, or the allowed values as the
-    /// error.
-    pub fn check(&self, raw: &RawValue) -> Result<Value, String> {
-        let bad = || format!("expected {}", self.kind);
+    /// Checks `raw` against the declared type and range: the typed value, or the declared kind (the
+    /// allowed values) as the error.
+    pub fn check(&self, raw: &RawValue) -> Result<Value, ParamKind> {
+        let bad = || self.kind;
         match self.kind {
             ParamKind::Int { min, max } => {
                 let x = match raw {
@@ -218,34 +220,46 @@ impl Params {
         docs: &[ParamDoc],
         given: &[(K, RawValue)],
         owner: &str,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, RegistryError> {
         let mut values = BTreeMap::new();
         for (k, v) in given {
             let k = k.as_ref();
             let Some(doc) = docs.iter().find(|d| d.name == k) else {
                 let allowed: Vec<&str> = docs.iter().map(|d| d.name).collect();
-                return Err(format!(
-                    "{owner}: unknown parameter \"{k}\"; allowed: {}",
-                    if allowed.is_empty() {
+                return Err(RegistryError::UnknownParameter {
+                    owner: owner.to_string(),
+                    parameter: k.to_string(),
+                    allowed: if allowed.is_empty() {
                         "none".to_string()
                     } else {
                         allowed.join(", ")
-                    }
-                ));
+                    },
+                });
             };
             if values.contains_key(doc.name) {
-                return Err(format!("{owner}: parameter \"{k}\" given twice"));
+                return Err(RegistryError::RepeatedParameter {
+                    owner: owner.to_string(),
+                    parameter: k.to_string(),
+                });
             }
-            let value = doc
-                .check(v)
-                .map_err(|e| format!("{owner}: parameter {k}={v}: {e}"))?;
+            let value = doc.check(v).map_err(|kind| RegistryError::InvalidValue {
+                owner: owner.to_string(),
+                parameter: k.to_string(),
+                value: v.to_string(),
+                allowed: kind.to_string(),
+            })?;
             values.insert(doc.name, value);
         }
         for d in docs {
             if !values.contains_key(d.name) {
-                let value = d
-                    .check(&RawValue::from(d.default))
-                    .map_err(|e| format!("{owner}: default {}={}: {e}", d.name, d.default))?;
+                let value = d.check(&RawValue::from(d.default)).map_err(|kind| {
+                    RegistryError::InvalidDefault {
+                        owner: owner.to_string(),
+                        parameter: d.name.to_string(),
+                        value: d.default.to_string(),
+                        allowed: kind.to_string(),
+                    }
+                })?;
                 values.insert(d.name, value);
             }
         }
@@ -257,7 +271,7 @@ impl Params {
         docs: &[ParamDoc],
         given: &[(String, String)],
         owner: &str,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, RegistryError> {
         let raw: Vec<(&str, RawValue)> = given
             .iter()
             .map(|(k, v)| (k.as_str(), RawValue::from(v.as_str())))

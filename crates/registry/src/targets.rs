@@ -17,6 +17,7 @@
 //! (`crates/registry/src/tests.rs`) check every pair: the map's Gram at large $m$ against the exact Gram, and every
 //! exact Gram against an independent computation.
 
+use crate::RegistryError;
 use ndarray::{Array2, ArrayView2};
 use rfx_core::{FeatureMap, Fit, FitData, Kernel, RfxRng};
 
@@ -69,12 +70,12 @@ pub struct MethodTarget {
 
 impl MethodTarget {
     /// The registry entry.
-    pub fn spec(&self) -> Result<&'static MethodSpec, String> {
+    pub fn spec(&self) -> Result<&'static MethodSpec, RegistryError> {
         method(self.method)
     }
 
     /// The checked parameters (an undeclared or out-of-range parameter is an error).
-    pub fn checked(&self) -> Result<Params, String> {
+    pub fn checked(&self) -> Result<Params, RegistryError> {
         self.spec()?.params_from(&self.params)
     }
 
@@ -86,7 +87,7 @@ impl MethodTarget {
         m: usize,
         fit: ArrayView2<'_, f64>,
         rng: &mut RfxRng,
-    ) -> Result<BoxedMap, String> {
+    ) -> Result<BoxedMap, RegistryError> {
         let spec = self.spec()?;
         let p = self.checked()?;
         let scaled_rows = (self.input_scale != 1.0).then(|| &fit * self.input_scale);
@@ -96,7 +97,10 @@ impl MethodTarget {
         } else {
             FitData::Dim(fit.ncols())
         };
-        let fail = |e: rfx_core::RfxError| format!("method {} ({}): {e}", self.label, self.method);
+        let fail = |source: rfx_core::RfxError| RegistryError::Fit {
+            owner: format!("method {} ({})", self.label, self.method),
+            source,
+        };
         let map = if self.method == "ternary" {
             // the same draws as `spec.fit`, but typed, to refuse a fit whose thresholds were only
             // feasible after rescaling the data: that map would match another bandwidth
@@ -105,13 +109,11 @@ impl MethodTarget {
                 .fit_map(data, rng)
                 .map_err(fail)?;
             if f.input_scale() != 1.0 {
-                return Err(format!(
-                    "method {} (ternary): its thresholds are infeasible at this data scale (tau_hat = {:.4}); \
-                     the fit would rescale the rows by {:.4} and so approximate another kernel",
-                    self.label,
-                    rfx_ternary::estimate_tau(fit).map_err(fail)?,
-                    f.input_scale()
-                ));
+                return Err(RegistryError::RescaledTernary {
+                    label: self.label.to_string(),
+                    tau: rfx_ternary::estimate_tau(fit).map_err(fail)?,
+                    scale: f.input_scale(),
+                });
             }
             Box::new(f) as BoxedMap
         } else {
@@ -176,16 +178,18 @@ pub struct KernelTarget {
 
 impl KernelTarget {
     /// The registry entry.
-    pub fn spec(&self) -> Result<&'static KernelSpec, String> {
+    pub fn spec(&self) -> Result<&'static KernelSpec, RegistryError> {
         kernel(self.kernel)
     }
 
     /// The exact kernel.
-    pub fn build(&self) -> Result<Box<dyn Kernel>, String> {
+    pub fn build(&self) -> Result<Box<dyn Kernel>, RegistryError> {
         let spec = self.spec()?;
         let p = spec.params_from(&self.params)?;
-        spec.build(&p)
-            .map_err(|e| format!("kernel {}: {e}", self.label))
+        spec.build(&p).map_err(|source| RegistryError::Fit {
+            owner: format!("kernel {}", self.label),
+            source,
+        })
     }
 
     /// The method labelled `label`, if it approximates this kernel.
@@ -455,15 +459,13 @@ pub fn kernel_targets(sigma: f64) -> Vec<KernelTarget> {
 }
 
 /// The kernel labelled `label` of [`kernel_targets`]`(sigma)`; the error lists the labels.
-pub fn kernel_target(label: &str, sigma: f64) -> Result<KernelTarget, String> {
+pub fn kernel_target(label: &str, sigma: f64) -> Result<KernelTarget, RegistryError> {
     kernel_targets(sigma)
         .into_iter()
         .find(|k| k.label == label)
-        .ok_or_else(|| {
-            format!(
-                "unknown kernel \"{label}\"; allowed: {}",
-                KERNEL_LABELS.join(", ")
-            )
+        .ok_or_else(|| RegistryError::UnknownKernel {
+            name: label.to_string(),
+            allowed: KERNEL_LABELS.join(", "),
         })
 }
 

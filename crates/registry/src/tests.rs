@@ -14,18 +14,21 @@ fn params_check_names_ranges_and_defaults() {
     assert_eq!(p.int("radial_terms").unwrap(), 4);
     let e = spec
         .parse_params(&[("degre".into(), "7".into())])
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("unknown parameter \"degre\"") && e.contains("radial_terms"),
         "{e}"
     );
     let e = spec
         .parse_params(&[("degree".into(), "61".into())])
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("0..=60"), "{e}");
     let e = spec
         .parse_params(&[("kernel".into(), "laplace".into())])
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("gaussian | relu-ntk"), "{e}");
 }
 
@@ -87,7 +90,8 @@ fn method_choice_syntax() {
     let e = MethodChoice::parse("ntk-rf(sampler=bogus)")
         .unwrap()
         .check_table_method()
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("sampler") && e.contains("gs"), "{e}");
     assert!(MethodChoice::parse("arccos")
         .unwrap()
@@ -264,7 +268,8 @@ fn bias_zero_changes_nothing_and_bad_values_are_refused() {
         for bad in ["-1", "abc", "inf", "NaN", "1e7"] {
             let e = spec
                 .parse_params(&[("bias".into(), bad.into())])
-                .unwrap_err();
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("bias") && e.contains("[0, 1000000]"), "{e}");
         }
     }
@@ -286,6 +291,8 @@ fn bias_zero_changes_nothing_and_bad_values_are_refused() {
     let e = build_method("gegenbauer", 64, &given, x.view(), &mut rng)
         .err()
         .expect("refused");
+    assert!(matches!(&e, RegistryError::Fit { owner, .. } if owner == "method gegenbauer"));
+    let e = e.to_string();
     assert!(e.contains("bias") && e.contains("unit_norm"), "{e}");
 }
 

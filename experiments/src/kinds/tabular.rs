@@ -162,7 +162,7 @@ impl DataCache {
 /// (`ntk-rf(sampler=gs)`, [`MethodChoice`]).
 pub fn check_table_method(v: &Value) -> Result<(), String> {
     let s = v.as_str().ok_or_else(|| format!("{v} is not a string"))?;
-    MethodChoice::parse(s)?.check_table_method().map(|_| ())
+    Ok(MethodChoice::parse(s)?.check_table_method().map(|_| ())?)
 }
 
 /// The allowed `method` values, for messages (built from the registry).
@@ -372,7 +372,7 @@ pub fn fit_method(
         }
     }
     rfx_registry::build_method(&choice.name, s.features, &given, x_train, rng)
-        .map_err(CellError::Fatal)
+        .map_err(|e| CellError::Fatal(e.to_string()))
 }
 
 /// The exact kernel as a boxed [`Kernel`] (for exact objectives).

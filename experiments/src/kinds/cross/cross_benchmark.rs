@@ -418,7 +418,7 @@ impl Runner for CrossRunner {
 
         // the relation does not depend on σ: skip a pair outside it before loading any data
         if kernel_target(kernel, self.s.sigma)
-            .map_err(fatal)?
+            .map_err(|e| fatal(e.into()))?
             .method(label)
             .is_none()
         {
@@ -431,7 +431,7 @@ impl Runner for CrossRunner {
             .get(&format!("dataset={dataset};seed={seed}"), || {
                 self.prepare(&dataset, &seed, es)
             })?;
-        let target = kernel_target(kernel, p.sigma).map_err(fatal)?;
+        let target = kernel_target(kernel, p.sigma).map_err(|e| fatal(e.into()))?;
         let method = target.method(label).ok_or_else(|| {
             fatal(format!(
                 "{label} left the relation of {kernel} at σ = {}",
@@ -441,7 +441,7 @@ impl Runner for CrossRunner {
         let exact: Arc<Exact> = self.exact.get(
             &format!("kernel={kernel};dataset={dataset};seed={seed}"),
             || {
-                let k = target.build().map_err(fatal)?;
+                let k = target.build().map_err(|e| fatal(e.into()))?;
                 self.exact(k.as_ref(), &p, es)
                     .map_err(|e| fatal(format!("exact kernel: {e}")))
             },
@@ -452,7 +452,7 @@ impl Runner for CrossRunner {
         // a budget the map cannot meet (Grad-RF below d + 1 parameters, …) is a skipped cell
         let map = method
             .fit(m, p.xtr.view(), rng)
-            .map_err(CellError::Skipped)?;
+            .map_err(|e| CellError::Skipped(e.to_string()))?;
         let ztr = map.transform(p.xtr.view()).map_err(num)?;
         let zte = map.transform(p.xte.view()).map_err(num)?;
         let fit_transform_s = t0.elapsed().as_secs_f64();

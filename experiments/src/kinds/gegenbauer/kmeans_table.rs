@@ -184,7 +184,7 @@ impl Runner for KmeansRunner {
         let st = Standardizer::fit(x.view()).map_err(fatal)?;
         x = st.transform(x.view()).map_err(fatal)?;
         normalize_rows(&mut x);
-        let choice = MethodChoice::parse(method).map_err(CellError::Fatal)?;
+        let choice = MethodChoice::parse(method).map_err(|e| CellError::Fatal(e.to_string()))?;
         let kernel = method_kernel(
             &choice,
             &[TableKernel::Gaussian {

@@ -422,11 +422,12 @@ impl Runner for KrrRunner {
         } else {
             [gaussian, ntk]
         };
-        let choice = MethodChoice::parse(method).map_err(CellError::Fatal)?;
+        let choice = MethodChoice::parse(method).map_err(|e| CellError::Fatal(e.to_string()))?;
         let kernel = method_kernel(&choice, &kernels)?;
 
         let fit = if choice.name == EXACT {
             let beta = Params::parse_text(EXACT_PARAMS, &choice.params, "method exact")
+                .map_err(|e| e.to_string())
                 .and_then(|p| bias_of(EXACT_PARAMS, &p).map_err(|e| e.to_string()))
                 .map_err(CellError::Fatal)?;
             let k = with_bias(Box::new(kernel.gzk().map_err(fatal)?), beta).map_err(fatal)?;
@@ -507,7 +508,9 @@ fn check_krr_method(v: &Value) -> Result<(), String> {
         return check_table_method(v)
             .map_err(|e| format!("{e}; or exact(kernel=gaussian|relu-ntk, bias=b)"));
     }
-    Params::parse_text(EXACT_PARAMS, &choice.params, "method exact").map(|_| ())
+    Params::parse_text(EXACT_PARAMS, &choice.params, "method exact")
+        .map(|_| ())
+        .map_err(String::from)
 }
 
 /// The training rows on which exact KRR chooses λ (`exact_cv_rows`).

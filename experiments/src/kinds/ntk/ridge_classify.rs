@@ -207,9 +207,9 @@ fn check_method(v: &Value) -> Result<(), String> {
     let s = v.as_str().ok_or_else(|| format!("{v} is not a string"))?;
     let c = MethodChoice::parse(s)?;
     if c.name == EXACT {
-        return Params::parse_text(EXACT_PARAMS, &c.params, "method exact").map(|_| ());
+        return Ok(Params::parse_text(EXACT_PARAMS, &c.params, "method exact").map(|_| ())?);
     }
-    method(&c.name)?.parse_params(&c.params).map(|_| ())
+    Ok(method(&c.name)?.parse_params(&c.params).map(|_| ())?)
 }
 
 fn check_data(v: &Value) -> Result<(), String> {
@@ -413,7 +413,7 @@ impl ClassifyRunner {
         sp: &Split,
         rng: &mut RfxRng,
     ) -> Result<Fitted, CellError> {
-        let spec = method(&choice.name).map_err(CellError::Fatal)?;
+        let spec = method(&choice.name).map_err(|e| CellError::Fatal(e.to_string()))?;
         let mut given: Vec<(&str, RawValue)> = choice
             .params
             .iter()
@@ -422,7 +422,9 @@ impl ClassifyRunner {
         if spec.params.iter().any(|p| p.name == "sigma") && choice.param("sigma").is_none() {
             given.push(("sigma", RawValue::from(self.sigma(sp.xtr.ncols()))));
         }
-        let params = spec.params_from(&given).map_err(CellError::Fatal)?;
+        let params = spec
+            .params_from(&given)
+            .map_err(|e| CellError::Fatal(e.to_string()))?;
         let skip = |e: rfx_core::RfxError| match e {
             // a budget the method cannot meet for this input (e.g. Grad-RF below d + 1) is not a bug
             rfx_core::RfxError::InvalidParameter { name, .. } if name == "dim" => {
@@ -515,7 +517,7 @@ impl ClassifyRunner {
     fn fit_exact(&self, choice: &MethodChoice, sp: &Split) -> Result<Fitted, CellError> {
         let err = |e: rfx_core::RfxError| CellError::Fatal(e.to_string());
         let p = Params::parse_text(EXACT_PARAMS, &choice.params, "method exact")
-            .map_err(CellError::Fatal)?;
+            .map_err(|e| CellError::Fatal(e.to_string()))?;
         let kernel = match p.choice("kernel").map_err(err)? {
             "gaussian" => {
                 let given = p.float("sigma").map_err(err)?;
@@ -606,8 +608,8 @@ impl Runner for ClassifyRunner {
             CellError::Fatal(m) => CellError::Fatal(format!("cell {key}: {m}")),
             skipped => skipped,
         };
-        let choice =
-            MethodChoice::parse(cell.str("method")?).map_err(|e| with_key(CellError::Fatal(e)))?;
+        let choice = MethodChoice::parse(cell.str("method")?)
+            .map_err(|e| with_key(CellError::Fatal(e.to_string())))?;
         let m = usize::try_from(cell.int("m")?)
             .map_err(|e| with_key(CellError::Fatal(e.to_string())))?;
         let dataset = match cell.get("dataset") {

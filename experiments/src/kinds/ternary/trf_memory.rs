@@ -122,7 +122,8 @@ fn registry_choice(method: Method) -> Result<(&'static MethodSpec, Params), Stri
             ],
         ),
     };
-    rfx_registry::method(name).and_then(|spec| Ok((spec, spec.params_from(&given)?)))
+    let spec = rfx_registry::method(name)?;
+    Ok((spec, spec.params_from(&given)?))
 }
 
 /// The sweep check of `method`: a known word whose registry parameters are in range.

@@ -66,10 +66,10 @@ fn parse_method(s: &str) -> Option<Option<f64>> {
 
 /// The registry's `ternary(activation=cos-sin, sparsity=eps)`: its checked parameters.
 fn trf_params(eps: f64) -> Result<Params, String> {
-    rfx_registry::method("ternary")?.params_from(&[
+    Ok(rfx_registry::method("ternary")?.params_from(&[
         ("activation", RawValue::from("cos-sin")),
         ("sparsity", RawValue::from(eps)),
-    ])
+    ])?)
 }
 
 /// The sweep check of `method`: a known word whose registry parameters are in range.
@@ -278,10 +278,11 @@ impl RidgeRunner {
                 // [cos, sin](W x), W ~ N(0, I): sampling's paired RFF is s^{-1/2}[cos; sin] with s
                 // frequencies, so Σ = sqrt(s) z; features in blocks of `block` frequencies.
                 // the registry's `rff(sigma=1)` (paired [cos, sin], the default)
-                let rff = rfx_registry::method("rff").map_err(CellError::Fatal)?;
+                let rff =
+                    rfx_registry::method("rff").map_err(|e| CellError::Fatal(e.to_string()))?;
                 let params = rff
                     .params_from(&[("sigma", RawValue::from(1.0))])
-                    .map_err(CellError::Fatal)?;
+                    .map_err(|e| CellError::Fatal(e.to_string()))?;
                 let (mut a, mut b) = (Array2::<f64>::zeros((n, n)), Array2::<f64>::zeros((nt, n)));
                 let (mut tf, mut tg) = (0.0, 0.0);
                 let mut done = 0;

@@ -13,7 +13,7 @@
 //! A failed assertion is reported with its class, so that the counts by class can be compared before and
 //! after a change.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -1188,11 +1188,26 @@ fn hostile_round_two_messages() {
     expect(run(""), 0, "dropped 1 damaged");
     expect(a("plot out/hs"), 0, "");
     // 7. an unknown machine kind printed a table of dashes
-    expect(
+    let o = expect(
         a("plan --quick --times-from out --machine-kind Z80 hs.toml"),
         2,
         "--machine-kind \"Z80\": not a machine kind rfx records, and no cell under out is of it; allowed: AVX-512, AVX2",
     );
+    let allowed: Vec<&str> = o
+        .stderr
+        .trim()
+        .rsplit("allowed: ")
+        .next()
+        .unwrap_or("")
+        .split(", ")
+        .collect();
+    if allowed.iter().collect::<BTreeSet<_>>().len() != allowed.len() {
+        f.add(
+            "round two: machine kinds listed twice",
+            "plan",
+            o.stderr.clone(),
+        );
+    }
     expect(
         a("plan --quick --times-from out --machine-kind AVX2 hs.toml"),
         0,

@@ -614,16 +614,17 @@ pub fn recorded_times_of_kind(
 /// The machine kinds `rfx run` records in the `cpu` column ([`crate::run::machine_kind`]: the widest vector
 /// extension, or the architecture's name on a machine without AVX2), and [`KIND_NOT_RECORDED`].
 pub fn standard_machine_kinds() -> Vec<String> {
-    let mut v: Vec<String> = [
+    let mut v: Vec<String> = Vec::new();
+    for k in [
         "AVX-512",
         "AVX2",
         crate::run::machine_kind(),
         KIND_NOT_RECORDED,
-    ]
-    .into_iter()
-    .map(String::from)
-    .collect();
-    v.dedup();
+    ] {
+        if !v.iter().any(|x| x == k) {
+            v.push(k.to_string());
+        }
+    }
     v
 }
 

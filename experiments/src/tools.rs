@@ -862,7 +862,7 @@ pub fn count(s: &str) -> Result<usize, String> {
     whole_number(s, "2^64 - 1")
 }
 
-/// Parses `--block-rows`: a whole number from 1 (blocks above [`MAX_BLOCK_ROWS`] rows are held as that many:
+/// Parses `--block-rows`: a whole number from 1 (blocks above 2^24 rows are held as that many:
 /// blocks bound memory only, the numbers do not depend on them).
 pub fn block_rows(s: &str) -> Result<usize, String> {
     match count(s)? {

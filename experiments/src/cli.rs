@@ -235,7 +235,7 @@ enum Command {
         #[arg(long, default_value = "auto", value_parser = crate::tools::header_mode)]
         header: HeaderMode,
         /// Rows per block (memory: one block of input and output rows).
-        #[arg(long, default_value_t = 4096, allow_negative_numbers = true, value_parser = crate::tools::count)]
+        #[arg(long, default_value_t = 4096, allow_negative_numbers = true, value_parser = crate::tools::block_rows)]
         block_rows: usize,
         /// Memory cap in MiB for the map, the fitting rows and one block (default 8192, the linalg crate's 8 GiB).
         #[arg(long, allow_negative_numbers = true, value_parser = crate::tools::count_u64)]
@@ -268,7 +268,7 @@ enum Command {
         #[arg(long, default_value = "auto", value_parser = crate::tools::header_mode)]
         header: HeaderMode,
         /// Rows of X per block.
-        #[arg(long, default_value_t = 1024, allow_negative_numbers = true, value_parser = crate::tools::count)]
+        #[arg(long, default_value_t = 1024, allow_negative_numbers = true, value_parser = crate::tools::block_rows)]
         block_rows: usize,
         /// Memory cap in MiB for the inputs and one block (default 8192, the linalg crate's 8 GiB).
         #[arg(long, allow_negative_numbers = true, value_parser = crate::tools::count_u64)]
@@ -1090,8 +1090,27 @@ fn plan(
     // Which CPU recorded each experiment's times (the manifest's last computing run; manifests written before
     // the CPU was recorded say nothing), grouped so that the hours below can be read against this machine.
     let mut recorded_on: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    // the kinds a --machine-kind may name: those rfx records, and those of the cells found
+    let mut known_kinds = rfx_harness::verify::standard_machine_kinds();
+    let mut specs = Vec::new();
     for f in files {
         let spec = Spec::load(f, quick, kinds)?;
+        for k in rfx_harness::verify::recorded_machine_kinds(&spec, times_from, kinds) {
+            if !known_kinds.contains(&k) {
+                known_kinds.push(k);
+            }
+        }
+        specs.push(spec);
+    }
+    if let Some(k) = machine_kind.filter(|k| !known_kinds.iter().any(|x| x == k)) {
+        return Err(AppError::usage(format!(
+            "--machine-kind {:?}: not a machine kind rfx records, and no cell under {} is of it; allowed: {}",
+            k.chars().take(40).collect::<String>(),
+            times_from.display(),
+            known_kinds.join(", ")
+        )));
+    }
+    for spec in specs {
         if plans.iter().any(|p: &Plan| p.name == spec.name) {
             continue; // the same experiment named twice (e.g. by two globs)
         }

@@ -64,7 +64,7 @@ pub fn input_dtype(path: &Path) -> Dtype {
         return Dtype::F64;
     }
     let mut head = [0u8; 256];
-    let n = File::open(path)
+    let n = rfx_harness::io::open_input(path, false, "a file")
         .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
         .unwrap_or(0);
     let text = String::from_utf8_lossy(&head[..n]);
@@ -127,6 +127,39 @@ pub struct RowBlocks {
     ncols: usize,
     header: Option<Vec<String>>,
     rows: usize,
+    /// The column read as text labels ([`RowBlocks::open_labeled`]) and the label of each row read.
+    labels: Option<(usize, Vec<String>)>,
+}
+
+/// The fields of one CSV record as numbers; the label column, if any, is kept as text (its value is the
+/// number it spells, or 0 for a word) and pushed to `labels`.
+fn parse_record(
+    path: &Path,
+    line: u64,
+    rec: &csv::StringRecord,
+    labels: &mut Option<(usize, Vec<String>)>,
+) -> Result<Vec<f64>, AppError> {
+    rec.iter()
+        .enumerate()
+        .map(|(j, f)| match labels {
+            Some((c, texts)) if *c == j => {
+                let t = f.trim();
+                if t.is_empty() {
+                    return Err(AppError::usage(format!(
+                        "{}: line {line}, column {}: empty label",
+                        path.display(),
+                        j + 1
+                    )));
+                }
+                texts.push(t.to_string());
+                Ok(t.parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite())
+                    .unwrap_or(0.0))
+            }
+            _ => parse_field(path, line, j, f),
+        })
+        .collect()
 }
 
 impl std::fmt::Debug for RowBlocks {
@@ -159,7 +192,7 @@ fn parse_field(path: &Path, line: u64, col: usize, field: &str) -> Result<f64, A
 }
 
 /// A field as an error message shows it: at most 40 characters (a 5 MB token is not echoed whole).
-fn shown(field: &str) -> String {
+pub(crate) fn shown(field: &str) -> String {
     let mut s: String = field.chars().take(40).collect();
     if field.chars().nth(40).is_some() {
         s.push('…');
@@ -214,6 +247,19 @@ impl RowBlocks {
     /// `cap` bounds the memory taken on the file's word (bytes): a `.npy` file is read whole, so its declared
     /// size is checked against it first.
     pub fn open(path: &Path, header: HeaderMode, what: &str, cap: u64) -> Result<Self, AppError> {
+        Self::open_labeled(path, header, what, cap, None)
+    }
+
+    /// [`RowBlocks::open`], the CSV column `label` (a header name or a 0-based index, as `rfx fit
+    /// --target-column` takes it) read as text labels ([`RowBlocks::read_all_labeled`]): class labels may be
+    /// words (`dog`, `pos`). A `label` that names no column reads every column as numbers.
+    pub fn open_labeled(
+        path: &Path,
+        header: HeaderMode,
+        what: &str,
+        cap: u64,
+        label: Option<&str>,
+    ) -> Result<Self, AppError> {
         let format = format_of(path, what)?;
         if path.is_dir() {
             return Err(AppError::usage(format!(
@@ -221,7 +267,11 @@ impl RowBlocks {
                 path.display()
             )));
         }
+        // the one place a matrix input is opened: what is not a file (a FIFO would hang `open`) is refused
+        let file = rfx_harness::io::open_input(path, false, "a regular .csv or .npy file")
+            .map_err(|e| AppError::usage(format!("{what} {}: {e}", path.display())))?;
         if format == Format::Npy {
+            drop(file);
             let data = read_npy(path, cap)?;
             return Ok(RowBlocks {
                 path: path.to_path_buf(),
@@ -229,10 +279,9 @@ impl RowBlocks {
                 source: Source::Npy { data, pos: 0 },
                 header: None,
                 rows: 0,
+                labels: None,
             });
         }
-        let file = File::open(path)
-            .map_err(|e| AppError::usage(format!("{what} {}: {e}", path.display())))?;
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(false)
             .flexible(true)
@@ -273,18 +322,18 @@ impl RowBlocks {
             }
         };
         let ncols = rec.len();
-        let (header, first) = if is_header {
-            (
-                Some(rec.iter().map(|s| s.trim().to_string()).collect()),
-                None,
-            )
+        let header: Option<Vec<String>> =
+            is_header.then(|| rec.iter().map(|s| s.trim().to_string()).collect());
+        let mut labels = label
+            .and_then(|l| {
+                let by_name = header.as_ref().and_then(|h| h.iter().position(|n| n == l));
+                by_name.or_else(|| l.parse::<usize>().ok().filter(|&i| i < ncols))
+            })
+            .map(|j| (j, Vec::new()));
+        let first = if is_header {
+            None
         } else {
-            let row = rec
-                .iter()
-                .enumerate()
-                .map(|(j, f)| parse_field(path, line, j, f))
-                .collect::<Result<Vec<_>, _>>()?;
-            (None, Some(row))
+            Some(parse_record(path, line, &rec, &mut labels)?)
         };
         let mut blocks = RowBlocks {
             path: path.to_path_buf(),
@@ -292,6 +341,7 @@ impl RowBlocks {
             ncols,
             header,
             rows: 0,
+            labels,
         };
         if blocks.header.is_some() {
             // a header alone is no data: read ahead one row
@@ -332,11 +382,7 @@ impl RowBlocks {
                 self.ncols
             )));
         }
-        rec.iter()
-            .enumerate()
-            .map(|(j, f)| parse_field(&self.path, line, j, f))
-            .collect::<Result<Vec<_>, _>>()
-            .map(Some)
+        parse_record(&self.path, line, &rec, &mut self.labels).map(Some)
     }
 
     /// Number of columns.
@@ -399,20 +445,46 @@ impl RowBlocks {
             .map_err(|e| AppError::internal(format!("{}: {e}", self.path.display())))
     }
 
+    /// Reads every remaining row, and the text labels of the label column when the file was opened with
+    /// one ([`RowBlocks::open_labeled`]; `None` for a `.npy` file, whose values are all numbers).
+    pub fn read_all_labeled(mut self) -> Result<Labeled, AppError> {
+        let x = self.read_rest()?;
+        Ok(Labeled {
+            x,
+            header: self.header,
+            labels: self.labels.map(|(_, t)| t),
+        })
+    }
+
     /// Reads every remaining row.
     pub fn read_all(mut self) -> Result<(Array2<f64>, Option<Vec<String>>), AppError> {
-        if let Source::Npy { data, pos: 0 } = self.source {
-            return Ok((data, None));
+        let x = self.read_rest()?;
+        Ok((x, self.header))
+    }
+
+    fn read_rest(&mut self) -> Result<Array2<f64>, AppError> {
+        if let Source::Npy { data, pos: 0 } = &mut self.source {
+            return Ok(std::mem::take(data));
         }
         let mut blocks = Vec::new();
         while let Some(b) = self.next_block(1 << 14)? {
             blocks.push(b);
         }
         let views: Vec<ArrayView2<'_, f64>> = blocks.iter().map(|b| b.view()).collect();
-        let x = ndarray::concatenate(ndarray::Axis(0), &views)
-            .map_err(|e| AppError::internal(format!("{}: {e}", self.path.display())))?;
-        Ok((x, self.header))
+        ndarray::concatenate(ndarray::Axis(0), &views)
+            .map_err(|e| AppError::internal(format!("{}: {e}", self.path.display())))
     }
+}
+
+/// A matrix read whole with its header and the text labels of one column ([`read_matrix_labeled`]).
+#[derive(Debug)]
+pub struct Labeled {
+    /// The values (a label column holds the number each label spells, 0 for a word).
+    pub x: Array2<f64>,
+    /// The CSV header's names, if any.
+    pub header: Option<Vec<String>>,
+    /// The label column's text, one per row (CSV with a label column only).
+    pub labels: Option<Vec<String>>,
 }
 
 /// The longest CSV line read, in bytes: 100,000 columns of 24-character numbers fit, a file without line
@@ -487,6 +559,28 @@ pub fn read_matrix(
         }
     }
     RowBlocks::open(path, header, what, cap)?.read_all()
+}
+
+/// [`read_matrix`] with the CSV column `label` (a header name or a 0-based index) kept as text labels too
+/// ([`RowBlocks::open_labeled`]); the bound checked first adds a label's bookkeeping per row.
+pub fn read_matrix_labeled(
+    path: &Path,
+    header: HeaderMode,
+    what: &str,
+    cap: u64,
+    label: &str,
+) -> Result<Labeled, AppError> {
+    if format_of(path, what)? == Format::Csv {
+        if let Ok(meta) = std::fs::metadata(path) {
+            check_memory(
+                &format!("{what} {} read whole", path.display()),
+                f64_bytes((u128::from(meta.len()) / 2 + 1) * 5),
+                cap,
+            )
+            .map_err(|e| AppError::usage(format!("{e} (raise --memory-cap-mb)")))?;
+        }
+    }
+    RowBlocks::open_labeled(path, header, what, cap, Some(label))?.read_all_labeled()
 }
 
 /// The file `path` names, as (canonical path, device and inode on unix) when it exists; for a path that

@@ -324,7 +324,10 @@ pub fn read_matrix(
     path: &Path,
     check_bytes: impl FnOnce(&str, u128) -> Result<(), String>,
 ) -> Result<(usize, usize, Vec<f64>), String> {
-    let mut f = std::io::BufReader::new(std::fs::File::open(path).map_err(|e| e.to_string())?);
+    let mut f = std::io::BufReader::new(
+        rfx_harness::io::open_input(path, false, "a regular .npy file")
+            .map_err(|e| e.to_string())?,
+    );
     let (h, offset) = read_header(&mut f)?;
     let (big, item) = match h.descr.as_str() {
         "<f8" | "=f8" => (false, 8usize),

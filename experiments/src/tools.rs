@@ -26,7 +26,8 @@ use rfx_solvers::ridge::{
 };
 
 use crate::matrix_io::{
-    read_matrix, refuse_overwrite, Dtype, HeaderMode, MatrixWriter, OutDtype, RowBlocks,
+    read_matrix, read_matrix_labeled, refuse_overwrite, shown, Dtype, HeaderMode, Labeled,
+    MatrixWriter, OutDtype, RowBlocks,
 };
 use rfx_core::FitData;
 use rfx_harness::error::AppError;
@@ -360,7 +361,8 @@ pub fn gram(a: &GramArgs) -> Result<(usize, usize), AppError> {
 pub enum Task {
     /// Real target; test mean squared error.
     Regression,
-    /// Class labels (any distinct values of the target column); test accuracy.
+    /// Class labels (any distinct values of the target column: numbers, or words such as `dog` in a CSV,
+    /// classes in sorted order); test accuracy.
     Classification,
 }
 
@@ -421,6 +423,92 @@ fn split_target(x: &Array2<f64>, t: usize) -> (Array2<f64>, Vec<f64>) {
     (x.select(Axis(1), &keep), x.column(t).to_vec())
 }
 
+/// The classes of a classification whose labels are words: their sorted distinct names, and each training
+/// and test row's class.
+struct WordClasses {
+    names: Vec<String>,
+    train: Vec<usize>,
+    test: Vec<usize>,
+}
+
+/// At most the first ten names, shown briefly.
+fn listed(names: &[String]) -> String {
+    let mut v: Vec<String> = names.iter().take(10).map(|n| shown(n)).collect();
+    if names.len() > 10 {
+        v.push(format!("… ({} in all)", names.len()));
+    }
+    v.join(", ")
+}
+
+/// The classes of `rfx fit --task classification` when a label of either file is not a number (`dog`,
+/// `pos`): the distinct training labels in sorted order; a test label outside them is an error naming its
+/// row. `None` when every label is a number (classes are then the distinct values, compared as numbers).
+fn word_classes(
+    a: &FitArgs,
+    train: Option<Vec<String>>,
+    ytr: &[f64],
+    test: Option<Vec<String>>,
+    yte: &[f64],
+) -> Result<Option<WordClasses>, AppError> {
+    let number = |l: &String| l.parse::<f64>().is_ok_and(f64::is_finite);
+    if [&train, &test]
+        .iter()
+        .all(|l| l.as_ref().is_none_or(|v| v.iter().all(number)))
+    {
+        return Ok(None);
+    }
+    // a .npy file's labels are its numbers
+    let text = |l: Option<Vec<String>>, y: &[f64]| {
+        l.unwrap_or_else(|| y.iter().map(f64::to_string).collect())
+    };
+    let (train, test) = (text(train, ytr), text(test, yte));
+    let names: Vec<String> = train
+        .iter()
+        .cloned()
+        .collect::<std::collections::BTreeSet<String>>()
+        .into_iter()
+        .collect();
+    if names.len() < 2 {
+        return Err(AppError::usage(format!(
+            "--target-column {}: classification needs at least 2 classes in --input",
+            a.target_column
+        )));
+    }
+    if names.len() > (train.len() / 2).max(2) {
+        return Err(AppError::usage(format!(
+            "--target-column {}: {} distinct labels in {} training rows is not a classification target",
+            a.target_column,
+            names.len(),
+            train.len()
+        )));
+    }
+    let class = |l: &String| names.binary_search(l).ok();
+    let train_idx = train
+        .iter()
+        .map(|l| class(l).expect("a training label"))
+        .collect();
+    let test_idx = test
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            class(l).ok_or_else(|| {
+                AppError::usage(format!(
+                    "--test {}: data row {}: label {:?} is not among the training labels ({})",
+                    a.test.display(),
+                    i + 1,
+                    shown(l),
+                    listed(&names)
+                ))
+            })
+        })
+        .collect::<Result<Vec<usize>, _>>()?;
+    Ok(Some(WordClasses {
+        names,
+        train: train_idx,
+        test: test_idx,
+    }))
+}
+
 /// Summary of `rfx fit`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FitReport {
@@ -447,8 +535,29 @@ pub fn fit(a: &FitArgs) -> Result<FitReport, AppError> {
             &[("--input", a.input.as_path()), ("--test", a.test.as_path())],
         )?;
     }
-    let (train, header) = read_matrix(&a.input, a.header, "--input", a.memory_cap)?;
-    let (test, test_header) = read_matrix(&a.test, a.header, "--test", a.memory_cap)?;
+    // class labels may be words: the target column of a classification is also kept as text
+    let read = |path: &Path, what: &str| match a.task {
+        Task::Classification => {
+            read_matrix_labeled(path, a.header, what, a.memory_cap, &a.target_column)
+        }
+        Task::Regression => {
+            read_matrix(path, a.header, what, a.memory_cap).map(|(x, header)| Labeled {
+                x,
+                header,
+                labels: None,
+            })
+        }
+    };
+    let Labeled {
+        x: train,
+        header,
+        labels: train_labels,
+    } = read(&a.input, "--input")?;
+    let Labeled {
+        x: test,
+        header: test_header,
+        labels: test_labels,
+    } = read(&a.test, "--test")?;
     if test.ncols() != train.ncols() {
         return Err(AppError::usage(format!(
             "dimension mismatch: --input {} has {} columns, --test {} has {}",
@@ -477,6 +586,10 @@ pub fn fit(a: &FitArgs) -> Result<FitReport, AppError> {
     }
     let (xtr, ytr) = split_target(&train, t);
     let (xte, yte) = split_target(&test, t);
+    let words = match a.task {
+        Task::Classification => word_classes(a, train_labels, &ytr, test_labels, &yte)?,
+        Task::Regression => None,
+    };
     let read_s = t0.elapsed().as_secs_f64();
     if a.folds < 2 || a.folds > xtr.nrows() {
         return Err(AppError::usage(format!(
@@ -529,6 +642,14 @@ pub fn fit(a: &FitArgs) -> Result<FitReport, AppError> {
             let m = ytr.iter().sum::<f64>() / ytr.len() as f64;
             let y = Array2::from_shape_fn((ytr.len(), 1), |(i, _)| ytr[i] - m);
             (y, Vec::new(), m)
+        }
+        Task::Classification if words.is_some() => {
+            let w = words.as_ref().expect("checked");
+            (
+                one_hot(&w.train, w.names.len(), false).map_err(internal)?,
+                Vec::new(),
+                0.0,
+            )
         }
         Task::Classification => {
             let mut classes = ytr.clone();
@@ -585,6 +706,19 @@ pub fn fit(a: &FitArgs) -> Result<FitReport, AppError> {
             let line = format!("test MSE {mse:.6e} (predicting the training mean: {base:.6e})");
             (yhat, mse, line)
         }
+        Task::Classification if words.is_some() => {
+            let w = words.as_ref().expect("checked");
+            let idx = argmax_rows(pred.view());
+            let correct = idx.iter().zip(&w.test).filter(|(p, y)| p == y).count();
+            let acc = correct as f64 / w.test.len() as f64;
+            let line = format!(
+                "test accuracy {acc:.4} ({correct} of {} rows, {} classes: {})",
+                w.test.len(),
+                w.names.len(),
+                listed(&w.names)
+            );
+            (idx.iter().map(|&i| i as f64).collect(), acc, line)
+        }
         Task::Classification => {
             let idx = argmax_rows(pred.view());
             let yhat: Vec<f64> = idx.iter().map(|&i| classes[i]).collect();
@@ -616,7 +750,13 @@ pub fn fit(a: &FitArgs) -> Result<FitReport, AppError> {
     if let Some(path) = &a.predictions {
         let mut text = String::from("prediction\n");
         for v in &values {
-            text.push_str(&v.to_string());
+            match &words {
+                // the class's label, quoted where CSV needs it
+                Some(w) => text.push_str(
+                    rfx_harness::results::csv_line(&[w.names[*v as usize].clone()]).trim_end(),
+                ),
+                None => text.push_str(&v.to_string()),
+            }
             text.push('\n');
         }
         crate::matrix_io::write_text_atomic("--predictions", path, text.as_bytes())?;
@@ -720,6 +860,15 @@ fn whole_number<T: std::str::FromStr>(s: &str, max: &str) -> Result<T, String> {
 /// Parses a count (`--dim`, `--block-rows`, `--folds`): a whole number; the range is checked by the command.
 pub fn count(s: &str) -> Result<usize, String> {
     whole_number(s, "2^64 - 1")
+}
+
+/// Parses `--block-rows`: a whole number from 1 (blocks above 2^24 rows are held as that many:
+/// blocks bound memory only, the numbers do not depend on them).
+pub fn block_rows(s: &str) -> Result<usize, String> {
+    match count(s)? {
+        0 => Err("0 rows; allowed: 1 to 2^64 - 1 (a block is held as at most 2^24 rows)".into()),
+        n => Ok(n),
+    }
 }
 
 /// Parses a 64-bit count (`--memory-cap-mb`).

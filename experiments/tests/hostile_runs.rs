@@ -13,7 +13,7 @@
 //! A failed assertion is reported with its class, so that the counts by class can be compared before and
 //! after a change.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -890,6 +890,39 @@ fn hostile_damaged_results_folders() {
             message: "dropped 1",
             status: "partial: 5 of 6",
         },
+        // issue 60: NaN and infinity typed in by hand were taken as metrics and reached the summary
+        Damage {
+            name: "metric NaN",
+            damage: |d| {
+                edit_cells(d, |b| {
+                    let text = String::from_utf8(b).unwrap();
+                    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+                    let mut fields: Vec<String> = lines[2].split(',').map(String::from).collect();
+                    fields[2] = "NaN".into();
+                    lines[2] = fields.join(",");
+                    (lines.join("\n") + "\n").into_bytes()
+                })
+            },
+            run_code: 0,
+            message: "is \"NaN\"; allowed: a finite number",
+            status: "partial: 5 of 6",
+        },
+        Damage {
+            name: "metric infinite",
+            damage: |d| {
+                edit_cells(d, |b| {
+                    let text = String::from_utf8(b).unwrap();
+                    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+                    let mut fields: Vec<String> = lines[3].split(',').map(String::from).collect();
+                    fields[2] = "-inf".into();
+                    lines[3] = fields.join(",");
+                    (lines.join("\n") + "\n").into_bytes()
+                })
+            },
+            run_code: 0,
+            message: "dropped 1",
+            status: "partial: 5 of 6",
+        },
         Damage {
             name: "a row twice",
             damage: |d| {
@@ -1015,4 +1048,196 @@ fn hostile_damaged_results_folders() {
         }
     });
     f.finish("damaged results folders", n);
+}
+
+/// Issue 60, the fresh hostile set's remaining cases: each was a hang, a NaN in an output, a silent
+/// acceptance or a message that did not say what was wrong. Every one must now be exit 2 with one line on
+/// stderr holding the text given (or, for `run`, recompute the damaged cell).
+#[test]
+fn hostile_round_two_messages() {
+    let root = tempfile::tempdir().unwrap();
+    let d = root.path();
+    let capture = tempfile::tempdir().unwrap();
+    let spec = d.join("hs.toml");
+    // a [quick] sweep: a quick folder read as a full run looks partial
+    std::fs::write(&spec, format!("{SMALL}\n[quick]\nsweep.dim = [1, 2]\n")).unwrap();
+    let mut rows = String::from("a,b,label\n");
+    for i in 0..40 {
+        let label = if i % 2 == 0 { "dog" } else { "cat, tabby" };
+        rows.push_str(&format!("{},{},\"{label}\"\n", i % 7, (i * 3) % 5));
+    }
+    std::fs::write(d.join("tr.csv"), &rows).unwrap();
+    std::fs::write(d.join("te.csv"), rows.replace("\"cat, tabby\"", "cow")).unwrap();
+    std::fs::write(d.join("x.csv"), "1,2\n3,4\n5,6\n").unwrap();
+    let fifo = d.join("f.csv");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let fifo_toml = d.join("f.toml");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo_toml)
+        .status()
+        .unwrap()
+        .success());
+    let a = |s: &str| -> Vec<OsString> { s.split(' ').map(OsString::from).collect() };
+    let f = Failures::default();
+    let mut n = 0;
+    let mut expect = |args: Vec<OsString>, code: i32, text: &str| -> Outcome {
+        n += 1;
+        let o = rfx(&args, d, capture.path());
+        let name = format!("{args:?}");
+        check_outcome(&f, &name, "round two", &o);
+        if o.timed_out || o.code != Some(code) || !o.stderr.contains(text) {
+            f.add(
+                "round two: not the expected outcome",
+                &name,
+                format!(
+                    "exit {:?} (expected {code}), stderr {:?} (expected {text:?})",
+                    o.code,
+                    o.stderr.trim()
+                ),
+            );
+        }
+        o
+    };
+    // 1. a FIFO with no writer hung in open(); refused at once wherever an input is read
+    let fifo_error = "is a FIFO, expected a regular .csv or .npy file";
+    expect(
+        a("features --method rff --dim 8 --input f.csv --output o.csv"),
+        2,
+        &format!("--input f.csv: {fifo_error}"),
+    );
+    expect(
+        a("gram --kernel gaussian --input x.csv --against f.csv --output k.csv"),
+        2,
+        &format!("--against f.csv: {fifo_error}"),
+    );
+    expect(
+        a("features --method nystrom --dim 2 --input x.csv --fit-on f.csv --output o.csv"),
+        2,
+        &format!("--fit-on f.csv: {fifo_error}"),
+    );
+    expect(
+        a("fit --method rff --dim 8 --input tr.csv --test f.csv --target-column label --task classification"),
+        2,
+        &format!("--test f.csv: {fifo_error}"),
+    );
+    expect(
+        a("validate f.toml"),
+        2,
+        "f.toml: is a pipe or FIFO with nothing written to it",
+    );
+    // 3. --block-rows 0 was accepted silently
+    expect(
+        a("features --method rff --dim 8 --input x.csv --output o.csv --block-rows 0"),
+        2,
+        "allowed: 1 to 2^64 - 1",
+    );
+    // 4. the polynomial kernel's overflow named the internal `taylor[0]`
+    expect(
+        a("gram --kernel polynomial --param degree=60 --param c=1000000 --input x.csv --output k.csv"),
+        2,
+        "invalid parameter `c` = 1000000 with degree = 60: allowed c^degree finite in float64",
+    );
+    // 9. text class labels: classes in sorted order; a test label unseen in training names its row
+    let o = expect(
+        a("fit --method rff --dim 16 --input tr.csv --test tr.csv --target-column label --task classification --predictions p.csv"),
+        0,
+        "",
+    );
+    if !o.stdout.contains("2 classes: cat, tabby, dog") {
+        f.add("round two: text labels", "fit", o.stdout.clone());
+    }
+    let p = std::fs::read_to_string(d.join("p.csv")).unwrap_or_default();
+    if !p.starts_with("prediction\n")
+        || !p
+            .lines()
+            .skip(1)
+            .all(|l| l == "dog" || l == "\"cat, tabby\"")
+    {
+        f.add("round two: text labels", "predictions", p);
+    }
+    expect(
+        a("fit --method rff --dim 16 --input tr.csv --test te.csv --target-column label --task classification"),
+        2,
+        "--test te.csv: data row 2: label \"cow\" is not among the training labels (cat, tabby, dog)",
+    );
+    // results folders: a quick run to damage
+    let run = |extra: &str| {
+        a(&format!(
+            "run --quick --no-progress --out out hs.toml{extra}"
+        ))
+    };
+    expect(run(""), 0, "");
+    // 2. NaN typed into cells.csv: `rfx plot` refuses it naming line and column, `rfx run` recomputes it
+    let cells = d.join("out/hs/cells.csv");
+    let text = std::fs::read_to_string(&cells).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let mut fields: Vec<String> = lines[1].split(',').map(String::from).collect();
+    fields[2] = "NaN".into();
+    lines[1] = fields.join(",");
+    std::fs::write(&cells, lines.join("\n") + "\n").unwrap();
+    expect(
+        a("plot out/hs"),
+        2,
+        "out/hs/cells.csv: line 2, column 3: metric `mean` is \"NaN\"; allowed: a finite number",
+    );
+    expect(a("report --root out"), 2, "line 2, column 3: metric `mean`");
+    expect(run(""), 0, "dropped 1 damaged");
+    expect(a("plot out/hs"), 0, "");
+    // 7. an unknown machine kind printed a table of dashes
+    let o = expect(
+        a("plan --quick --times-from out --machine-kind Z80 hs.toml"),
+        2,
+        "--machine-kind \"Z80\": not a machine kind rfx records, and no cell under out is of it; allowed: AVX-512, AVX2",
+    );
+    let allowed: Vec<&str> = o
+        .stderr
+        .trim()
+        .rsplit("allowed: ")
+        .next()
+        .unwrap_or("")
+        .split(", ")
+        .collect();
+    if allowed.iter().collect::<BTreeSet<_>>().len() != allowed.len() {
+        f.add(
+            "round two: machine kinds listed twice",
+            "plan",
+            o.stderr.clone(),
+        );
+    }
+    expect(
+        a("plan --quick --times-from out --machine-kind AVX2 hs.toml"),
+        0,
+        "",
+    );
+    // 8. a damaged manifest was ignored and the README said the run stopped at its time limit
+    std::fs::write(d.join("out/hs/manifest.json"), "{\"a\":").unwrap();
+    expect(
+        a("report --root out"),
+        0,
+        "report: warning: out/hs/manifest.json: unreadable: not JSON",
+    );
+    let readme = std::fs::read_to_string(d.join("out/README.md")).unwrap_or_default();
+    if readme.contains("time limit") || !readme.contains("manifest unreadable") {
+        f.add("round two: damaged manifest", "README", readme);
+    }
+    std::fs::remove_file(d.join("out/hs/manifest.json")).unwrap();
+    std::fs::create_dir(d.join("out/hs/manifest.json")).unwrap();
+    expect(
+        a("report --root out"),
+        0,
+        "out/hs/manifest.json: unreadable: is a directory",
+    );
+    // 6. a results folder that is a symlink loop: "File exists"
+    std::fs::create_dir(d.join("o2")).unwrap();
+    std::os::unix::fs::symlink("hs", d.join("o2/hs")).unwrap();
+    expect(
+        a("run --quick --no-progress --out o2 hs.toml"),
+        2,
+        "o2/hs: cannot create the results folder: is a symbolic link loop, not a directory",
+    );
+    f.finish("round two", n);
 }

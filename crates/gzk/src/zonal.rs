@@ -113,6 +113,7 @@ impl Gzk {
 
     /// The polynomial kernel $(\langle x,y\rangle + c)^p$, $c \ge 0$: the dot-product kernel with Taylor
     /// coefficients $\binom{p}{j}c^{p-j}$, $j \le p$ (a GZK of finite order $s = \lfloor p/2\rfloor + 1$).
+    /// Errors name `c` and `degree` when a coefficient overflows float64 ($c^p$ above about $1.8\cdot10^{308}$).
     pub fn polynomial(degree: usize, c: f64) -> Result<Self> {
         check_finite("c", c, "a finite real >= 0", c >= 0.0)?;
         if degree > 1000 {
@@ -134,7 +135,19 @@ impl Gzk {
                     (ln_binom + (p - jf) * ln_c).exp()
                 }
             })
-            .collect();
+            .collect::<Vec<f64>>();
+        if coeffs.iter().any(|a| !a.is_finite()) {
+            // c^p is the largest coefficient once c >= p; below that none overflows
+            let bound = (f64::MAX.ln() / p).exp();
+            return Err(RfxError::invalid(
+                "c",
+                format!("{c} with degree = {degree}"),
+                format!(
+                    "c^degree finite in float64 (it overflows here); at degree {degree}, c below about {bound:.3e}, \
+                     or a lower degree"
+                ),
+            ));
+        }
         Self::dot_product(coeffs)
     }
 
@@ -815,6 +828,19 @@ pub(crate) mod tests {
             // Log-gamma arithmetic on both sides: relative agreement ~1e-14.
             assert!((sum - cl).abs() <= 1e-12 * cl, "ℓ={l}: {sum} vs {cl}");
         }
+    }
+
+    /// Issue 60: (x.y + 1e6)^60 said "invalid parameter `taylor[0]` = inf", a name the user never wrote.
+    #[test]
+    fn polynomial_overflow_names_c_and_degree() {
+        let e = Gzk::polynomial(60, 1e6).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "invalid parameter `c` = 1000000 with degree = 60: allowed c^degree finite in float64 (it \
+             overflows here); at degree 60, c below about 1.373e5, or a lower degree"
+        );
+        assert!(Gzk::polynomial(60, 1.3e5).is_ok());
+        assert!(Gzk::polynomial(3, 1e6).is_ok());
     }
 
     #[test]

@@ -105,6 +105,9 @@ impl Value {
 fn type_name(v: &DeValue<'_>) -> &'static str {
     match v {
         DeValue::String(_) => "a string",
+        DeValue::Integer(_) if scalar(v).is_none() => {
+            "an integer too large to represent (beyond 64 bits)"
+        }
         DeValue::Integer(_) => "an integer",
         DeValue::Float(_) => "a float",
         DeValue::Boolean(_) => "a boolean",
@@ -429,6 +432,13 @@ impl<'d, 'a> Section<'d, 'a> {
                 Some(Value::Int(i)) => Err(self.error(
                     key,
                     format!("value {i} out of range; allowed: integers from {min} to {max}"),
+                )),
+                // beyond 64 bits: not "expected an integer, found an integer"
+                None if matches!(v.get_ref(), DeValue::Integer(_)) => Err(self.error(
+                    key,
+                    format!(
+                        "an integer too large to represent, out of range; allowed: integers from {min} to {max}"
+                    ),
                 )),
                 _ => Err(self.error(
                     key,

@@ -98,7 +98,7 @@ impl ResultsFolder {
 
     /// The recorded fingerprint (empty when there is none).
     pub fn recorded_fingerprint(&self) -> String {
-        std::fs::read_to_string(self.fingerprint())
+        crate::io::read_input_text(&self.fingerprint())
             .unwrap_or_default()
             .trim()
             .to_string()
@@ -191,8 +191,20 @@ impl ResultsFolder {
     fn open_dir(&self) -> Result<std::fs::File, AppError> {
         let dir = &self.dir;
         std::fs::create_dir_all(dir).map_err(|e| {
+            // "File exists" says little when the name is taken by a link that leads nowhere or a file
+            let why = match (std::fs::symlink_metadata(dir), std::fs::metadata(dir)) {
+                (Ok(l), Err(t)) if l.file_type().is_symlink() => {
+                    if t.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
+                        "is a symbolic link loop, not a directory".to_string()
+                    } else {
+                        format!("is a symbolic link to nothing ({t}), not a directory")
+                    }
+                }
+                (Ok(_), Ok(m)) if !m.is_dir() => "exists and is not a directory".to_string(),
+                _ => e.to_string(),
+            };
             AppError::usage(format!(
-                "{}: cannot create the results folder: {e}",
+                "{}: cannot create the results folder: {why}",
                 dir.display()
             ))
         })?;
@@ -208,14 +220,29 @@ impl ResultsFolder {
     /// [`Layout::read`], not allowed to make the whole file unreadable).
     pub fn read_cells(&self) -> Result<Vec<u8>, AppError> {
         let path = self.cells();
-        std::fs::read(&path).map_err(|e| AppError::io(&path, e))
+        crate::io::read_input(&path).map_err(|e| AppError::io(&path, e))
     }
 
     /// The `manifest.json` (written at the end of every run), `None` when it is missing or unreadable.
     pub fn read_manifest(&self) -> Option<serde_json::Value> {
-        std::fs::read_to_string(self.manifest())
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
+        self.manifest_state().ok().flatten()
+    }
+
+    /// The `manifest.json`: `Ok(None)` when there is none, an error naming the file and the damage when it
+    /// cannot be read (a directory, not JSON, not a JSON object), so that readers can say so rather than
+    /// guess what it held (whether the run was `--quick`).
+    pub fn manifest_state(&self) -> Result<Option<serde_json::Value>, String> {
+        let path = self.manifest();
+        let text = match crate::io::read_input_text(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{}: unreadable: {e}", path.display())),
+            Ok(t) => t,
+        };
+        match serde_json::from_str::<serde_json::Value>(&text) {
+            Ok(v) if v.is_object() => Ok(Some(v)),
+            Ok(_) => Err(format!("{}: unreadable: not a JSON object", path.display())),
+            Err(e) => Err(format!("{}: unreadable: not JSON ({e})", path.display())),
+        }
     }
 
     /// The cells found in `cells.csv` and whether they belong to `spec` (same fingerprint and columns).

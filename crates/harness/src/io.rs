@@ -132,6 +132,75 @@ where
     }
 }
 
+/// Opens the input file `path` for reading without ever blocking in `open`, and refuses at once what is not
+/// a file to read: a directory, a socket, a block device, a FIFO (unless `pipes`: an experiment file may be
+/// `<(cat file)` or `/dev/stdin`), a character device other than `/dev/null` and `/dev/zero` (a terminal would
+/// wait for typing). The error is "is a FIFO, expected {expected}" (the caller names flag and path). The file
+/// is opened `O_NONBLOCK` (a FIFO with no writer would hang `open` forever) and checked again after opening;
+/// an accepted pipe is then switched back to blocking reads, which end at once when it has no writer.
+pub fn open_input(path: &Path, pipes: bool, expected: &str) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+    let check = |meta: &std::fs::Metadata| -> std::io::Result<()> {
+        let t = meta.file_type();
+        let dev = (
+            rustix::fs::major(meta.rdev()),
+            rustix::fs::minor(meta.rdev()),
+        );
+        let kind = if t.is_file() {
+            return Ok(());
+        } else if t.is_dir() {
+            "a directory"
+        } else if t.is_fifo() {
+            if pipes {
+                return Ok(());
+            }
+            "a FIFO"
+        } else if t.is_socket() {
+            "a socket"
+        } else if t.is_block_device() {
+            "a block device"
+        } else if t.is_char_device() {
+            // the kernel's memory devices null (1, 3) and zero (1, 5) never block
+            if matches!(dev, (1, 3) | (1, 5)) {
+                return Ok(());
+            }
+            "a character device"
+        } else {
+            "not a regular file"
+        };
+        Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("is {kind}, expected {expected}"),
+        ))
+    };
+    check(&std::fs::metadata(path)?)?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)?;
+    let meta = file.metadata()?;
+    check(&meta)?;
+    if !meta.file_type().is_file() {
+        let flags = rustix::fs::fcntl_getfl(&file)?;
+        rustix::fs::fcntl_setfl(&file, flags - rustix::fs::OFlags::NONBLOCK)?;
+    }
+    Ok(file)
+}
+
+/// The whole of the input file `path` ([`open_input`] without pipes: a regular file).
+pub fn read_input(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    open_input(path, false, "a regular file")?.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// [`read_input`] as UTF-8 text.
+pub fn read_input_text(path: &Path) -> std::io::Result<String> {
+    String::from_utf8(read_input(path)?)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()))
+}
+
 /// The current time as an ISO-8601 UTC string (`2026-11-22T05:54:12Z`).
 pub fn utc_now() -> String {
     let secs = std::time::SystemTime::now()
@@ -204,6 +273,41 @@ mod tests {
             std::fs::read_dir(dir.path()).unwrap().count(),
             1,
             "no temporary left"
+        );
+    }
+
+    #[test]
+    fn inputs_that_are_not_files_are_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("f.csv");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_bits_truncate(0o600),
+            0,
+        )
+        .unwrap();
+        // no writer: refused at once (it hung in open before), accepted as a pipe where pipes are, and
+        // then read as empty
+        let e = open_input(&fifo, false, "a regular .csv or .npy file").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "is a FIFO, expected a regular .csv or .npy file"
+        );
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut open_input(&fifo, true, "x").unwrap(), &mut text)
+            .unwrap();
+        assert!(text.is_empty());
+        let e = open_input(dir.path(), false, "a file").unwrap_err();
+        assert_eq!(e.to_string(), "is a directory, expected a file");
+        assert!(open_input(Path::new("/dev/null"), false, "a file").is_ok());
+        let file = dir.path().join("a.csv");
+        std::fs::write(&file, "1,2\n").unwrap();
+        assert_eq!(read_input(&file).unwrap(), b"1,2\n");
+        assert_eq!(
+            read_input(&fifo).unwrap_err().to_string(),
+            "is a FIFO, expected a regular file"
         );
     }
 

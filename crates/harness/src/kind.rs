@@ -154,6 +154,14 @@ pub trait Runner: Send + Sync {
     fn items(&self) -> Vec<String> {
         Vec::new()
     }
+    /// The metrics this kind records as NaN in the cells where they do not apply (an SVM accuracy of a cell
+    /// without an SVM, the exact method's sketch timings). Every other metric of a computed cell must be
+    /// finite: a run refuses a cell whose output is not (a bug of the kind), and a `cells.csv` row that holds
+    /// one is damage (dropped and recomputed by a run, an error of `rfx plot` and `rfx report`). None by
+    /// default.
+    fn nan_metrics(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Extra timing column names (the runner always adds `time_s`, the cell's wall time).
     fn timings(&self) -> Vec<String> {
         Vec::new()

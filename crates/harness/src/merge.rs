@@ -142,7 +142,7 @@ pub fn merge(dir: &Path, kinds: &Kinds) -> Result<MergeReport, AppError> {
         .collect();
     for (s, rec) in all.iter().zip(&records) {
         let path = folder.shard_cells(*s);
-        let bytes = std::fs::read(&path).map_err(|e| AppError::io(&path, e))?;
+        let bytes = crate::io::read_input(&path).map_err(|e| AppError::io(&path, e))?;
         let Some((rows, _)) = layout.read(&bytes) else {
             return Err(AppError::usage(format!(
                 "{}: its columns do not match the experiment's; rerun shard {s} with --fresh; nothing was \

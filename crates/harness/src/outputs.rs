@@ -91,7 +91,8 @@ pub fn write_all(
     {
         let mut parts: Vec<String> = Vec::new();
         if let Some((done, total)) = partial {
-            parts.push(partial_note(spec, done, total));
+            let damage = folder.manifest_state().err();
+            parts.push(partial_note(spec, done, total, damage.as_deref()));
         }
         for t in &spec.tables {
             parts.push(table_markdown(t, layout, &summaries, &spec.paper_values));
@@ -141,13 +142,21 @@ pub fn replot(dir: &Path, kinds: &Kinds) -> Result<(), AppError> {
     let folder = ResultsFolder::new(dir);
     let spec = folder.spec(kinds).map_err(AppError::Config)?;
     let layout = Layout::of(&spec);
-    let Some((rows, _)) = layout.read(&folder.read_cells()?) else {
+    let bytes = folder.read_cells()?;
+    let Some((rows, _)) = layout.read(&bytes) else {
         return Err(AppError::usage(format!(
             "{}: columns do not match {}",
             folder.cells().display(),
             folder.config().display()
         )));
     };
+    // a value the kind never records would end up in the summary and the plots
+    if let Some(e) = layout.first_non_finite(&bytes) {
+        return Err(AppError::usage(format!(
+            "{}: {e}; recompute the cell with rfx run",
+            folder.cells().display()
+        )));
+    }
     write_all(&spec, &folder, &layout, &rows)
 }
 
@@ -160,8 +169,22 @@ pub fn missing_cells(spec: &Spec, layout: &Layout, rows: &[Row]) -> Option<(usiz
 }
 
 /// The warning paragraph of a partial run ([`missing_cells`]): everything derived from its rows (tables,
-/// plot, claims) covers the finished cells only.
-pub fn partial_note(spec: &Spec, done: usize, total: usize) -> String {
+/// plot, claims) covers the finished cells only. `manifest_damage` (the folder's `manifest.json` cannot be
+/// read: [`ResultsFolder::manifest_state`]) replaces the time-limit sentence, which would be a guess: the
+/// manifest says whether the run was `--quick`.
+pub fn partial_note(
+    spec: &Spec,
+    done: usize,
+    total: usize,
+    manifest_damage: Option<&str>,
+) -> String {
+    if let Some(why) = manifest_damage {
+        return format!(
+            "> **Partial results: {done} of {total} cells computed** (of the full sweep; manifest unreadable, \
+             so whether the run was `--quick` is not known: {why}). The tables, \
+             plot and claims below use only the finished cells.\n"
+        );
+    }
     format!(
         "> **Partial results: {done} of {total} cells computed.** The run stopped at its time limit; the \
          tables, plot and claims below use only the finished cells. `rfx run {}` computes the rest.\n",
@@ -423,7 +446,12 @@ pub fn section(
         );
     }
     if let Some((done, total)) = missing_cells(spec, layout, rows) {
-        let _ = writeln!(out, "{}", partial_note(spec, done, total));
+        let damage = folder.manifest_state().err();
+        let _ = writeln!(
+            out,
+            "{}",
+            partial_note(spec, done, total, damage.as_deref())
+        );
     }
     for p in &spec.plots {
         for (stem, value) in p.figure_files(&spec.name, &spec.sweep) {
@@ -1435,6 +1463,7 @@ mod best_tests {
             metrics: vec!["acc".into()],
             items: vec![],
             timings: vec![],
+            nan_metrics: vec![],
         };
         let mut summaries = Vec::new();
         for method in ["a", "b"] {
@@ -1480,6 +1509,7 @@ mod best_tests {
             metrics: vec!["err".into()],
             items: vec![],
             timings: vec!["time_s".into()],
+            nan_metrics: vec![],
         };
         // method a always best, b second, c third except one block; 12 blocks (seeds)
         let mut rows = Vec::new();

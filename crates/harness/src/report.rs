@@ -58,8 +58,22 @@ fn collect(root: &Path, kinds: &Kinds) -> Result<Collected, AppError> {
                 continue;
             }
         };
+        if let Err(why) = folder.manifest_state() {
+            // as for the other damaged files of a folder: a warning, and the section says so
+            eprintln!(
+                "report: warning: {why}; the section of {} is built without it",
+                spec.name
+            );
+        }
         let layout = Layout::of(&spec);
-        let Some((rows, _)) = layout.read(&folder.read_cells()?) else {
+        let bytes = folder.read_cells()?;
+        if let Some(e) = layout.first_non_finite(&bytes) {
+            return Err(AppError::usage(format!(
+                "{}: {e}; recompute the cell with rfx run",
+                folder.cells().display()
+            )));
+        }
+        let Some((rows, _)) = layout.read(&bytes) else {
             eprintln!(
                 "report: skipping {}: cells.csv columns do not match config.toml",
                 folder.dir().display()
@@ -138,7 +152,7 @@ pub fn write_report(
     }
     let spliced = match readme {
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| AppError::io(path, e))?;
+            let text = crate::io::read_input_text(path).map_err(|e| AppError::io(path, e))?;
             let new = splice_readme(&text, &verdict_block(&c.claims)).ok_or_else(|| {
                 AppError::usage(format!(
                     "{}: no generated block ({README_BEGIN} … {README_END})",

@@ -54,6 +54,9 @@ pub struct Layout {
     pub items: Vec<String>,
     /// Timing names, `time_s` first.
     pub timings: Vec<String>,
+    /// The metrics the kind records as NaN where they do not apply to a cell
+    /// ([`crate::kind::Runner::nan_metrics`]); every other metric of a computed cell is finite.
+    pub nan_metrics: Vec<String>,
 }
 
 impl Layout {
@@ -66,6 +69,7 @@ impl Layout {
             metrics: spec.runner.metrics(),
             items: spec.runner.items(),
             timings,
+            nan_metrics: spec.runner.nan_metrics(),
         }
     }
 
@@ -177,15 +181,61 @@ impl Layout {
         Some((kept, dropped))
     }
 
+    /// Whether `v` may stand in metric `name` of a computed cell: finite, or NaN where the kind records it
+    /// ([`Layout::nan_metrics`]).
+    pub fn allows(&self, name: &str, v: f64) -> bool {
+        v.is_finite() || v.is_nan() && self.nan_metrics.iter().any(|m| m == name)
+    }
+
+    /// Why a non-finite metric is damage: the allowed values.
+    fn non_finite(&self, name: &str, field: &str) -> String {
+        let shown: String = field.chars().take(40).collect();
+        if self.nan_metrics.iter().any(|m| m == name) {
+            format!("metric `{name}` is {shown:?}; allowed: a finite number, or NaN where it does not apply")
+        } else {
+            format!("metric `{name}` is {shown:?}; allowed: a finite number (the kind records no NaN or infinity in it)")
+        }
+    }
+
+    /// The first metric of the rows of the `cells.csv` bytes that is not finite where the kind records no
+    /// such value (`line 3, column 2: metric `mean` is "NaN"; allowed: …`), for the readers that present
+    /// cells (`rfx plot`, `rfx report`): they refuse such a file, where a run drops the row
+    /// ([`Layout::read`]) and recomputes the cell.
+    pub fn first_non_finite(&self, bytes: &[u8]) -> Option<String> {
+        let start = self.params.len();
+        parse_cells(bytes).rows.iter().find_map(|(row, line)| {
+            self.metrics
+                .iter()
+                .zip(&row.0[start..])
+                .enumerate()
+                .find_map(|(j, (name, field))| {
+                    let v = field.parse::<f64>().ok()?;
+                    (!self.allows(name, v)).then(|| {
+                        format!(
+                            "line {line}, column {}: {}",
+                            start + j + 1,
+                            self.non_finite(name, field)
+                        )
+                    })
+                })
+        })
+    }
+
     /// What is wrong with a row of the right width, if anything: a metric that is neither a number nor
-    /// empty with a note (a skipped cell), an item field with a character other than `0` and `1`, or a time
+    /// empty with a note (a skipped cell), or not finite where the kind records no NaN
+    /// ([`Layout::nan_metrics`]; infinity never), an item field with a character other than `0` and `1`, or a time
     /// that is not a number.
     fn damage(&self, row: &Row) -> Option<String> {
         let skipped = !row.note(self).is_empty();
         let start = self.params.len();
         for (name, field) in self.metrics.iter().zip(&row.0[start..]) {
-            if !(field.parse::<f64>().is_ok() || skipped && field.is_empty()) {
-                return Some(format!("metric `{name}` is {field:?}, not a number"));
+            match field.parse::<f64>() {
+                Ok(v) if !self.allows(name, v) => {
+                    return Some(self.non_finite(name, field));
+                }
+                Ok(_) => {}
+                Err(_) if skipped && field.is_empty() => {}
+                Err(_) => return Some(format!("metric `{name}` is {field:?}, not a number")),
             }
         }
         for (name, field) in self.items.iter().zip(&row.0[self.items_index()..]) {
@@ -690,6 +740,43 @@ mod tests {
         assert!(p.header.is_none() && p.damaged_header.is_none());
     }
 
+    /// Issue 60: NaN and infinity typed into `cells.csv` were read as metrics and reached the summary and
+    /// the plots. Only the metrics a kind declares ([`Layout::nan_metrics`]) may be NaN, and none infinite.
+    #[test]
+    fn non_finite_metrics_are_damage_unless_the_kind_records_them() {
+        let layout = Layout {
+            params: vec!["method".into(), "seed".into()],
+            metrics: vec!["error".into(), "svm_acc".into()],
+            items: vec![],
+            timings: vec!["time_s".into()],
+            nan_metrics: vec!["svm_acc".into()],
+        };
+        let head = "method,seed,error,svm_acc,note,time_s,commit,load,cpu\n";
+        let ok = format!("{head}a,0,0.5,NaN,,1.5,abc,,\nb,0,,,too big,NaN,abc,,\n");
+        let (rows, dropped) = layout.read(ok.as_bytes()).unwrap();
+        assert_eq!((rows.len(), dropped.len()), (2, 0), "{dropped:?}");
+        assert_eq!(layout.first_non_finite(ok.as_bytes()), None);
+        let bad = format!(
+            "{head}a,0,NaN,0.5,,1.5,abc,,\nb,0,0.5,inf,,1.5,abc,,\nc,0,0.5,-Infinity,,1,abc,,\n"
+        );
+        let (rows, dropped) = layout.read(bad.as_bytes()).unwrap();
+        assert!(rows.is_empty());
+        assert_eq!(dropped.len(), 3);
+        assert!(
+            dropped[0].starts_with("line 2: metric `error` is \"NaN\"; allowed: a finite number"),
+            "{dropped:?}"
+        );
+        assert!(
+            dropped[1].contains("or NaN where it does not apply"),
+            "{dropped:?}"
+        );
+        assert_eq!(
+            layout.first_non_finite(bad.as_bytes()).unwrap(),
+            "line 2, column 3: metric `error` is \"NaN\"; allowed: a finite number (the kind records no NaN \
+             or infinity in it)"
+        );
+    }
+
     #[test]
     fn item_columns_sit_before_the_note_and_older_files_read_without_them() {
         let layout = Layout {
@@ -697,6 +784,7 @@ mod tests {
             metrics: vec!["accuracy".into()],
             items: vec!["correct".into()],
             timings: vec!["time_s".into()],
+            nan_metrics: vec![],
         };
         assert_eq!(
             layout.header(),
@@ -755,6 +843,7 @@ mod tests {
             metrics: vec!["m".into()],
             items: vec![],
             timings: vec!["time_s".into()],
+            nan_metrics: vec![],
         };
         let quiet = |load: &str| {
             let text = format!("seed,m,note,time_s,commit,load\n0,1,,1,abc,{load}\n");

@@ -305,7 +305,7 @@ pub fn run_shard(spec: &Spec, opts: &RunOptions, shard: Shard) -> Result<ShardRe
     // Earlier cells of this shard.
     let shard_path = folder.shard_cells(shard);
     let record_path = folder.shard_record(shard);
-    let own: Vec<Row> = match std::fs::read(&shard_path) {
+    let own: Vec<Row> = match crate::io::read_input(&shard_path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(AppError::io(&shard_path, e)),
         Ok(bytes) => {
@@ -502,6 +502,19 @@ fn compute_cells(
                         layout.timings.len() - 1
                     )));
                 }
+                let bad = layout
+                    .metrics
+                    .iter()
+                    .zip(&metrics)
+                    .find(|(name, v)| !layout.allows(name, **v));
+                if let Some((name, v)) = bad {
+                    failed.store(true, Ordering::Relaxed);
+                    return Err(AppError::internal(format!(
+                        "cell {}: the kind returned {v} for metric `{name}`, which it declares finite \
+                         (Runner::nan_metrics)",
+                        cell.key()
+                    )));
+                }
                 (
                     metrics.iter().map(|m| m.to_string()).collect(),
                     items
@@ -688,7 +701,7 @@ fn shard_status(folder: &ResultsFolder, layout: &Layout) -> Option<String> {
             for index in 0..n {
                 let s = Shard { index, count: n };
                 let rec = read_shard_record(folder, s);
-                let done = std::fs::read(folder.shard_cells(s))
+                let done = crate::io::read_input(&folder.shard_cells(s))
                     .ok()
                     .and_then(|b| layout.read(&b))
                     .map_or(0, |(rows, _)| rows.len());

@@ -139,11 +139,27 @@ impl Spec {
             key: String::new(),
             message,
         };
-        let f = std::fs::File::open(path).map_err(|e| error(format!("cannot read: {e}")))?;
+        let f =
+            crate::io::open_input(path, true, "an experiment file (.toml)").map_err(|e| match e
+                .kind()
+            {
+                std::io::ErrorKind::InvalidInput => error(e.to_string()),
+                _ => error(format!("cannot read: {e}")),
+            })?;
+        let pipe = f.metadata().is_ok_and(|m| {
+            use std::os::unix::fs::FileTypeExt;
+            m.file_type().is_fifo()
+        });
         let mut bytes = Vec::new();
         f.take(MAX_SOURCE_BYTES + 1)
             .read_to_end(&mut bytes)
             .map_err(|e| error(format!("cannot read: {e}")))?;
+        if pipe && bytes.is_empty() {
+            return Err(error(
+                "is a pipe or FIFO with nothing written to it (no writer); expected an experiment file (.toml)"
+                    .into(),
+            ));
+        }
         if bytes.len() as u64 > MAX_SOURCE_BYTES {
             return Err(error(format!(
                 "longer than {} MiB; an experiment file is a few kilobytes",

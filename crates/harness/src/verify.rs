@@ -611,6 +611,39 @@ pub fn recorded_times_of_kind(
     Some((chosen, times, others))
 }
 
+/// The machine kinds `rfx run` records in the `cpu` column ([`crate::run::machine_kind`]: the widest vector
+/// extension, or the architecture's name on a machine without AVX2), and [`KIND_NOT_RECORDED`].
+pub fn standard_machine_kinds() -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for k in [
+        "AVX-512",
+        "AVX2",
+        crate::run::machine_kind(),
+        KIND_NOT_RECORDED,
+    ] {
+        if !v.iter().any(|x| x == k) {
+            v.push(k.to_string());
+        }
+    }
+    v
+}
+
+/// The machine kinds of the timed cells of `spec`'s experiment under `root` (empty when there are none).
+pub fn recorded_machine_kinds(spec: &Spec, root: &Path, kinds: &Kinds) -> Vec<String> {
+    let Some((layout, rows)) = current_rows(spec, root, kinds) else {
+        return Vec::new();
+    };
+    let set: std::collections::BTreeSet<String> = rows
+        .iter()
+        .filter(|r| r.time_s(&layout).is_finite())
+        .map(|r| match r.machine_kind(&layout) {
+            "" => KIND_NOT_RECORDED.to_string(),
+            k => k.to_string(),
+        })
+        .collect();
+    set.into_iter().collect()
+}
+
 /// The recorded cell times (`time_s` by cell key) of `spec`'s experiment under `root`, when its folder holds
 /// cells of the same settings (read with `kinds`).
 pub fn recorded_times(spec: &Spec, root: &Path, kinds: &Kinds) -> Option<HashMap<String, f64>> {

@@ -568,17 +568,31 @@ fn kernels(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 }
 
 /// Sets the number of threads the computations run on (`n` >= 1; `0` goes back to one per core).
-/// Results do not depend on it.
+/// Results do not depend on it. Any other integer (negative, or beyond 64 bits) is a `ValueError` naming
+/// `n` and the allowed values; a value that is not an integer a `TypeError`.
 #[pyfunction]
-fn set_num_threads(n: usize) -> PyResult<()> {
+fn set_num_threads(n: &Bound<'_, PyAny>) -> PyResult<()> {
+    let out_of_range = |shown: String| {
+        PyValueError::new_err(format!(
+            "set_num_threads(n={shown}): allowed: n = 0 (one thread per core) or 1..=1024"
+        ))
+    };
+    let n: i64 = match n.extract() {
+        Ok(v) => v,
+        // an int beyond 64 bits: a value, not a type, error
+        Err(_) if n.is_instance_of::<pyo3::types::PyInt>() && !n.is_instance_of::<PyBool>() => {
+            let text = n.str().map(|s| s.to_string()).unwrap_or_default();
+            return Err(out_of_range(text.chars().take(24).collect()));
+        }
+        Err(e) => return Err(e),
+    };
     let pool = if n == 0 {
         None
     } else {
-        if n > 1024 {
-            return Err(PyValueError::new_err(format!(
-                "set_num_threads({n}): allowed: 0 (one per core) or 1..=1024"
-            )));
+        if !(1..=1024).contains(&n) {
+            return Err(out_of_range(n.to_string()));
         }
+        let n = n as usize;
         Some(Arc::new(
             rayon::ThreadPoolBuilder::new()
                 .num_threads(n)

@@ -352,3 +352,16 @@ def test_maps_refuse_features_that_are_not_finite(rows, method):
     with pytest.raises(ValueError, match="not a finite number"):
         fmap.transform(np.full_like(rows, 3e38, dtype=np.float32))
     assert np.isfinite(fmap.transform(rows)).all()
+
+
+def test_hostile_arguments_name_the_argument_and_its_range(rows):
+    """Issue 60, fresh hostile set: a negative thread count raised OverflowError without naming `n`, and an
+    overflowing polynomial kernel named the internal `taylor[0]` instead of `c` and `degree`."""
+    for n in (-1, -(2**70), 2**70):
+        with pytest.raises(ValueError, match=r"set_num_threads\(n=.*\): allowed: n = 0 .* or 1..=1024"):
+            rfxpy.set_num_threads(n)
+    with pytest.raises(TypeError):
+        rfxpy.set_num_threads(2.5)
+    with pytest.raises(ValueError, match=r"invalid parameter `c` = 1000000 with degree = 60: allowed c\^degree finite"):
+        rfxpy.polynomial(rows * 1e3, degree=60, c=1e6)
+    assert np.isfinite(rfxpy.polynomial(rows, degree=3, c=1.0)).all()

@@ -456,6 +456,7 @@ mod tests {
             metrics: vec!["err".into(), "time".into()],
             items: vec![],
             timings: vec!["time_s".into()],
+            nan_metrics: vec![],
         }
     }
 

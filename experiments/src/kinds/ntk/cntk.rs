@@ -453,6 +453,19 @@ impl CntkRunner {
 }
 
 impl Runner for CntkRunner {
+    /// The exact method has no sketch timings and the sketches no exact ones (NaN).
+    fn nan_metrics(&self) -> Vec<String> {
+        [
+            "exact_pair_ms_full",
+            "exact_full_h",
+            "sketch_image_ms_full",
+            "sketch_full_h",
+            "speedup_full",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect()
+    }
     fn metrics(&self) -> Vec<String> {
         [
             "accuracy",

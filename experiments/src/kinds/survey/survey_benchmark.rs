@@ -667,6 +667,13 @@ impl BenchRunner {
 }
 
 impl Runner for BenchRunner {
+    /// `sigma` is NaN for the arc-cosine kernels, `svm_acc` and `svm_c` where no SVM is fitted.
+    fn nan_metrics(&self) -> Vec<String> {
+        ["svm_acc", "sigma", "svm_c"]
+            .into_iter()
+            .map(String::from)
+            .collect()
+    }
     fn metrics(&self) -> Vec<String> {
         [
             "rel_error",

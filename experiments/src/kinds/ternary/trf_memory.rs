@@ -423,6 +423,13 @@ impl Runner for MemoryRunner {
             Err(_) => t,
         }
     }
+    /// Regression cells have no accuracy and no boundary items, classification cells no MSE (NaN).
+    fn nan_metrics(&self) -> Vec<String> {
+        ["accuracy", "test_mse", "boundary_items"]
+            .into_iter()
+            .map(String::from)
+            .collect()
+    }
     fn metrics(&self) -> Vec<String> {
         [
             "bits",

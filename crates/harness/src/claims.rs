@@ -47,7 +47,7 @@
 //!
 //! *Multiple comparisons.* A claim is one family: the p-values of its tested comparisons (all but `exact` ones
 //! and those with one value each side) are adjusted together by Holm's step-down
-//! ([`crate::outputs::holm_adjust`]), and a comparison holds or is reversed only where its adjusted p-value is
+//! ([`crate::stats::holm_adjust`]), and a comparison holds or is reversed only where its adjusted p-value is
 //! below $\alpha$. For the interval tests a comparison's p-value is that of its decided direction: the TOST
 //! (resp. non-inferiority) p-value for *holds*, the one-sided test of the difference beyond the margin for
 //! *reversed*, whichever is smaller; the printed interval is the unadjusted $(1-2\alpha)$ one.
@@ -1118,7 +1118,7 @@ pub fn evaluate(claim: &ClaimSpec, points: &[Point]) -> ClaimVerdict {
         .filter(|&i| decided[i].4.p.is_some())
         .collect();
     let family = tested.len();
-    let adjusted = crate::outputs::holm_adjust(
+    let adjusted = crate::stats::holm_adjust(
         &tested
             .iter()
             .map(|&i| decided[i].4.p.unwrap_or(1.0))

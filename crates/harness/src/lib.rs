@@ -85,6 +85,7 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod spec;
+pub mod stats;
 pub mod verify;
 
 pub use error::AppError;

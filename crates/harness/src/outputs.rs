@@ -19,7 +19,8 @@ use crate::spec::{
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 mod guidance;
-pub use guidance::{guidance_markdown, holm_adjust};
+pub use crate::stats::{holm_adjust, holm_reject, sign_test_p};
+pub use guidance::guidance_markdown;
 
 /// Writes summary.csv, `<name>.png`/`.svg` (or one pair per value of `plot.figures`), table.md and report.md
 /// into `folder`.
@@ -854,42 +855,6 @@ pub fn ranks(values: &[f64], better: Better) -> Vec<f64> {
         i = j + 1;
     }
     out
-}
-
-/// Exact two-sided sign test: the probability under Bin(wins + losses, ½) of a split at least as uneven as
-/// the one seen, $\min(1, 2 P[X \le \min(w, l)])$ (1 when there are no untied blocks).
-pub fn sign_test_p(wins: usize, losses: usize) -> f64 {
-    let n = wins + losses;
-    if n == 0 {
-        return 1.0;
-    }
-    let k = wins.min(losses);
-    // P[X ≤ k] by summing the binomial terms in log space (exact enough for n up to millions)
-    let ln_half_n = n as f64 * 0.5f64.ln();
-    let mut ln_c = 0.0; // ln C(n, 0)
-    let mut cdf = 0.0;
-    for i in 0..=k {
-        if i > 0 {
-            ln_c += ((n - i + 1) as f64).ln() - (i as f64).ln();
-        }
-        cdf += (ln_c + ln_half_n).exp();
-    }
-    (2.0 * cdf).min(1.0)
-}
-
-/// Holm's step-down rejections for p-values at family-wise level `alpha`.
-pub fn holm_reject(p: &[f64], alpha: f64) -> Vec<bool> {
-    let mut order: Vec<usize> = (0..p.len()).collect();
-    order.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
-    let mut reject = vec![false; p.len()];
-    for (step, &i) in order.iter().enumerate() {
-        if p[i] <= alpha / (p.len() - step) as f64 {
-            reject[i] = true;
-        } else {
-            break;
-        }
-    }
-    reject
 }
 
 /// A `[[rank_table]]` as markdown (see [`RankTableSpec`]), with one generated sentence per row.

@@ -10,26 +10,11 @@
 
 use std::fmt::Write as _;
 
-use super::{entry, passes_filter, sign_test_p};
+use super::{entry, passes_filter};
 use crate::config::Value;
 use crate::results::{Layout, Row};
 use crate::spec::{Better, GuidanceSpec};
-
-/// Holm's step-down adjusted p-values: $\tilde p_{(i)} = \max_{j \le i} \min(1, (n - j + 1) p_{(j)})$ over the
-/// p-values sorted increasingly; rejecting where $\tilde p \le \alpha$ is Holm's procedure at level $\alpha$
-/// ([`super::holm_reject`]).
-pub fn holm_adjust(p: &[f64]) -> Vec<f64> {
-    let n = p.len();
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
-    let mut out = vec![1.0; n];
-    let mut running: f64 = 0.0;
-    for (step, &i) in order.iter().enumerate() {
-        running = running.max(((n - step) as f64 * p[i]).min(1.0));
-        out[i] = running;
-    }
-    out
-}
+use crate::stats::{holm_adjust, sign_test_p};
 
 /// A group's members at one (row, along): per member, its values by block and its cost values.
 type Members = Vec<(String, Vec<(String, f64, Vec<f64>)>)>;
@@ -487,28 +472,6 @@ mod tests {
             costs: vec!["time".into()],
             alpha: 0.05,
             filter: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn holm_adjust_agrees_with_holm_reject() {
-        assert_eq!(holm_adjust(&[0.01, 0.04, 0.03]), vec![0.03, 0.06, 0.06]);
-        let mut x = 11u64;
-        for _ in 0..200 {
-            let p: Vec<f64> = (0..7)
-                .map(|_| {
-                    x = x
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    ((x >> 11) as f64 / (1u64 << 53) as f64) * 0.1
-                })
-                .collect();
-            let adj = holm_adjust(&p);
-            let rej = super::super::holm_reject(&p, 0.05);
-            for i in 0..p.len() {
-                assert_eq!(adj[i] <= 0.05, rej[i], "{p:?}");
-                assert!(adj[i] >= p[i]);
-            }
         }
     }
 

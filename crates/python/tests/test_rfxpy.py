@@ -96,6 +96,32 @@ def test_ntk_is_a_kernel_for_scikit_learn():
     assert np.allclose(k, k.T) and np.linalg.eigvalsh(k).min() > -1e-8 * np.abs(k).max()
 
 
+def test_kernel_functions_are_callables_for_pairwise_kernels():
+    """scikit-learn's pairwise_kernels calls a callable kernel on pairs of 1-D rows: KernelRidge with
+    kernel=rfxpy.ntk (or gaussian) fits and predicts as KernelRidge on the precomputed Gram (same Gram
+    entries from single pairs up to the Gram's rounding), and a single pair gives the number k(x, y)."""
+    from functools import partial
+
+    from sklearn.kernel_ridge import KernelRidge
+    from sklearn.metrics.pairwise import pairwise_kernels
+
+    rng = np.random.RandomState(1)
+    x = rng.randn(30, 4)
+    y = x[:, 0] - x[:, 1] ** 2
+    xt = rng.randn(10, 4)
+    for fn, params in [(rfxpy.ntk, {"depth": 2}), (rfxpy.gaussian, {"sigma": 2.0})]:
+        k = partial(fn, **params)
+        g = fn(x, **params)
+        assert np.allclose(pairwise_kernels(x, metric=k), g, rtol=1e-12, atol=1e-12)
+        v = k(x[0], x[1])
+        assert isinstance(v, float) and abs(v - g[0, 1]) <= 1e-12 * max(1.0, abs(g[0, 1]))
+        call = KernelRidge(kernel=k, alpha=0.1).fit(x, y)
+        pre = KernelRidge(kernel="precomputed", alpha=0.1).fit(g, y)
+        # Gram entries agree to 1e-12; the solve with alpha = 0.1 amplifies that by at most its condition
+        # number, about trace(g) / 0.1 < 1e4 here, so the predictions agree far within 1e-7
+        assert np.allclose(call.predict(xt), pre.predict(fn(xt, x, **params)), rtol=1e-7, atol=1e-7)
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_pickle_gives_the_same_output(method, rows):
     est = _est(method).fit(rows)

@@ -1,7 +1,10 @@
 """The exact kernels of rfx's registry as functions ``k(X, Y=None, **params)`` returning the Gram matrix
 ``K[i, j] = k(X[i], Y[j])`` as a float64 array (``Y = X`` when omitted), computed as ``rfx gram`` does
 (bit-identical). They serve scikit-learn's ``kernel="precomputed"`` (pass ``k(X_train)`` to fit and
-``k(X_test, X_train)`` to predict) and are callables for ``kernel=`` (``functools.partial`` for parameters).
+``k(X_test, X_train)`` to predict) and are callables for ``kernel=`` (``functools.partial`` for parameters):
+given two 1-D rows ``x, y`` they return the number ``k(x, y)``, as scikit-learn's ``pairwise_kernels`` calls a
+callable kernel (KernelRidge, GaussianProcessRegressor's ``PairwiseKernel``); given 2-D arrays, the Gram matrix
+(SVC's convention).
 One function per registry kernel, generated: a kernel added to the registry appears with no code here.
 """
 
@@ -37,7 +40,13 @@ def _make_function(spec):
                 f"{name}(): unknown parameter(s) {', '.join(unknown)}; allowed: "
                 f"{', '.join(names) if names else 'none'}"
             )
-        return gram(name, X, Y, **{n: params.get(n, defaults[n]) for n in names})
+        values = {n: params.get(n, defaults[n]) for n in names}
+        if np.ndim(X) == 1 and (Y is None or np.ndim(Y) == 1):
+            # one pair of rows, as pairwise_kernels passes them to a callable: the number k(x, y)
+            x = np.asarray(X).reshape(1, -1)
+            y = x if Y is None else np.asarray(Y).reshape(1, -1)
+            return float(gram(name, x, y, **values)[0, 0])
+        return gram(name, X, Y, **values)
 
     P = inspect.Parameter
     k.__signature__ = inspect.Signature(

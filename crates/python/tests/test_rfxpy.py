@@ -122,6 +122,21 @@ def test_kernel_functions_are_callables_for_pairwise_kernels():
         assert np.allclose(call.predict(xt), pre.predict(fn(xt, x, **params)), rtol=1e-7, atol=1e-7)
 
 
+def test_gaussian_takes_scikit_learns_gamma():
+    """gamma = 1 / (2 sigma^2), as sklearn's rbf_kernel; both at once, or gamma <= 0, are refused."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    x = np.random.RandomState(2).randn(20, 3)
+    assert np.allclose(rfxpy.gaussian(x, gamma=0.5), rbf_kernel(x, gamma=0.5), rtol=1e-12, atol=1e-14)
+    assert np.array_equal(rfxpy.gaussian(x, gamma=0.5), rfxpy.gaussian(x, sigma=1.0))
+    with pytest.raises(TypeError, match="sigma or gamma"):
+        rfxpy.gaussian(x, sigma=1.0, gamma=0.5)
+    with pytest.raises(ValueError, match="gamma"):
+        rfxpy.gaussian(x, gamma=-1.0)
+    with pytest.raises(TypeError, match="unknown parameter"):
+        rfxpy.ntk(x, gamma=1.0)
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_pickle_gives_the_same_output(method, rows):
     est = _est(method).fit(rows)

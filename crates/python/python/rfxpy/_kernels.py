@@ -9,6 +9,7 @@ One function per registry kernel, generated: a kernel added to the registry appe
 """
 
 import inspect
+import numbers
 
 import numpy as np
 from sklearn.utils.validation import check_array
@@ -33,13 +34,24 @@ def _make_function(spec):
     names = [p["name"] for p in spec["params"]]
     defaults = {p["name"]: _default(p) for p in spec["params"]}
 
+    # scikit-learn's name of the Gaussian bandwidth: gamma = 1 / (2 sigma^2), accepted beside sigma
+    takes_gamma = "sigma" in names
+
     def k(X, Y=None, **params):
+        gamma = params.pop("gamma", None) if takes_gamma else None
         unknown = sorted(set(params) - set(names))
         if unknown:
+            allowed = names + (["gamma"] if takes_gamma else [])
             raise TypeError(
                 f"{name}(): unknown parameter(s) {', '.join(unknown)}; allowed: "
-                f"{', '.join(names) if names else 'none'}"
+                f"{', '.join(allowed) if allowed else 'none'}"
             )
+        if gamma is not None:
+            if "sigma" in params:
+                raise TypeError(f"{name}(): give sigma or gamma = 1 / (2 sigma^2), not both")
+            if not (isinstance(gamma, numbers.Real) and np.isfinite(gamma) and gamma > 0):
+                raise ValueError(f"{name}(gamma={gamma!r}): allowed: a finite number > 0")
+            params["sigma"] = float((2.0 * gamma) ** -0.5)
         values = {n: params.get(n, defaults[n]) for n in names}
         if np.ndim(X) == 1 and (Y is None or np.ndim(Y) == 1):
             # one pair of rows, as pairwise_kernels passes them to a callable: the number k(x, y)
@@ -52,12 +64,15 @@ def _make_function(spec):
     k.__signature__ = inspect.Signature(
         [P("X", P.POSITIONAL_OR_KEYWORD), P("Y", P.POSITIONAL_OR_KEYWORD, default=None)]
         + [P(n, P.KEYWORD_ONLY, default=defaults[n]) for n in names]
+        + ([P("gamma", P.KEYWORD_ONLY, default=None)] if takes_gamma else [])
     )
     fname = name.replace("-", "_")
     k.__name__ = k.__qualname__ = fname
     k.__module__ = "rfxpy"
     doc = [f"Exact kernel {name}: {spec['about']}.", "", f"Paper: {spec['paper']}.", ""]
     doc += [f"{p['name']} : {p['allowed']}, default={defaults[p['name']]!r}\n    {p['about']}" for p in spec["params"]]
+    if takes_gamma:
+        doc += ["gamma : real > 0, default=None\n    scikit-learn's bandwidth, gamma = 1 / (2 sigma^2): given, it sets sigma"]
     k.__doc__ = "\n".join(doc)
     return fname, k
 

@@ -7,10 +7,10 @@
 //! Without `../shared/papers` (a clone on its own) the test says so and checks nothing; under CI (`CI` set),
 //! where the folder is laid beside the clone, its absence is a failure.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 mod common;
-use common::{numbers, papers_dir, printed, root, specific, PAPERS};
+use common::{experiment_doc, experiment_files, numbers, papers_dir, printed, specific, PAPERS};
 
 /// The problems found (each a line naming the file, the claim or paper value, and the number not found) and
 /// how many numbers were looked up.
@@ -25,29 +25,9 @@ fn check(papers_dir: &Path) -> (Vec<String>, usize) {
         .collect();
     let mut problems = Vec::new();
     let mut looked_up = 0;
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("experiments"))
-        .expect("experiments/ is readable")
-        .map(|e| e.expect("directory entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .filter(|p| {
-            !matches!(
-                p.file_stem().and_then(|s| s.to_str()),
-                Some("Cargo" | "papers")
-            )
-        })
-        .collect();
-    files.sort();
-    for path in files {
+    for path in experiment_files() {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
-        let doc: toml::Table = std::fs::read_to_string(&path)
-            .unwrap()
-            .parse()
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let paper = doc
-            .get("experiment")
-            .and_then(|e| e.get("paper"))
-            .and_then(|p| p.as_str())
-            .unwrap_or("");
+        let (doc, paper) = experiment_doc(&path);
         let mut own: Vec<f64> = Vec::new();
         let mut named = Vec::new();
         for (t, nums) in &texts {

@@ -515,16 +515,8 @@ fn read_doc(path: &Path) -> (String, toml::Table, Option<Vec<f64>>) {
         .expect("a file")
         .to_string_lossy()
         .to_string();
-    let doc: toml::Table = std::fs::read_to_string(path)
-        .expect("readable")
-        .parse()
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
-    let paper = doc
-        .get("experiment")
-        .and_then(|e| e.get("paper"))
-        .and_then(|p| p.as_str())
-        .unwrap_or("");
-    let numbers = common::paper_numbers(paper);
+    let (doc, paper) = common::experiment_doc(path);
+    let numbers = common::paper_numbers(&paper);
     (name, doc, numbers)
 }
 

@@ -197,6 +197,15 @@ fn weighted_without_replacement(w: &[f64], s: usize, rng: &mut RfxRng) -> Vec<us
     keys.into_iter().take(s).map(|(_, i)| i).collect()
 }
 
+/// The selections every landmark sampler shares: an error for $s = 0$, all $n$ rows when $s \ge n$, `None`
+/// when there is a choice to make.
+fn every_row_or_none(n: usize, s: usize) -> Result<Option<Vec<usize>>> {
+    if s == 0 {
+        return Err(RfxError::invalid("landmarks", 0, "at least 1"));
+    }
+    Ok((s >= n).then(|| (0..n).collect()))
+}
+
 /// $s$ distinct rows of `x` by k-means++ seeding in the feature space $\phi$ of `kernel` (Arthur &
 /// Vassilvitskii 2007, §2.2, with $\Vert\phi(x) - \phi(c)\Vert^2 = k(x, x) + k(c, c) - 2k(x, c)$): the first
 /// uniformly, each next one with probability $\propto D(x)^2$, the squared feature-space distance to the
@@ -210,11 +219,8 @@ pub fn kmeans_pp<K: Kernel + ?Sized>(
     rng: &mut RfxRng,
 ) -> Result<Vec<usize>> {
     let n = x.nrows();
-    if s == 0 {
-        return Err(RfxError::invalid("landmarks", 0, "at least 1"));
-    }
-    if s >= n {
-        return Ok((0..n).collect());
+    if let Some(all) = every_row_or_none(n, s)? {
+        return Ok(all);
     }
     let diag: Vec<f64> = x.rows().into_iter().map(|r| kernel.eval(r, r)).collect();
     let mut chosen = vec![false; n];
@@ -262,11 +268,8 @@ pub fn recursive_rls<K: Kernel + ?Sized>(
     rng: &mut RfxRng,
 ) -> Result<Vec<usize>> {
     let n = x.nrows();
-    if s == 0 {
-        return Err(RfxError::invalid("landmarks", 0, "at least 1"));
-    }
-    if s >= n {
-        return Ok((0..n).collect());
+    if let Some(all) = every_row_or_none(n, s)? {
+        return Ok(all);
     }
     let oversamp = (s as f64).ln().max(1.0);
     let k = ((s as f64) / (4.0 * oversamp)).ceil() as usize;

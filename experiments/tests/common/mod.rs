@@ -57,6 +57,22 @@ pub fn root() -> PathBuf {
         .to_path_buf()
 }
 
+/// An experiment file as a TOML table (panics naming the file) and its `[experiment] paper` text ("" when
+/// absent).
+pub fn experiment_doc(path: &Path) -> (toml::Table, String) {
+    let doc: toml::Table = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .parse()
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let paper = doc
+        .get("experiment")
+        .and_then(|e| e.get("paper"))
+        .and_then(|p| p.as_str())
+        .unwrap_or("")
+        .to_string();
+    (doc, paper)
+}
+
 /// Every committed experiment file (`experiments/*.toml` but `papers.toml`), sorted.
 pub fn experiment_files() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("experiments"))

@@ -28,6 +28,7 @@
 //!   to the best shift $\lambda P$ (`rfx_solvers::spectral::centred_kernel_errors`), the sense in which
 //!   ternary features approximate a kernel (`rfx_registry::Approx::Asymptotic`), for every method.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -187,6 +188,10 @@ struct CrossRunner {
     s: Settings,
     data: Shared<Prepared>,
     exact: Shared<Exact>,
+    /// The registry method behind each (kernel label, method label) of the relation `kernel_targets` (which
+    /// does not depend on σ), built once: `cell_tolerance` is asked for every cell and metric by `rfx compare`
+    /// and `rfx verify`.
+    registry_method: HashMap<(String, &'static str), &'static str>,
 }
 
 fn check_kernel(v: &Value) -> Result<(), String> {
@@ -229,10 +234,19 @@ impl Kind for CrossBenchmark {
     }
     fn configure(&self, section: Option<&Section<'_, '_>>) -> Result<Box<dyn Runner>, ConfigError> {
         let s = <Settings as rfx_harness::config::Settings>::read(section)?;
+        let registry_method = rfx_registry::kernel_targets(1.0)
+            .into_iter()
+            .flat_map(|k| {
+                k.methods
+                    .into_iter()
+                    .map(move |m| ((k.label.clone(), m.label), m.method))
+            })
+            .collect();
         Ok(Box::new(CrossRunner {
             s,
             data: Shared::default(),
             exact: Shared::default(),
+            registry_method,
         }))
     }
 }
@@ -364,13 +378,9 @@ impl Runner for CrossRunner {
         let (Ok(label), Ok(kernel)) = (cell.str("method"), cell.str("kernel")) else {
             return t;
         };
-        // the relation does not depend on σ
-        match kernel_target(kernel, 1.0) {
-            Ok(target) => match target.method(label) {
-                Some(m) => crate::kinds::method_tolerance(t, m.method),
-                None => t,
-            },
-            Err(_) => t,
+        match self.registry_method.get(&(kernel.to_string(), label)) {
+            Some(method) => crate::kinds::method_tolerance(t, method),
+            None => t,
         }
     }
     fn metrics(&self) -> Vec<String> {
